@@ -1,0 +1,274 @@
+"""The program IR: frozen dataclasses with a canonical serialization and a fingerprint.
+
+A `Program` is a sequence of `ProgramCall`s of `FieldOperatorDef`s. A field operator's
+body is an expression tree evaluated pointwise over its call's domain; `Shift` reads
+its operand at an offset. Every expression node carries its `type`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from typing import Any, Union
+
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.hashing import sha256_of
+
+# --- types -------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldType:
+    """A field over `dims` (in array-axis order) with elements of `dtype`."""
+
+    dims: tuple[Dimension, ...]
+    dtype: ScalarType
+
+    def __repr__(self) -> str:
+        return f"Field[[{', '.join(d.name for d in self.dims)}], {self.dtype}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class TupleType:
+    """The type of a tuple return: one field per element."""
+
+    elems: tuple[FieldType, ...]
+
+    def __repr__(self) -> str:
+        return f"tuple[{', '.join(map(repr, self.elems))}]"
+
+
+Type = Union[FieldType, ScalarType, TupleType]
+
+
+# --- expressions ---------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Literal:
+    value: bool | int | float
+    type: ScalarType
+
+
+@dataclasses.dataclass(frozen=True)
+class Ref:
+    """A parameter of the enclosing field operator (or program)."""
+
+    name: str
+    type: FieldType | ScalarType
+
+
+@dataclasses.dataclass(frozen=True)
+class Shift:
+    """`expr` read at `offsets` from the current point, e.g. f(I + 1)."""
+
+    expr: Expr
+    offsets: tuple[tuple[Dimension, int], ...]
+    type: FieldType
+
+
+UNARY_OPS = ("neg", "not")
+ARITHMETIC_OPS = ("add", "sub", "mul", "div", "pow")
+COMPARISON_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
+LOGICAL_OPS = ("and", "or")
+BINARY_OPS = ARITHMETIC_OPS + COMPARISON_OPS + LOGICAL_OPS
+MATH_FUNCTIONS = ("sqrt", "exp", "log", "sin", "cos", "abs", "minimum", "maximum", "floor", "ceil")
+
+
+@dataclasses.dataclass(frozen=True)
+class Unary:
+    op: str
+    operand: Expr
+    type: FieldType | ScalarType
+
+
+@dataclasses.dataclass(frozen=True)
+class Binary:
+    op: str
+    left: Expr
+    right: Expr
+    type: FieldType | ScalarType
+
+
+@dataclasses.dataclass(frozen=True)
+class Where:
+    cond: Expr
+    true: Expr
+    false: Expr
+    type: FieldType | ScalarType
+
+
+@dataclasses.dataclass(frozen=True)
+class MathCall:
+    fn: str
+    args: tuple[Expr, ...]
+    type: FieldType | ScalarType
+
+
+@dataclasses.dataclass(frozen=True)
+class Cast:
+    expr: Expr
+    type: FieldType | ScalarType
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """A call of another field operator of the same program, by name."""
+
+    callee: str
+    args: tuple[Expr, ...]
+    type: FieldType | TupleType
+
+
+@dataclasses.dataclass(frozen=True)
+class MakeTuple:
+    elems: tuple[Expr, ...]
+    type: TupleType
+
+
+@dataclasses.dataclass(frozen=True)
+class TupleGet:
+    expr: Expr
+    index: int
+    type: FieldType
+
+
+Expr = Union[Literal, Ref, Shift, Unary, Binary, Where, MathCall, Cast, Call, MakeTuple, TupleGet]
+
+
+# --- definitions -----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    name: str
+    type: FieldType | ScalarType
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldOperatorDef:
+    name: str
+    params: tuple[Param, ...]
+    body: Expr
+
+    @property
+    def return_type(self) -> FieldType | TupleType:
+        assert isinstance(self.body.type, (FieldType, TupleType))
+        return self.body.type
+
+
+@dataclasses.dataclass(frozen=True)
+class Bound:
+    """One end of a domain: `value` from the start, or (from_end) `size + value`."""
+
+    value: int
+    from_end: bool
+
+    def resolve(self, size: int) -> int:
+        return size + self.value if self.from_end else self.value
+
+    def __repr__(self) -> str:
+        if self.from_end:
+            return "end" if self.value == 0 else f"end{self.value:+d}"
+        return str(self.value)
+
+
+@dataclasses.dataclass(frozen=True)
+class DimDomain:
+    """The range of one dimension: from max(starts) to min(stops).
+
+    `halo` is how far the call reads below the start and above the stop; a domain
+    whose halo leaves the array is an error at call time.
+    """
+
+    dim: Dimension
+    starts: tuple[Bound, ...]
+    stops: tuple[Bound, ...]
+    halo: tuple[int, int]
+
+    def resolve(self, size: int) -> tuple[int, int]:
+        start = max(b.resolve(size) for b in self.starts)
+        stop = min(b.resolve(size) for b in self.stops)
+        return start, stop
+
+    def __repr__(self) -> str:
+        def side(bounds: tuple[Bound, ...], fn: str) -> str:
+            return repr(bounds[0]) if len(bounds) == 1 else f"{fn}({', '.join(map(repr, bounds))})"
+
+        return f"{self.dim.name}: [{side(self.starts, 'max')}, {side(self.stops, 'min')})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Domain:
+    dims: tuple[DimDomain, ...]
+    explicit: bool
+
+    def __repr__(self) -> str:
+        kind = "explicit" if self.explicit else "inferred"
+        return f"{{{', '.join(map(repr, self.dims))}}} ({kind})"
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramCall:
+    """`callee(*args, out=outs, domain=domain)`; args are `Ref`s to program params or `Literal`s."""
+
+    callee: str
+    args: tuple[Expr, ...]
+    outs: tuple[str, ...]
+    domain: Domain
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    name: str
+    params: tuple[Param, ...]
+    field_operators: tuple[FieldOperatorDef, ...]
+    calls: tuple[ProgramCall, ...]
+
+    def field_operator(self, name: str) -> FieldOperatorDef:
+        for fop in self.field_operators:
+            if fop.name == name:
+                return fop
+        raise KeyError(name)
+
+    @functools.cached_property
+    def canonical(self) -> str:
+        """A deterministic text serialization: equal programs give equal text."""
+        return canonical_json(self)
+
+    def fingerprint(self) -> str:
+        """sha256 of the canonical serialization: the same in every process."""
+        return _fingerprint(self.canonical)
+
+    def __str__(self) -> str:
+        from stencilchain.program.pretty import format_program
+
+        return format_program(self)
+
+
+@functools.lru_cache(maxsize=256)
+def _fingerprint(canonical: str) -> str:
+    return sha256_of("stencilchain.ir/1", canonical)
+
+
+def _encode(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [
+            type(value).__name__,
+            {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)},
+        ]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return {"float": value.hex()}
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    raise TypeError(f"cannot serialize {type(value).__name__} in the IR")
+
+
+def canonical_json(node: Any) -> str:
+    return json.dumps(_encode(node), sort_keys=True, separators=(",", ":"))
