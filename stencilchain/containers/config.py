@@ -1,0 +1,268 @@
+"""Toolchain configuration: the frozen config classes and the one table of settings they come from.
+
+Every setting is declared once, in `SETTINGS`: its field name, environment variable, type,
+default and meaning. The config classes take their defaults from it, `environment.py` parses
+variables with it, and `render_configuration_reference` writes docs/configuration.md from it.
+Run `python -m stencilchain.containers.config > docs/configuration.md` to regenerate the docs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from stencilchain.program.device import Device
+from stencilchain.steps.settings import BuildType, CacheLifetime, DataLayout
+
+T = TypeVar("T")
+E = TypeVar("E", bound=enum.Enum)
+C = TypeVar("C", bound="ToolchainConfig")
+
+
+class ConfigError(ValueError):
+    """A configuration value or variable is not valid; the message says which and what is accepted."""
+
+
+@dataclass(frozen=True)
+class Setting(Generic[T]):
+    """One setting: its config field, environment variable, type, default and meaning."""
+
+    name: str  # the config field
+    env: str  # the environment variable
+    type_name: str  # for the docs: choice, boolean or path
+    default: T
+    default_text: str  # the default as the docs show it
+    accepted: str  # the accepted values, for the docs and error messages
+    meaning: str  # one line
+    from_text: Callable[[str], T]  # raises KeyError or ValueError on a bad value
+    types: tuple[type, ...]  # the Python types a non-text value must have
+
+    def parse(self, raw: str, label: str | None = None) -> T:
+        """Parse the text `raw`; blank means unset (the default). `label` names it in errors."""
+        if not raw.strip():
+            return self.default
+        try:
+            return self.from_text(raw.strip())
+        except (KeyError, ValueError):
+            raise ConfigError(
+                f"{label or self.env}={raw!r} is not valid; accepted: {self.accepted}"
+            ) from None
+
+    def coerce(self, value: object) -> object:
+        """Parse text; check that anything else already has the setting's type."""
+        if isinstance(value, str):
+            return self.parse(value, label=self.name)
+        if not isinstance(value, self.types):
+            raise ConfigError(f"{self.name}={value!r} is not valid; accepted: {self.accepted}")
+        return value
+
+
+def _choice(name: str, env: str, default: E, meaning: str) -> Setting[E]:
+    kind = type(default)
+    return Setting(
+        name=name,
+        env=env,
+        type_name="choice",
+        default=default,
+        default_text=str(default.value),
+        accepted=", ".join(str(member.value) for member in kind),
+        meaning=meaning,
+        from_text=lambda raw: kind(raw.lower()),
+        types=(kind,),
+    )
+
+
+_BOOLEAN_WORDS = {
+    "1": True, "true": True, "yes": True, "on": True,
+    "0": False, "false": False, "no": False, "off": False,
+}  # fmt: skip
+
+
+def _boolean(name: str, env: str, default: bool, meaning: str) -> Setting[bool]:
+    return Setting(
+        name=name,
+        env=env,
+        type_name="boolean",
+        default=default,
+        default_text="true" if default else "false",
+        accepted=", ".join(_BOOLEAN_WORDS),
+        meaning=meaning,
+        from_text=lambda raw: _BOOLEAN_WORDS[raw.lower()],
+        types=(bool,),
+    )
+
+
+DEVICE = _choice(
+    "device", "STENCILCHAIN_DEVICE", Device.CPU, "Where compiled programs run and their data lives."
+)
+BUILD_TYPE = _choice(
+    "build_type",
+    "STENCILCHAIN_BUILD_TYPE",
+    BuildType.RELEASE,
+    "CMake build type of compiled programs.",
+)
+CACHE_LIFETIME = _choice(
+    "cache_lifetime",
+    "STENCILCHAIN_CACHE_LIFETIME",
+    CacheLifetime.PERSISTENT,
+    "`persistent` keeps builds in the cache dir between runs; `session` builds in a temporary folder removed at exit.",
+)
+CACHE_DIR: Setting[Path | None] = Setting(
+    name="cache_dir",
+    env="STENCILCHAIN_CACHE_DIR",
+    type_name="path",
+    default=None,
+    default_text="unset",
+    accepted="a directory path (`~` is expanded)",
+    meaning='Folder of the persistent caches; unset means `platformdirs.user_cache_dir("stencilchain")`.',
+    from_text=lambda raw: Path(raw).expanduser(),
+    types=(Path, type(None)),
+)
+DATA_LAYOUT = _choice(
+    "data_layout",
+    "STENCILCHAIN_DATA_LAYOUT",
+    DataLayout.STRIDED,
+    "Array layouts compiled programs accept: any strides, or unit stride in the innermost dimension.",
+)
+CACHED_TRANSLATION = _boolean(
+    "cached_translation",
+    "STENCILCHAIN_CACHED_TRANSLATION",
+    True,
+    "Keep translated programs in the persistent translation cache.",
+)
+METRICS = _boolean(
+    "metrics", "STENCILCHAIN_METRICS", False, "Collect runtime metrics of compiled programs."
+)
+DACE_AUTO_OPTIMIZE = _boolean(
+    "auto_optimize",
+    "STENCILCHAIN_DACE_AUTO_OPTIMIZE",
+    True,
+    "Run DaCe's auto-optimization on translated SDFGs.",
+)
+DACE_EXTERNAL_WORKSPACE = _boolean(
+    "external_workspace",
+    "STENCILCHAIN_DACE_EXTERNAL_WORKSPACE",
+    False,
+    "Let the caller provide DaCe's temporary workspace instead of DaCe allocating it.",
+)
+
+SETTINGS: tuple[Setting[Any], ...] = (
+    DEVICE,
+    BUILD_TYPE,
+    CACHE_LIFETIME,
+    CACHE_DIR,
+    DATA_LAYOUT,
+    CACHED_TRANSLATION,
+    METRICS,
+    DACE_AUTO_OPTIMIZE,
+    DACE_EXTERNAL_WORKSPACE,
+)
+SETTINGS_BY_NAME: Mapping[str, Setting[Any]] = {s.name: s for s in SETTINGS}
+SETTINGS_BY_ENV: Mapping[str, Setting[Any]] = {s.env: s for s in SETTINGS}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolchainConfig:
+    """Settings shared by every toolchain family; defaults come from `SETTINGS`."""
+
+    device: Device = DEVICE.default
+    build_type: BuildType = BUILD_TYPE.default
+    cache_lifetime: CacheLifetime = CACHE_LIFETIME.default
+    cache_dir: Path | None = CACHE_DIR.default
+    data_layout: DataLayout = DATA_LAYOUT.default
+    cached_translation: bool = CACHED_TRANSLATION.default
+    metrics: bool = METRICS.default
+
+
+@dataclass(frozen=True, kw_only=True)
+class GTFNConfig(ToolchainConfig):
+    """Configuration of the GTFN (C++/CUDA) toolchains."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DaCeConfig(ToolchainConfig):
+    """Configuration of the DaCe toolchains."""
+
+    auto_optimize: bool = DACE_AUTO_OPTIMIZE.default
+    external_workspace: bool = DACE_EXTERNAL_WORKSPACE.default
+
+
+def suggest(name: str, known: Iterable[str], prefix: str = "") -> str:
+    """'did you mean X?' for the closest known name, else the list of known names.
+
+    Names are compared without `prefix`, which every name shares and which would make all close.
+    """
+    import difflib  # only on this error path, to keep `import stencilchain` fast
+
+    known = list(known)
+    stems = {k.removeprefix(prefix): k for k in known}
+    close = difflib.get_close_matches(name.removeprefix(prefix), stems, n=1)
+    return f"did you mean {stems[close[0]]}?" if close else f"known: {', '.join(known)}"
+
+
+def config_from(cls: type[C], values: Mapping[str, object]) -> C:
+    """Build `cls` from setting values (typed, or text parsed like the environment).
+
+    Settings `cls` has no field for (another family's) are ignored; unknown names are errors.
+    """
+    fields = {f.name for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for name, value in values.items():
+        setting = SETTINGS_BY_NAME.get(name)
+        if setting is None:
+            raise ConfigError(f"unknown setting {name!r}; {suggest(name, SETTINGS_BY_NAME)}")
+        if name in fields:
+            kwargs[name] = setting.coerce(value)
+    return cls(**kwargs)
+
+
+def gtfn_config_from(values: Mapping[str, object]) -> GTFNConfig:
+    """The GTFN config of `values` (e.g. `settings_from_environ(...)` or a Configuration's dict)."""
+    return config_from(GTFNConfig, values)
+
+
+def dace_config_from(values: Mapping[str, object]) -> DaCeConfig:
+    """The DaCe config of `values` (e.g. `settings_from_environ(...)` or a Configuration's dict)."""
+    return config_from(DaCeConfig, values)
+
+
+_SHARED = frozenset(f.name for f in dataclasses.fields(ToolchainConfig))
+
+
+def render_configuration_reference() -> str:
+    """The text of docs/configuration.md, derived from `SETTINGS`."""
+    rows = [
+        f"| `{s.env}` | {'all' if s.name in _SHARED else 'DaCe'} | {s.type_name} "
+        f"| `{s.default_text}` | {s.accepted} | {s.meaning} |"
+        for s in SETTINGS
+    ]
+    return "\n".join(
+        [
+            "<!-- Generated by stencilchain.containers.config.render_configuration_reference; "
+            "regenerate: python -m stencilchain.containers.config > docs/configuration.md -->",
+            "# Configuration reference",
+            "",
+            "stencilchain reads these environment variables once, when a container is built",
+            "(`build_container()`), never at import.",
+            "",
+            "| Variable | Applies to | Type | Default | Accepted values | Meaning |",
+            "|---|---|---|---|---|---|",
+            *rows,
+            "",
+            "- Choices are case-insensitive; booleans accept "
+            f"{', '.join(_BOOLEAN_WORDS)} in any case.",
+            "- An empty value means the variable is unset: the default applies.",
+            "- A bad value is an error that names the variable, the value and the accepted values.",
+            "- An unknown `STENCILCHAIN_*` variable is an error suggesting the closest known one,",
+            "  so a misspelled setting is never silently ignored.",
+            "",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    print(render_configuration_reference(), end="")
