@@ -1,0 +1,62 @@
+"""stencilchain: stencil programs in a small Python DSL, compiled to native code.
+
+    import stencilchain as sc
+    I, J = sc.Dimension("I"), sc.Dimension("J")
+
+    @sc.field_operator
+    def lap(f: sc.Field[[I, J], sc.float64]) -> sc.Field[[I, J], sc.float64]:
+        return -4.0 * f + f(I + 1) + f(I - 1) + f(J + 1) + f(J - 1)
+
+Importing this package imports neither the compilers nor DaCe.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from stencilchain import math
+from stencilchain.program.device import Device
+from stencilchain.program.dimensions import Dimension, Offset
+from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
+from stencilchain.program.errors import ArgumentError, DefinitionError, DomainError
+from stencilchain.program.field_operator import FieldOperator, field_operator
+from stencilchain.program.program import Program, program
+from stencilchain.program.tracing import astype, where
+from stencilchain.program.types import Field
+
+if TYPE_CHECKING:
+    from stencilchain import backends
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArgumentError",
+    "DefinitionError",
+    "Device",
+    "Dimension",
+    "DomainError",
+    "Field",
+    "FieldOperator",
+    "Offset",
+    "Program",
+    "ScalarType",
+    "astype",
+    "backends",
+    "bool_",
+    "field_operator",
+    "float32",
+    "float64",
+    "int32",
+    "int64",
+    "math",
+    "program",
+    "where",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name == "backends":
+        import importlib
+
+        return importlib.import_module("stencilchain.backends")
+    raise AttributeError(f"module 'stencilchain' has no attribute {name!r}")

@@ -112,4 +112,3 @@ class CompiledArtifact:
             sys.modules[self.module_name] = module
         entry: Callable[..., Any] = getattr(module, self.entry_point)
         return entry
-

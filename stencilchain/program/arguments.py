@@ -1,0 +1,126 @@
+"""Checks of the arguments of a program call, shared by every backend.
+
+Nothing is converted: a wrong dtype, ndim, shape or a read-only output is an
+`ArgumentError` naming the argument, raised before any work is done.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.errors import ArgumentError
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldParam:
+    name: str
+    type: ir.FieldType
+    written: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalarParam:
+    name: str
+    dtype: ScalarType
+
+
+def written_fields(program: ir.Program) -> frozenset[str]:
+    return frozenset(name for call in program.calls for name in call.outs)
+
+
+class ArgumentChecker:
+    """Validates the arguments of one program; built once, called per call."""
+
+    def __init__(self, program: ir.Program) -> None:
+        self.program_name = program.name
+        written = written_fields(program)
+        self.params: tuple[FieldParam | ScalarParam, ...] = tuple(
+            FieldParam(p.name, p.type, p.name in written)
+            if isinstance(p.type, ir.FieldType)
+            else ScalarParam(p.name, p.type)
+            for p in program.params
+        )
+        self._signature = ", ".join(p.name for p in program.params)
+
+    def check(self, args: tuple[Any, ...]) -> tuple[dict[Dimension, int], list[Any]]:
+        """The size of each dimension and the arguments, scalars as NumPy scalars."""
+        if len(args) != len(self.params):
+            raise ArgumentError(
+                f"{self.program_name}() takes {len(self.params)} arguments "
+                f"({self._signature}), got {len(args)}"
+            )
+        sizes: dict[Dimension, int] = {}
+        size_source: dict[Dimension, str] = {}
+        values: list[Any] = []
+        for param, arg in zip(self.params, args):
+            if isinstance(param, ScalarParam):
+                values.append(self.scalar(param, arg))
+                continue
+            self.field(param, arg)
+            for dim, size in zip(param.type.dims, arg.shape):
+                known = sizes.get(dim)
+                if known is None:
+                    sizes[dim], size_source[dim] = size, param.name
+                elif known != size:
+                    raise ArgumentError(
+                        f"argument '{param.name}' of {self.program_name}(): size {size} along "
+                        f"{dim.name} differs from size {known} of argument '{size_source[dim]}'"
+                    )
+            values.append(arg)
+        return sizes, values
+
+    def _where(self, param: FieldParam | ScalarParam) -> str:
+        return f"argument '{param.name}' of {self.program_name}()"
+
+    def field(self, param: FieldParam, arg: Any) -> None:
+        ftype = param.type
+        if not isinstance(arg, np.ndarray):
+            device = " on the GPU" if hasattr(arg, "__cuda_array_interface__") else ""
+            raise ArgumentError(
+                f"{self._where(param)}: expected a numpy array for {ftype!r}, "
+                f"got {type(arg).__module__}.{type(arg).__qualname__}{device}"
+            )
+        if arg.ndim != len(ftype.dims):
+            raise ArgumentError(
+                f"{self._where(param)}: expected {len(ftype.dims)} dimension(s) "
+                f"({', '.join(d.name for d in ftype.dims)}), got an array of shape {arg.shape}"
+            )
+        if arg.dtype != ftype.dtype.numpy:
+            raise ArgumentError(
+                f"{self._where(param)}: expected dtype {ftype.dtype}, got {arg.dtype}; nothing "
+                f"is converted implicitly, pass arr.astype(np.{ftype.dtype.numpy.name})"
+            )
+        if param.written and not arg.flags.writeable:
+            raise ArgumentError(f"{self._where(param)} is written by the program but is read-only")
+
+    def scalar(self, param: ScalarParam, arg: Any) -> Any:
+        dtype = param.dtype
+        bad = ArgumentError(
+            f"{self._where(param)}: expected a {dtype} scalar, got "
+            f"{type(arg).__name__} {arg!r}"
+            + (f" of dtype {arg.dtype}" if isinstance(arg, (np.generic, np.ndarray)) else "")
+        )
+        if isinstance(arg, np.generic):
+            if arg.dtype != dtype.numpy:
+                raise bad
+            return arg
+        if isinstance(arg, bool):
+            ok = dtype.is_bool
+        elif isinstance(arg, int):
+            ok = dtype.is_float or (
+                dtype.is_integer
+                and int(np.iinfo(dtype.numpy).min) <= arg <= int(np.iinfo(dtype.numpy).max)
+            )
+        elif isinstance(arg, float):
+            ok = dtype.is_float
+        else:
+            ok = False
+        if not ok:
+            raise bad
+        return dtype.numpy.type(arg)

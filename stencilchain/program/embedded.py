@@ -1,0 +1,199 @@
+"""The embedded executor: runs a program with vectorized NumPy. It defines the semantics.
+
+Each call evaluates its field operator over the call's domain (a box of index ranges).
+A field expression evaluated over a box gives an array of the box's shape; a shift
+evaluates its operand over the box moved by the offset; a call of another field
+operator binds its field parameters lazily, so the callee reads its arguments over
+whatever boxes its own shifts ask for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Union
+
+import numpy as np
+
+from stencilchain.program import ir
+from stencilchain.program.arguments import ArgumentChecker
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.errors import DomainError
+
+if TYPE_CHECKING:
+    from stencilchain.program.program import Program
+
+Box = Mapping[Dimension, tuple[int, int]]
+Value = Union[np.ndarray, np.generic, tuple[Any, ...]]
+FieldSource = Callable[[Box], np.ndarray]
+
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.true_divide,
+    "pow": np.power,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "and": np.logical_and,
+    "or": np.logical_or,
+}
+_MATH: dict[str, Callable[..., Any]] = {
+    "sqrt": np.sqrt,
+    "exp": np.exp,
+    "log": np.log,
+    "sin": np.sin,
+    "cos": np.cos,
+    "abs": np.abs,
+    "minimum": np.minimum,
+    "maximum": np.maximum,
+    "floor": np.floor,
+    "ceil": np.ceil,
+}
+
+
+def resolve_domain(
+    call: ir.ProgramCall, sizes: Mapping[Dimension, int], program_name: str
+) -> dict[Dimension, tuple[int, int]] | None:
+    """The call's box for these sizes; None when it is empty. A box whose reads leave
+    the arrays is a DomainError."""
+    box: dict[Dimension, tuple[int, int]] = {}
+    for dd in call.domain.dims:
+        size = sizes[dd.dim]
+        start, stop = dd.resolve(size)
+        if stop <= start:
+            return None
+        lo, hi = dd.halo
+        if start - lo < 0 or stop + hi > size or start < 0 or stop > size:
+            raise DomainError(
+                f"call of {call.callee} in {program_name}(): domain {dd.dim.name}: "
+                f"[{start}, {stop}) with reads from {dd.dim.name}-{lo} to {dd.dim.name}+{hi} "
+                f"leaves the array of size {size} along {dd.dim.name}"
+            )
+        box[dd.dim] = (start, stop)
+    return box
+
+
+class Evaluator:
+    """Evaluates field-operator bodies of one program over boxes."""
+
+    def __init__(self, program: ir.Program) -> None:
+        self.fops = {f.name: f for f in program.field_operators}
+
+    def run_call(self, call: ir.ProgramCall, values: Mapping[str, Any], box: Box) -> Value:
+        fop = self.fops[call.callee]
+        env: dict[str, Any] = {}
+        for param, arg in zip(fop.params, call.args):
+            if isinstance(arg, ir.Literal):
+                env[param.name] = arg.type.numpy.type(arg.value)
+            elif isinstance(param.type, ir.FieldType):
+                env[param.name] = _array_source(values[arg.name], param.type.dims)  # type: ignore[union-attr]
+            else:
+                env[param.name] = values[arg.name]  # type: ignore[union-attr]
+        with np.errstate(all="ignore"):
+            return self.eval(fop.body, env, box)
+
+    def eval(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Value:
+        if isinstance(expr, ir.Literal):
+            return expr.type.numpy.type(expr.value)  # type: ignore[no-any-return]
+        if isinstance(expr, ir.Ref):
+            value = env[expr.name]
+            return value(box) if isinstance(expr.type, ir.FieldType) else value  # type: ignore[no-any-return]
+        if isinstance(expr, ir.Shift):
+            moved = dict(box)
+            for dim, amount in expr.offsets:
+                start, stop = moved[dim]
+                moved[dim] = (start + amount, stop + amount)
+            return self.eval(expr.expr, env, moved)
+        if isinstance(expr, ir.Binary):
+            return _BINARY[expr.op](self.eval(expr.left, env, box), self.eval(expr.right, env, box))  # type: ignore[no-any-return]
+        if isinstance(expr, ir.Unary):
+            operand = self.eval(expr.operand, env, box)
+            return np.negative(operand) if expr.op == "neg" else np.logical_not(operand)
+        if isinstance(expr, ir.MathCall):
+            return _MATH[expr.fn](*(self.eval(a, env, box) for a in expr.args))  # type: ignore[no-any-return]
+        if isinstance(expr, ir.Where):
+            return np.where(
+                self.eval(expr.cond, env, box),
+                self.eval(expr.true, env, box),
+                self.eval(expr.false, env, box),
+            )
+        if isinstance(expr, ir.Cast):
+            dtype = expr.type.dtype if isinstance(expr.type, ir.FieldType) else expr.type
+            return np.asarray(self.eval(expr.expr, env, box)).astype(dtype.numpy)[()]
+        if isinstance(expr, ir.Call):
+            return self._call(expr, env, box)
+        if isinstance(expr, ir.MakeTuple):
+            return tuple(self.eval(e, env, box) for e in expr.elems)
+        if isinstance(expr, ir.TupleGet):
+            result = self.eval(expr.expr, env, box)
+            assert isinstance(result, tuple)
+            return result[expr.index]  # type: ignore[no-any-return]
+        raise TypeError(f"unknown IR node {type(expr).__name__}")
+
+    def _call(self, call: ir.Call, env: Mapping[str, Any], box: Box) -> Value:
+        callee = self.fops[call.callee]
+        inner: dict[str, Any] = {}
+        for param, arg in zip(callee.params, call.args):
+            if isinstance(param.type, ir.FieldType):
+                inner[param.name] = _lazy(self, arg, env)
+            else:
+                inner[param.name] = self.eval(arg, env, box)
+        return self.eval(callee.body, inner, box)
+
+
+def _lazy(evaluator: Evaluator, expr: ir.Expr, env: Mapping[str, Any]) -> FieldSource:
+    def source(box: Box) -> np.ndarray:
+        value = evaluator.eval(expr, env, box)
+        assert isinstance(value, np.ndarray)
+        return value
+
+    return source
+
+
+def _array_source(array: np.ndarray, dims: tuple[Dimension, ...]) -> FieldSource:
+    def source(box: Box) -> np.ndarray:
+        return array[tuple(slice(*box[d]) for d in dims)]
+
+    return source
+
+
+def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, ...]) -> None:
+    """Check the arguments, then run every call of `program` with NumPy."""
+    sizes, checked = checker.check(args)
+    values = {p.name: v for p, v in zip(program.params, checked)}
+    evaluator = Evaluator(program)
+    for call in program.calls:
+        box = resolve_domain(call, sizes, program.name)
+        if box is None:
+            continue
+        result = evaluator.run_call(call, values, box)
+        results = result if isinstance(result, tuple) else (result,)
+        for name, res in zip(call.outs, results):
+            out = values[name]
+            param = next(p for p in program.params if p.name == name)
+            assert isinstance(param.type, ir.FieldType)
+            out[tuple(slice(*box[d]) for d in param.type.dims)] = res
+
+
+@dataclasses.dataclass(frozen=True)
+class EmbeddedBackend:
+    """The NumPy backend: no compilation; the reference every compiled result is tested against."""
+
+    name: str = "run_embedded"
+
+    def executor(self, program: Program) -> Callable[..., None]:
+        ir_program = program.ir
+        checker = ArgumentChecker(ir_program)
+
+        def run(*args: Any) -> None:
+            run_program(ir_program, checker, args)
+
+        return run
+
+
+run_embedded = EmbeddedBackend()

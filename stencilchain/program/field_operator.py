@@ -1,0 +1,177 @@
+"""`@field_operator`: a pointwise stencil traced into a FieldOperatorDef."""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from stencilchain.program import ir
+from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.errors import DefinitionError
+from stencilchain.program.tracing import Symbol, as_expr, unify_dtype
+from stencilchain.program.types import parameter_types
+
+
+class FieldOperator:
+    """A traced field operator. Call it from a @program (with `out=`) or another field operator."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.signature = inspect.signature(fn)
+        self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+        params, returns = parameter_types(fn, "field operator")
+        self.callees: dict[str, FieldOperator] = {}
+        token = _callees_of_current_trace.set(self.callees)
+        try:
+            result = fn(*(Symbol(ir.Ref(p.name, p.type)) for p in params))
+        finally:
+            _callees_of_current_trace.reset(token)
+        body = self._body_of(result)
+        if returns is not None and returns != body.type:
+            raise DefinitionError(
+                f"field operator {self.name} is annotated to return {returns!r} "
+                f"but returns {body.type!r}",
+                self.location,
+            )
+        self.definition = ir.FieldOperatorDef(self.name, params, body)
+
+    def _body_of(self, result: object) -> ir.Expr:
+        def field_expr(value: object) -> ir.Expr:
+            if isinstance(value, Symbol) and isinstance(value.type, ir.FieldType):
+                return value.expr
+            what = f"a scalar {value.type!r}" if isinstance(value, Symbol) else repr(value)
+            raise DefinitionError(
+                f"field operator {self.name} returns {what}; it must return a field "
+                "or a tuple of fields",
+                self.location,
+            )
+
+        if isinstance(result, tuple):
+            if not result:
+                raise DefinitionError(
+                    f"field operator {self.name} returns an empty tuple", self.location
+                )
+            elems = tuple(field_expr(v) for v in result)
+            types = tuple(e.type for e in elems)
+            return ir.MakeTuple(elems, ir.TupleType(types))  # type: ignore[arg-type]
+        return field_expr(result)
+
+    def definitions(self) -> dict[str, ir.FieldOperatorDef]:
+        """This operator's definition and those of every operator it calls, by name."""
+        found: dict[str, ir.FieldOperatorDef] = {}
+        _collect(self, found)
+        return found
+
+    @property
+    def return_type(self) -> ir.FieldType | ir.TupleType:
+        return self.definition.return_type
+
+    def bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> list[object]:
+        """Arguments in parameter order; a wrong count or name is a DefinitionError."""
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise DefinitionError(f"call of field operator {self.name}: {err}") from None
+        return list(bound.arguments.values())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        program_trace = _program_trace_of(args, kwargs)
+        if program_trace is not None:
+            program_trace.record_call(self, args, kwargs)
+            return None
+        if any(isinstance(a, Symbol) for a in (*args, *kwargs.values())):
+            if "out" in kwargs or "domain" in kwargs:
+                raise DefinitionError(
+                    f"field operator {self.name} called with out=/domain= inside a field "
+                    "operator; those belong to calls in a @program"
+                )
+            return self._traced_call(self.bind(args, kwargs))
+        raise DefinitionError(
+            f"field operator {self.name} called with {', '.join(type(a).__name__ for a in args)}; "
+            "call it from a @program with out=..., or from another field operator"
+        )
+
+    def _traced_call(self, args: list[object]) -> Symbol | tuple[Symbol, ...]:
+        exprs = []
+        for param, arg in zip(self.definition.params, args):
+            exprs.append(check_argument(self.name, param, arg))
+        callees = _callees_of_current_trace.get()
+        if callees is not None:
+            _register(callees, self)
+        rt = self.return_type
+        call = ir.Call(self.name, tuple(exprs), rt)
+        if isinstance(rt, ir.TupleType):
+            return tuple(Symbol(ir.TupleGet(call, i, t)) for i, t in enumerate(rt.elems))
+        return Symbol(call)
+
+
+# The callees of the field operator being traced right now (tracing runs one function
+# at a time per context; a nested definition gets its own entry).
+_callees_of_current_trace: contextvars.ContextVar[dict[str, FieldOperator] | None] = (
+    contextvars.ContextVar("callees_of_current_trace", default=None)
+)
+
+
+def _register(found: dict[str, FieldOperator], fop: FieldOperator) -> None:
+    other = found.get(fop.name)
+    if other is not None and other.definition != fop.definition:
+        raise DefinitionError(
+            f"two different field operators are named {fop.name} "
+            f"(defined at {other.location[0]}:{other.location[1]} and "
+            f"{fop.location[0]}:{fop.location[1]}); rename one"
+        )
+    found[fop.name] = fop
+
+
+def _collect(fop: FieldOperator, found: dict[str, ir.FieldOperatorDef]) -> None:
+    existing = found.get(fop.name)
+    if existing is not None:
+        if existing != fop.definition:
+            raise DefinitionError(
+                f"two different field operators are named {fop.name} "
+                f"(one defined at {fop.location[0]}:{fop.location[1]}); rename one"
+            )
+        return
+    found[fop.name] = fop.definition
+    for callee in fop.callees.values():
+        _collect(callee, found)
+
+
+def check_argument(callee: str, param: ir.Param, arg: object) -> ir.Expr:
+    """The IR of `arg` passed for `param`, after checking that its type matches exactly."""
+    where = f"argument '{param.name}' of {callee}"
+    if isinstance(param.type, ir.FieldType):
+        if not (isinstance(arg, Symbol) and arg.type == param.type):
+            got = f"{arg.type!r}" if isinstance(arg, Symbol) else repr(arg)
+            raise DefinitionError(f"{where}: expected {param.type!r}, got {got}")
+        return arg.expr
+    dtype: ScalarType = param.type
+    if isinstance(arg, Symbol) and isinstance(arg.type, ir.FieldType):
+        raise DefinitionError(f"{where}: expected a {dtype} scalar, got {arg.type!r}")
+    if unify_dtype((dtype_probe(dtype), arg), where) != dtype:
+        raise DefinitionError(f"{where}: expected {dtype}")
+    return as_expr(arg, dtype)
+
+
+def dtype_probe(dtype: ScalarType) -> Any:
+    """A typed value of `dtype` to unify an argument against."""
+    return dtype.numpy.type(0)
+
+
+def _program_trace_of(args: tuple[object, ...], kwargs: dict[str, object]) -> Any:
+    from stencilchain.program.program import ProgramArg
+
+    for value in (*args, *kwargs.values()):
+        values = value if isinstance(value, tuple) else (value,)
+        for v in values:
+            if isinstance(v, ProgramArg):
+                return v.trace
+    return None
+
+
+def field_operator(fn: Callable[..., Any]) -> FieldOperator:
+    """Decorator: trace `fn` into a field operator, checking its types now."""
+    return FieldOperator(fn)

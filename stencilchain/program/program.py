@@ -1,0 +1,264 @@
+"""`@program`: a sequence of field-operator calls, traced into an ir.Program."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.errors import DefinitionError
+from stencilchain.program.extents import field_operator_extents
+from stencilchain.program.field_operator import FieldOperator, check_argument
+from stencilchain.program.tracing import Symbol
+from stencilchain.program.types import parameter_types
+
+
+class Backend(Protocol):
+    """What `Program.with_backend` plugs in: something that turns a program into a callable."""
+
+    @property
+    def name(self) -> str: ...
+
+    def executor(self, program: Program) -> Callable[..., None]: ...
+
+
+class ProgramArg:
+    """A program parameter while the program is traced: it can only be passed to calls."""
+
+    __slots__ = ("ref", "trace")
+
+    def __init__(self, trace: ProgramTrace, ref: ir.Ref) -> None:
+        self.trace = trace
+        self.ref = ref
+
+    def __repr__(self) -> str:
+        return f"<program parameter {self.ref.name}: {self.ref.type!r}>"
+
+    def _no_arithmetic(self, *_: object) -> None:
+        raise DefinitionError(
+            f"program parameter '{self.ref.name}' used in an expression; a program only calls "
+            "field operators, arithmetic belongs in a @field_operator"
+        )
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arithmetic
+    __truediv__ = __rtruediv__ = __pow__ = __neg__ = __call__ = _no_arithmetic
+    __lt__ = __le__ = __gt__ = __ge__ = __and__ = __or__ = __invert__ = _no_arithmetic
+
+
+class ProgramTrace:
+    """Records the calls made while a program function runs."""
+
+    def __init__(self, name: str, params: tuple[ir.Param, ...]) -> None:
+        self.name = name
+        self.params = params
+        self.calls: list[ir.ProgramCall] = []
+        self.fops: dict[str, ir.FieldOperatorDef] = {}
+        self.written: dict[str, ir.Domain] = {}
+
+    def record_call(
+        self, fop: FieldOperator, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        kwargs = dict(kwargs)
+        out = kwargs.pop("out", None)
+        domain = kwargs.pop("domain", None)
+        where = f"call of {fop.name} in program {self.name}"
+        if out is None:
+            raise DefinitionError(f"{where}: missing out=; a program call writes its result to out")
+        for name, definition in fop.definitions().items():
+            known = self.fops.get(name)
+            if known is not None and known != definition:
+                raise DefinitionError(f"{where}: two different field operators are named {name}")
+            self.fops[name] = definition
+        exprs = []
+        for param, arg in zip(fop.definition.params, fop.bind(args, kwargs)):
+            if isinstance(arg, ProgramArg):
+                if arg.trace is not self:
+                    raise DefinitionError(f"{where}: argument from another program")
+                arg = Symbol(arg.ref)
+            elif isinstance(arg, Symbol):
+                raise DefinitionError(
+                    f"{where}: a traced field operator value cannot reach a program"
+                )
+            exprs.append(check_argument(fop.name, param, arg))
+        outs = self._outputs(fop, out, where)
+        extents = field_operator_extents(fop.definition, self.fops)
+        read: dict[str, dict[Dimension, tuple[int, int]]] = {}
+        for param, expr in zip(fop.definition.params, exprs):
+            if isinstance(expr, ir.Ref) and param.name in extents:
+                for dim, (lo, hi) in extents[param.name].items():
+                    old = read.setdefault(expr.name, {}).get(dim)
+                    read[expr.name][dim] = (
+                        (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+                    )
+        for name in outs:
+            for dim, (lo, hi) in read.get(name, {}).items():
+                if (lo, hi) != (0, 0):
+                    raise DefinitionError(
+                        f"{where}: writes '{name}', which it also reads at offsets "
+                        f"{dim.name}{lo:+d}..{dim.name}{hi:+d}; write to another field"
+                    )
+        out_type = fop.return_type
+        dims = out_type.dims if isinstance(out_type, ir.FieldType) else out_type.elems[0].dims
+        call_domain = self._domain(where, dims, read, domain)
+        self.calls.append(ir.ProgramCall(fop.name, tuple(exprs), outs, call_domain))
+        for name in outs:
+            self.written[name] = call_domain
+
+    def _outputs(self, fop: FieldOperator, out: object, where: str) -> tuple[str, ...]:
+        rt = fop.return_type
+        expected = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
+        given = out if isinstance(out, tuple) else (out,)
+        if isinstance(rt, ir.TupleType) != isinstance(out, tuple) or len(given) != len(expected):
+            raise DefinitionError(
+                f"{where}: {fop.name} returns {rt!r}; out= must be "
+                + (
+                    f"a tuple of {len(expected)} fields"
+                    if isinstance(rt, ir.TupleType)
+                    else "one field"
+                )
+            )
+        names = []
+        for value, etype in zip(given, expected):
+            if not isinstance(value, ProgramArg) or value.ref.type != etype:
+                got = repr(value.ref.type) if isinstance(value, ProgramArg) else repr(value)
+                raise DefinitionError(f"{where}: out= needs a program field {etype!r}, got {got}")
+            if value.ref.name in names:
+                raise DefinitionError(f"{where}: '{value.ref.name}' appears twice in out=")
+            names.append(value.ref.name)
+        return tuple(names)
+
+    def _domain(
+        self,
+        where: str,
+        dims: tuple[Dimension, ...],
+        read: dict[str, dict[Dimension, tuple[int, int]]],
+        given: object,
+    ) -> ir.Domain:
+        if given is not None and not isinstance(given, Mapping):
+            raise DefinitionError(
+                f"{where}: domain= must be a dict {{Dim: (start, stop)}}, got {given!r}"
+            )
+        given = dict(given or {})
+        for dim in given:
+            if dim not in dims:
+                raise DefinitionError(
+                    f"{where}: domain names {dim!r}, which is not a dimension of the output "
+                    f"({', '.join(d.name for d in dims)})"
+                )
+        result = []
+        for dim in dims:
+            lo = max([0] + [-ext[dim][0] for ext in read.values() if dim in ext])
+            hi = max([0] + [ext[dim][1] for ext in read.values() if dim in ext])
+            if dim in given:
+                starts, stops = self._explicit_bounds(where, dim, given[dim], lo, hi)
+            else:
+                starts, stops = self._inferred_bounds(dim, read, lo, hi)
+            result.append(ir.DimDomain(dim, starts, stops, (lo, hi)))
+        return ir.Domain(tuple(result), explicit=bool(given))
+
+    def _explicit_bounds(
+        self, where: str, dim: Dimension, value: object, lo: int, hi: int
+    ) -> tuple[tuple[ir.Bound, ...], tuple[ir.Bound, ...]]:
+        ok = (
+            isinstance(value, tuple)
+            and len(value) == 2
+            and type(value[0]) is int
+            and (value[1] is None or type(value[1]) is int)
+        )
+        if not ok:
+            raise DefinitionError(
+                f"{where}: domain of {dim.name} must be a tuple (start, stop) of ints "
+                f"(stop may be None for the end), got {value!r}"
+            )
+        assert isinstance(value, tuple)
+        start_v, stop_v = value
+        if stop_v == 0:
+            raise DefinitionError(
+                f"{where}: domain of {dim.name} has stop 0, an empty range; use None for the end"
+            )
+        start = ir.Bound(start_v, from_end=start_v < 0)
+        stop = ir.Bound(0, True) if stop_v is None else ir.Bound(stop_v, from_end=stop_v < 0)
+        if not start.from_end and start.value < lo:
+            raise DefinitionError(
+                f"{where}: domain of {dim.name} starts at {start.value} but the call reads "
+                f"{dim.name}-{lo}, outside the array; start at {lo} or later"
+            )
+        if stop.from_end and stop.value > -hi:
+            raise DefinitionError(
+                f"{where}: domain of {dim.name} stops at {stop!r} but the call reads "
+                f"{dim.name}+{hi}, outside the array; stop at end-{hi} or earlier"
+            )
+        return (start,), (stop,)
+
+    def _inferred_bounds(
+        self, dim: Dimension, read: dict[str, dict[Dimension, tuple[int, int]]], lo: int, hi: int
+    ) -> tuple[tuple[ir.Bound, ...], tuple[ir.Bound, ...]]:
+        """The largest box in which every read is inside the array and inside the region
+        that earlier calls of this program wrote to the fields it reads."""
+        starts = [ir.Bound(lo, False)]
+        stops = [ir.Bound(-hi, True)]
+        for name, ext in read.items():
+            written = self.written.get(name)
+            if written is None or dim not in ext:
+                continue
+            rlo, rhi = ext[dim]
+            for wd in written.dims:
+                if wd.dim == dim:
+                    starts += [ir.Bound(b.value - rlo, b.from_end) for b in wd.starts]
+                    stops += [ir.Bound(b.value - rhi, b.from_end) for b in wd.stops]
+        return _tightest(starts, max), _tightest(stops, min)
+
+    def finish(self) -> ir.Program:
+        if not self.calls:
+            raise DefinitionError(f"program {self.name} calls no field operator")
+        fops = tuple(self.fops.values())  # collected by following calls: all are used
+        return ir.Program(self.name, self.params, fops, tuple(self.calls))
+
+
+def _tightest(bounds: list[ir.Bound], pick: Callable[[list[int]], int]) -> tuple[ir.Bound, ...]:
+    by_anchor: dict[bool, list[int]] = {}
+    for b in bounds:
+        by_anchor.setdefault(b.from_end, []).append(b.value)
+    return tuple(ir.Bound(pick(v), anchor) for anchor, v in sorted(by_anchor.items()))
+
+
+class Program:
+    """A traced stencil program. Calling it runs it embedded (NumPy)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+        params, _ = parameter_types(fn, "program")
+        trace = ProgramTrace(self.name, params)
+        result = fn(*(ProgramArg(trace, ir.Ref(p.name, p.type)) for p in params))
+        if result is not None:
+            raise DefinitionError(
+                f"program {self.name} returns a value; a program writes its results to out= fields",
+                self.location,
+            )
+        self.ir = trace.finish()
+        self._embedded: Callable[..., None] | None = None
+
+    def __repr__(self) -> str:
+        return f"<stencilchain program {self.name} {self.ir.fingerprint()[:12]}>"
+
+    def fingerprint(self) -> str:
+        return self.ir.fingerprint()
+
+    def with_backend(self, backend: Backend) -> Callable[..., None]:
+        """This program run by `backend` (compiled on first call for compiling backends)."""
+        return backend.executor(self)
+
+    def __call__(self, *args: Any) -> None:
+        if self._embedded is None:
+            from stencilchain.program.embedded import run_embedded
+
+            self._embedded = run_embedded.executor(self)
+        self._embedded(*args)
+
+
+def program(fn: Callable[..., Any]) -> Program:
+    """Decorator: trace `fn` into a program, checking calls, types and domains now."""
+    return Program(fn)

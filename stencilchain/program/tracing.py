@@ -1,0 +1,366 @@
+"""Symbolic values for tracing field operators, and the typing rules of expressions.
+
+A field operator is traced by calling its Python function once with `Symbol`s; each
+operator on a `Symbol` checks the operand types and records an IR node.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import numpy as np
+
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension, Offset
+from stencilchain.program.dtypes import (
+    ScalarType,
+    default_literal_dtype,
+    from_numpy,
+    literal_fits,
+)
+from stencilchain.program.errors import DefinitionError
+
+PyLiteral = Union[bool, int, float]
+Operand = Union["Symbol", PyLiteral, np.generic]
+
+_OP_SYMBOLS = {
+    "add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
+    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+    "and": "&", "or": "|",
+}  # fmt: skip
+
+
+class Symbol:
+    """A traced value: a field or a scalar expression of a field operator."""
+
+    __slots__ = ("expr",)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, expr: ir.Expr) -> None:
+        self.expr = expr
+
+    @property
+    def type(self) -> ir.FieldType | ScalarType:
+        t = self.expr.type
+        assert not isinstance(t, ir.TupleType)
+        return t
+
+    def __repr__(self) -> str:
+        return f"<traced {self.type!r}>"
+
+    # shifts
+    def __call__(self, *offsets: Offset | Dimension) -> Symbol:
+        return shift(self, offsets)
+
+    # arithmetic
+    def __add__(self, other: Operand) -> Symbol:
+        return binary("add", self, other)
+
+    def __radd__(self, other: Operand) -> Symbol:
+        return binary("add", other, self)
+
+    def __sub__(self, other: Operand) -> Symbol:
+        return binary("sub", self, other)
+
+    def __rsub__(self, other: Operand) -> Symbol:
+        return binary("sub", other, self)
+
+    def __mul__(self, other: Operand) -> Symbol:
+        return binary("mul", self, other)
+
+    def __rmul__(self, other: Operand) -> Symbol:
+        return binary("mul", other, self)
+
+    def __truediv__(self, other: Operand) -> Symbol:
+        return binary("div", self, other)
+
+    def __rtruediv__(self, other: Operand) -> Symbol:
+        return binary("div", other, self)
+
+    def __pow__(self, other: Operand) -> Symbol:
+        return binary("pow", self, other)
+
+    def __rpow__(self, other: Operand) -> Symbol:
+        return binary("pow", other, self)
+
+    def __neg__(self) -> Symbol:
+        return unary("neg", self)
+
+    def __pos__(self) -> Symbol:
+        return self
+
+    def __abs__(self) -> Symbol:
+        return math_call("abs", self)
+
+    # comparisons
+    def __eq__(self, other: Operand) -> Symbol:  # type: ignore[override]
+        return binary("eq", self, other)
+
+    def __ne__(self, other: Operand) -> Symbol:  # type: ignore[override]
+        return binary("ne", self, other)
+
+    def __lt__(self, other: Operand) -> Symbol:
+        return binary("lt", self, other)
+
+    def __le__(self, other: Operand) -> Symbol:
+        return binary("le", self, other)
+
+    def __gt__(self, other: Operand) -> Symbol:
+        return binary("gt", self, other)
+
+    def __ge__(self, other: Operand) -> Symbol:
+        return binary("ge", self, other)
+
+    # logic
+    def __and__(self, other: Operand) -> Symbol:
+        return binary("and", self, other)
+
+    def __rand__(self, other: Operand) -> Symbol:
+        return binary("and", other, self)
+
+    def __or__(self, other: Operand) -> Symbol:
+        return binary("or", self, other)
+
+    def __ror__(self, other: Operand) -> Symbol:
+        return binary("or", other, self)
+
+    def __invert__(self) -> Symbol:
+        return unary("not", self)
+
+    def __bool__(self) -> bool:
+        raise DefinitionError(
+            "a traced value has no truth value: Python `if`, `and`, `or`, `not` and chained "
+            "comparisons run at trace time; use sc.where(cond, a, b) and `&`, `|`, `~`"
+        )
+
+    def __iter__(self) -> None:
+        raise DefinitionError(f"cannot iterate over a traced {self.type!r}")
+
+    def __floordiv__(self, other: Operand) -> Symbol:
+        raise DefinitionError("`//` is not supported; use sc.math.floor(a / b) on floats")
+
+    def __mod__(self, other: Operand) -> Symbol:
+        raise DefinitionError("`%` is not supported by the DSL")
+
+
+# --- operand handling ------------------------------------------------------------
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, Symbol):
+        kind = "field" if isinstance(value.type, ir.FieldType) else "scalar"
+        return f"{kind} {value.type!r}"
+    return f"literal {value!r}"
+
+
+def _typed_dtype(value: Symbol | np.generic) -> ScalarType:
+    if isinstance(value, Symbol):
+        t = value.type
+        return t.dtype if isinstance(t, ir.FieldType) else t
+    dtype = from_numpy(value.dtype)
+    assert dtype is not None
+    return dtype
+
+
+def _check_operand(value: object, where: str) -> None:
+    if isinstance(value, Symbol):
+        return
+    if isinstance(value, np.generic):
+        if from_numpy(value.dtype) is None:
+            raise DefinitionError(f"{where}: numpy {value.dtype} values are not supported")
+        return
+    if isinstance(value, (bool, int, float)):
+        return
+    raise DefinitionError(
+        f"{where}: cannot use {type(value).__name__} {value!r} in a field operator; "
+        "operands are fields, scalars and int/float/bool literals"
+    )
+
+
+def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
+    """The common dtype of the operands; literals adopt it (see dtypes.py for the rules)."""
+    for value in operands:
+        _check_operand(value, where)
+    typed = [v for v in operands if isinstance(v, (Symbol, np.generic))]
+    if not typed:
+        first = operands[0]
+        assert isinstance(first, (bool, int, float))
+        return default_literal_dtype(first)
+    dtype = _typed_dtype(typed[0])
+    for other in typed[1:]:
+        other_dtype = _typed_dtype(other)
+        if other_dtype != dtype:
+            raise DefinitionError(
+                f"{where}: mismatched dtypes {dtype} and {other_dtype} "
+                f"({_describe(typed[0])} and {_describe(other)}); cast one with "
+                f"sc.astype(x, sc.{dtype}) or sc.astype(x, sc.{other_dtype})"
+            )
+    for value in operands:
+        is_literal = isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+        if is_literal and not literal_fits(value, dtype):  # type: ignore[arg-type]
+            raise DefinitionError(
+                f"{where}: literal {value!r} does not fit dtype {dtype} of "
+                f"{_describe(typed[0])}; write a literal of that kind or cast with sc.astype"
+            )
+    return dtype
+
+
+def unify_dims(operands: tuple[object, ...], where: str) -> tuple[Dimension, ...] | None:
+    """The common dimensions of the field operands, or None if all are scalars."""
+    dims: tuple[Dimension, ...] | None = None
+    first: object = None
+    for value in operands:
+        if isinstance(value, Symbol) and isinstance(value.type, ir.FieldType):
+            if dims is None:
+                dims, first = value.type.dims, value
+            elif value.type.dims != dims:
+                raise DefinitionError(
+                    f"{where}: mismatched dimensions: {_describe(first)} and {_describe(value)}; "
+                    "operands of one expression must have the same dimensions in the same order"
+                )
+    return dims
+
+
+def as_expr(value: object, dtype: ScalarType) -> ir.Expr:
+    if isinstance(value, Symbol):
+        return value.expr
+    if isinstance(value, np.generic):
+        return ir.Literal(value.item(), dtype)
+    assert isinstance(value, (bool, int, float))
+    if dtype.is_float:
+        return ir.Literal(float(value), dtype)
+    return ir.Literal(value, dtype)
+
+
+def _result_type(
+    dims: tuple[Dimension, ...] | None, dtype: ScalarType
+) -> ir.FieldType | ScalarType:
+    return dtype if dims is None else ir.FieldType(dims, dtype)
+
+
+# --- operators ------------------------------------------------------------------------
+
+
+def binary(op: str, left: object, right: object) -> Symbol:
+    where = f"`{_OP_SYMBOLS[op]}`"
+    operands = (left, right)
+    dtype = unify_dtype(operands, where)
+    dims = unify_dims(operands, where)
+    if op in ir.ARITHMETIC_OPS:
+        if dtype.is_bool:
+            raise DefinitionError(f"{where}: arithmetic on bool values; use `&`, `|`, `~`")
+        if op == "div" and not dtype.is_float:
+            raise DefinitionError(
+                f"{where}: division of {dtype} values; integer division is not supported, "
+                "cast to a float dtype with sc.astype first"
+            )
+        literal_exponent = isinstance(right, int) and not isinstance(right, bool) and right >= 0
+        if op == "pow" and not dtype.is_float and not literal_exponent:
+            raise DefinitionError(
+                f"{where}: an integer power needs a non-negative int literal exponent"
+            )
+        result_dtype = dtype
+    elif op in ir.COMPARISON_OPS:
+        if dtype.is_bool and op not in ("eq", "ne"):
+            raise DefinitionError(f"{where}: ordering comparison of bool values")
+        result_dtype = ScalarType("bool")
+    else:
+        if not dtype.is_bool:
+            raise DefinitionError(
+                f"{where}: logical operator on {dtype} values; it takes bool values "
+                "(bitwise operations on integers are not supported)"
+            )
+        result_dtype = dtype
+    return Symbol(
+        ir.Binary(op, as_expr(left, dtype), as_expr(right, dtype), _result_type(dims, result_dtype))
+    )
+
+
+def unary(op: str, operand: object) -> Symbol:
+    assert isinstance(operand, Symbol)
+    dtype = _typed_dtype(operand)
+    if op == "neg" and dtype.is_bool:
+        raise DefinitionError("unary `-` of a bool value; use `~` for logical not")
+    if op == "not" and not dtype.is_bool:
+        raise DefinitionError(f"`~` of a {dtype} value; it takes bool values")
+    return Symbol(ir.Unary(op, operand.expr, operand.type))
+
+
+_FLOAT_ONLY = ("sqrt", "exp", "log", "sin", "cos", "floor", "ceil")
+
+
+def math_call(fn: str, *args: object) -> Symbol:
+    where = f"sc.math.{fn}"
+    expected = 2 if fn in ("minimum", "maximum") else 1
+    if len(args) != expected:
+        raise DefinitionError(f"{where} takes {expected} argument(s), got {len(args)}")
+    dtype = unify_dtype(args, where)
+    dims = unify_dims(args, where)
+    if not any(isinstance(a, Symbol) for a in args):
+        raise DefinitionError(f"{where} of literals only; compute it in Python instead")
+    if fn in _FLOAT_ONLY and not dtype.is_float:
+        raise DefinitionError(f"{where} of a {dtype} value; cast to a float dtype first")
+    if dtype.is_bool:
+        raise DefinitionError(f"{where} of a bool value")
+    exprs = tuple(as_expr(a, dtype) for a in args)
+    return Symbol(ir.MathCall(fn, exprs, _result_type(dims, dtype)))
+
+
+def where(cond: object, true: object, false: object) -> Symbol:
+    """`true` where `cond` holds, else `false`, pointwise."""
+    _check_operand(cond, "sc.where condition")
+    if not isinstance(cond, Symbol):
+        raise DefinitionError("sc.where: the condition must be a traced bool value, not a literal")
+    if _typed_dtype(cond) != ScalarType("bool"):
+        raise DefinitionError(f"sc.where: the condition is {_describe(cond)}, it must be bool")
+    dtype = unify_dtype((true, false), "sc.where")
+    dims = unify_dims((cond, true, false), "sc.where")
+    return Symbol(
+        ir.Where(cond.expr, as_expr(true, dtype), as_expr(false, dtype), _result_type(dims, dtype))
+    )
+
+
+def astype(value: object, dtype: ScalarType) -> Symbol:
+    """`value` converted to `dtype` (the one explicit conversion of the DSL)."""
+    if not isinstance(dtype, ScalarType):
+        raise DefinitionError(f"sc.astype: {dtype!r} is not a dtype; use e.g. sc.float32")
+    if not isinstance(value, Symbol):
+        raise DefinitionError(
+            "sc.astype takes a traced field or scalar; write the literal directly"
+        )
+    t = value.type
+    if (t.dtype if isinstance(t, ir.FieldType) else t) == dtype:
+        return value
+    new_type = ir.FieldType(t.dims, dtype) if isinstance(t, ir.FieldType) else dtype
+    return Symbol(ir.Cast(value.expr, new_type))
+
+
+def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
+    t = value.type
+    if not isinstance(t, ir.FieldType):
+        raise DefinitionError(
+            f"cannot shift a scalar ({_describe(value)}); only fields have neighbours"
+        )
+    amounts: dict[Dimension, int] = {}
+    for off in offsets:
+        if isinstance(off, Dimension):
+            off = Offset(off, 0)
+        if not isinstance(off, Offset):
+            raise DefinitionError(f"a shift takes offsets like `I + 1`, got {off!r}")
+        if off.dim not in t.dims:
+            raise DefinitionError(
+                f"unknown dimension {off.dim.name} in a shift of {t!r}; "
+                f"the field has {', '.join(d.name for d in t.dims)}"
+            )
+        if off.dim in amounts:
+            raise DefinitionError(f"dimension {off.dim.name} appears twice in one shift")
+        amounts[off.dim] = off.amount
+    inner = value.expr
+    if isinstance(inner, ir.Shift):
+        for dim, amount in inner.offsets:
+            amounts[dim] = amounts.get(dim, 0) + amount
+        inner = inner.expr
+    canonical = tuple((d, amounts[d]) for d in t.dims if amounts.get(d, 0) != 0)
+    if not canonical:
+        return Symbol(inner)
+    return Symbol(ir.Shift(inner, canonical, t))

@@ -1,0 +1,64 @@
+"""Annotations of the DSL: `Field[[I, J], float64]` and scalar dtypes."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.errors import DefinitionError
+
+
+class Field:
+    """Annotation of a field parameter: `Field[[I, J], float64]` (dims in array-axis order)."""
+
+    def __class_getitem__(cls, item: Any) -> ir.FieldType:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise TypeError("write a field type as Field[[I, J], float64]")
+        dims, dtype = item
+        if isinstance(dims, Dimension):
+            dims = [dims]
+        if not isinstance(dims, (list, tuple)) or not all(isinstance(d, Dimension) for d in dims):
+            raise TypeError(f"Field[...]: expected a list of Dimensions, got {dims!r}")
+        if len(set(dims)) != len(dims):
+            raise TypeError(f"Field[...]: a dimension appears twice in {list(dims)!r}")
+        if not dims:
+            raise TypeError("Field[...]: a field needs at least one dimension")
+        if not isinstance(dtype, ScalarType):
+            raise TypeError(f"Field[...]: expected a dtype such as float64, got {dtype!r}")
+        return ir.FieldType(tuple(dims), dtype)
+
+
+def parameter_types(fn: Callable[..., Any], what: str) -> tuple[tuple[ir.Param, ...], object]:
+    """The typed parameters of a decorated function, and its return annotation (or None)."""
+    location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+    try:
+        annotations = inspect.get_annotations(fn, eval_str=True)
+    except Exception as err:
+        raise DefinitionError(
+            f"{what} {fn.__name__}: cannot evaluate annotations: {err}", location
+        ) from err
+    params = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            raise DefinitionError(
+                f"{what} {fn.__name__}: parameter '{p.name}' must be a plain positional parameter",
+                location,
+            )
+        if p.default is not p.empty:
+            raise DefinitionError(
+                f"{what} {fn.__name__}: parameter '{p.name}' has a default; defaults are not supported",
+                location,
+            )
+        ann = annotations.get(p.name)
+        if not isinstance(ann, (ir.FieldType, ScalarType)):
+            raise DefinitionError(
+                f"{what} {fn.__name__}: parameter '{p.name}' needs an annotation "
+                f"Field[[dims], dtype] or a dtype such as sc.float64, got {ann!r}",
+                location,
+            )
+        params.append(ir.Param(p.name, ann))
+    return tuple(params), annotations.get("return")
