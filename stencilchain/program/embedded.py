@@ -81,8 +81,16 @@ def resolve_domain(
 class Evaluator:
     """Evaluates field-operator bodies of one program over boxes."""
 
-    def __init__(self, program: ir.Program) -> None:
-        self.fops = {f.name: f for f in program.field_operators}
+    def __init__(self, fops: Mapping[str, ir.FieldOperatorDef]) -> None:
+        self.fops = fops
+
+    @staticmethod
+    def scalar(expr: ir.Expr) -> bool | int | float:
+        """The value of an expression of literals only."""
+        value = Evaluator({}).eval(expr, {}, {})
+        assert isinstance(value, np.generic)
+        result: bool | int | float = value.item()
+        return result
 
     def run_call(self, call: ir.ProgramCall, values: Mapping[str, Any], box: Box) -> Value:
         fop = self.fops[call.callee]
@@ -166,7 +174,7 @@ def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, 
     """Check the arguments, then run every call of `program` with NumPy."""
     sizes, checked = checker.check(args)
     values = {p.name: v for p, v in zip(program.params, checked)}
-    evaluator = Evaluator(program)
+    evaluator = Evaluator({f.name: f for f in program.field_operators})
     for call in program.calls:
         box = resolve_domain(call, sizes, program.name)
         if box is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import inspect
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,7 @@ class FieldOperator:
         finally:
             _callees_of_current_trace.reset(token)
         body = self._body_of(result)
+        returns = _return_annotation(returns)
         if returns is not None and returns != body.type:
             raise DefinitionError(
                 f"field operator {self.name} is annotated to return {returns!r} "
@@ -170,6 +172,15 @@ def _program_trace_of(args: tuple[object, ...], kwargs: dict[str, object]) -> An
             if isinstance(v, ProgramArg):
                 return v.trace
     return None
+
+
+def _return_annotation(annotation: object) -> object:
+    """`tuple[F, G]` of field types as the IR's TupleType; anything else unchanged."""
+    if typing.get_origin(annotation) is tuple:
+        elems = typing.get_args(annotation)
+        if elems and all(isinstance(e, ir.FieldType) for e in elems):
+            return ir.TupleType(elems)
+    return annotation
 
 
 def field_operator(fn: Callable[..., Any]) -> FieldOperator:

@@ -1,0 +1,98 @@
+"""The C++ signature of a generated program function, shared by translation and bindings.
+
+    int sc_run_<program>(<field pointers and element strides, in parameter order>,
+                         <dimension sizes>, <scalars>, char* err, std::size_t err_len)
+
+It returns 0, or non-zero after writing a message to `err` (a domain outside the arrays,
+a failed kernel launch).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from stencilchain.program import ir
+from stencilchain.program.arguments import written_fields
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dtypes import ScalarType
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldArg:
+    name: str
+    type: ir.FieldType
+    written: bool
+
+    @property
+    def pointer(self) -> str:
+        return f"p_{self.name}"
+
+    def stride(self, axis: int) -> str:
+        return f"p_{self.name}_s{axis}"
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalarArg:
+    name: str
+    dtype: ScalarType
+
+    @property
+    def variable(self) -> str:
+        return f"s_{self.name}"
+
+
+def size_var(dim: Dimension) -> str:
+    return f"n_{dim.name}"
+
+
+def index_var(dim: Dimension) -> str:
+    return f"i_{dim.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramSignature:
+    function: str
+    params: tuple[FieldArg | ScalarArg, ...]
+    dims: tuple[Dimension, ...]
+
+    @staticmethod
+    def of(program: ir.Program) -> ProgramSignature:
+        written = written_fields(program)
+        params: list[FieldArg | ScalarArg] = []
+        dims: list[Dimension] = []
+        for p in program.params:
+            if isinstance(p.type, ir.FieldType):
+                params.append(FieldArg(p.name, p.type, p.name in written))
+                dims += [d for d in p.type.dims if d not in dims]
+            else:
+                params.append(ScalarArg(p.name, p.type))
+        return ProgramSignature(f"sc_run_{program.name}", tuple(params), tuple(dims))
+
+    @property
+    def fields(self) -> tuple[FieldArg, ...]:
+        return tuple(p for p in self.params if isinstance(p, FieldArg))
+
+    @property
+    def scalars(self) -> tuple[ScalarArg, ...]:
+        return tuple(p for p in self.params if isinstance(p, ScalarArg))
+
+    def declaration(self) -> str:
+        parts: list[str] = []
+        for f in self.fields:
+            const = "" if f.written else "const "
+            parts.append(f"{const}{f.type.dtype.cpp}* {f.pointer}")
+            parts += [f"std::int64_t {f.stride(a)}" for a in range(len(f.type.dims))]
+        parts += [f"std::int64_t {size_var(d)}" for d in self.dims]
+        parts += [f"{s.dtype.cpp} {s.variable}" for s in self.scalars]
+        parts += ["char* err", "std::size_t err_len"]
+        return f"int {self.function}(" + ", ".join(parts) + ")"
+
+    def argument_names(self) -> list[str]:
+        """The C++ names, in declaration order, without the error buffer."""
+        names: list[str] = []
+        for f in self.fields:
+            names.append(f.pointer)
+            names += [f.stride(a) for a in range(len(f.type.dims))]
+        names += [size_var(d) for d in self.dims]
+        names += [s.variable for s in self.scalars]
+        return names
