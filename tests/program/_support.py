@@ -1,0 +1,144 @@
+"""Helpers shared by the DSL tests: run one field operator through a @program."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+import stencilchain as sc
+from stencilchain.program import ir
+
+RNG_SEED = 20240601
+
+
+class RecordingArray(np.ndarray):
+    """An output array that remembers the dtype of every value assigned into it.
+
+    `out[box] = result` casts silently, so the exact dtype of what the executor
+    computed is only visible here.
+    """
+
+    assigned: list[np.dtype[Any]]
+
+    def __array_finalize__(self, obj: object) -> None:
+        self.assigned = []
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.assigned.append(np.asarray(value).dtype)
+        super().__setitem__(key, value)
+
+
+def recording(array: np.ndarray) -> RecordingArray:
+    rec = array.view(RecordingArray)
+    rec.assigned = []
+    return rec
+
+
+def random_array(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> np.ndarray:
+    """Random values of `dtype`: floats in [-2, 2), ints in [-50, 50), bools."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind == "i":
+        return rng.integers(-50, 50, size=shape).astype(dtype)
+    return (rng.random(shape) * 4.0 - 2.0).astype(dtype)
+
+
+def make_program(
+    name: str,
+    params: Mapping[str, ir.FieldType | sc.ScalarType],
+    body: Callable[..., None],
+) -> sc.Program:
+    """A @program named `name` whose parameters are `params`; `body(*params)` makes the calls."""
+    names = list(params)
+
+    def fn(*args: Any) -> None:
+        body(*args)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
+    )
+    fn.__annotations__ = dict(params)
+    return sc.program(fn)
+
+
+def apply_program(
+    fop: sc.FieldOperator, domain: Mapping[sc.Dimension, Any] | None = None
+) -> sc.Program:
+    """The program `out = fop(*params)` (over `domain`, or the inferred one)."""
+    params: dict[str, ir.FieldType | sc.ScalarType] = {
+        p.name: p.type for p in fop.definition.params
+    }
+    rtype = fop.return_type
+    out_types = rtype.elems if isinstance(rtype, ir.TupleType) else (rtype,)
+    out_names = [f"out{i}" for i in range(len(out_types))]
+    assert not set(out_names) & set(params)
+    params.update(zip(out_names, out_types))
+    n_in = len(fop.definition.params)
+    tuple_out = isinstance(rtype, ir.TupleType)
+
+    def body(*args: Any) -> None:
+        outs = args[n_in:]
+        out = tuple(outs) if tuple_out else outs[0]
+        if domain is None:
+            fop(*args[:n_in], out=out)
+        else:
+            fop(*args[:n_in], out=out, domain=dict(domain))
+
+    return make_program(f"apply_{fop.name}", params, body)
+
+
+def run_fop(
+    fop: sc.FieldOperator,
+    *args: Any,
+    domain: Mapping[sc.Dimension, Any] | None = None,
+    seed: int = 7,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Run `fop` on `args` through a program; return (outputs, outputs before the call).
+
+    Outputs start as random values of their dtype (so that untouched points are
+    detectable); the dtype of the value the executor assigned must be the output's
+    dtype exactly.
+    """
+    rng = np.random.default_rng(seed)
+    shape = next(a.shape for a in args if isinstance(a, np.ndarray))
+    rtype = fop.return_type
+    out_types = rtype.elems if isinstance(rtype, ir.TupleType) else (rtype,)
+    outs = [recording(random_array(shape, t.dtype.numpy, rng)) for t in out_types]
+    before = [np.array(o, copy=True).view(np.ndarray) for o in outs]
+    apply_program(fop, domain)(*args, *outs)
+    for out, t in zip(outs, out_types):
+        assert out.assigned, "the executor wrote nothing"
+        assert all(d == t.dtype.numpy for d in out.assigned), (
+            f"computed {out.assigned}, declared {t.dtype}"
+        )
+    return [o.view(np.ndarray) for o in outs], before
+
+
+def assert_written(
+    out: np.ndarray,
+    before: np.ndarray,
+    region: tuple[slice, ...],
+    expected: Any,
+    *,
+    exact: bool = True,
+) -> None:
+    """`out[region]` equals `expected` (values and dtype); every other point is unchanged."""
+    got = out[region]
+    expected = np.asarray(expected)
+    assert expected.dtype == out.dtype, f"hand-written NumPy gave {expected.dtype}"
+    if exact:
+        np.testing.assert_array_equal(got, expected, strict=True)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=4 * np.finfo(out.dtype).eps, atol=0)
+    mask = np.ones(out.shape, dtype=bool)
+    mask[region] = False
+    np.testing.assert_array_equal(out[mask], before[mask])
+
+
+def full(ndim: int) -> tuple[slice, ...]:
+    return (slice(None),) * ndim
