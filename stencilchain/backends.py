@@ -1,10 +1,66 @@
-"""The pre-built toolchains, each named by its attribute name.
+"""The pre-built toolchains, each named by its attribute name, built on first access
+from a default container (configured by the environment at that moment).
 
-smooth.with_backend(stencilchain.backends.run_embedded)(f, out, 0.1)
+    smooth.with_backend(stencilchain.backends.run_gtfn_cpu)(f, out, 0.1)
 """
 
 from __future__ import annotations
 
+import functools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from stencilchain.program.embedded import EmbeddedBackend, run_embedded
 
-__all__ = ["EmbeddedBackend", "run_embedded"]
+if TYPE_CHECKING:
+    from stencilchain.runtime.toolchain import Toolchain
+
+    run_gtfn_cpu: Toolchain
+    run_gtfn_cpu_no_transforms: Toolchain
+    run_gtfn_gpu: Toolchain
+
+
+def _gtfn(device: str, **translation_options: Any) -> Callable[[str], Toolchain]:
+    def build(name: str) -> Toolchain:
+        from stencilchain.containers import build_container, make_gtfn_translation, override_step
+
+        container = build_container(None, device=device)
+        container.gtfn.name.override(name)
+        if translation_options:
+            override_step(
+                container.gtfn.translation,
+                functools.partial(make_gtfn_translation, **translation_options),
+            )
+        toolchain: Toolchain = container.gtfn.toolchain()
+        return toolchain
+
+    return build
+
+
+_BUILDERS: dict[str, Callable[[str], Any]] = {
+    "run_gtfn_cpu": _gtfn("cpu"),
+    "run_gtfn_cpu_no_transforms": _gtfn("cpu", enable_transforms=False),
+    "run_gtfn_gpu": _gtfn("gpu"),
+}
+NAMES = ("run_embedded", *_BUILDERS)
+
+_built: dict[str, Any] = {}
+_lock = threading.Lock()
+
+
+def __getattr__(name: str) -> Any:
+    builder = _BUILDERS.get(name)
+    if builder is None:
+        raise AttributeError(f"module 'stencilchain.backends' has no attribute {name!r}; known: {', '.join(NAMES)}")
+    with _lock:
+        if name not in _built:
+            _built[name] = builder(name)
+        return _built[name]
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_BUILDERS])
+
+
+__all__ = ["NAMES", "EmbeddedBackend", "run_embedded"]

@@ -1,23 +1,15 @@
-"""The example programs (examples/) run embedded and match their independent NumPy references."""
+"""The example programs (stencilchain/examples/) run embedded and match their independent NumPy references."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
 
 import stencilchain as sc
-
-# `examples` is a top-level package next to `stencilchain`, not installed with it.
-_REPO_ROOT = str(Path(__file__).resolve().parents[1])
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
-examples = importlib.import_module("examples")
+import stencilchain.examples as examples
 
 MODULES: list[ModuleType] = examples.ALL_EXAMPLES
 

@@ -1,0 +1,31 @@
+"""Composition: configs, step builders, the DeclarativeContainers and `build_container`."""
+
+from __future__ import annotations
+
+from stencilchain.containers.application import ApplicationContainer, build_container
+from stencilchain.containers.builders import (
+    make_compile_workflow,
+    make_gtfn_bindings,
+    make_gtfn_compiler,
+    make_gtfn_translation,
+    make_toolchain,
+)
+from stencilchain.containers.config import ConfigError, DaCeConfig, GTFNConfig, ToolchainConfig
+from stencilchain.containers.gtfn import GTFNContainer
+from stencilchain.containers.overrides import override_step
+
+__all__ = [
+    "ApplicationContainer",
+    "ConfigError",
+    "DaCeConfig",
+    "GTFNConfig",
+    "GTFNContainer",
+    "ToolchainConfig",
+    "build_container",
+    "make_compile_workflow",
+    "make_gtfn_bindings",
+    "make_gtfn_compiler",
+    "make_gtfn_translation",
+    "make_toolchain",
+    "override_step",
+]

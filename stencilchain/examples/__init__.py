@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from examples import hdiff, laplacian, laplap, tuple_chain, upwind
+from stencilchain.examples import hdiff, laplacian, laplap, tuple_chain, upwind
 
 ALL_EXAMPLES: list[ModuleType] = [laplacian, laplap, hdiff, upwind, tuple_chain]
 

@@ -9,7 +9,7 @@ discrete biharmonic operator (Delta**2 f, times h**4), the core of fourth-order
 horizontal diffusion.
 
 Dimensions: I, J (array axes 0, 1).
-Field operators: `laplacian` (from examples.laplacian).
+Field operators: `laplacian` (from stencilchain.examples.laplacian).
 Program: `laplap_program(f, tmp, out)`: the chained form, two calls with a temporary
 field. The first call writes `tmp` on the interior; the second reads `tmp` at +-1,
 so its inferred domain is the region where those reads hit points the first call
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 import stencilchain as sc
-from examples.laplacian import Field2D, laplacian
+from stencilchain.examples.laplacian import Field2D, laplacian
 
 DEFAULT_SHAPE = (64, 64)
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.dtypes import ScalarType, is_finite_as
 from stencilchain.program.errors import ArgumentError
 
 
@@ -113,12 +113,12 @@ class ArgumentChecker:
         if isinstance(arg, bool):
             ok = dtype.is_bool
         elif isinstance(arg, int):
-            ok = dtype.is_float or (
+            ok = (dtype.is_float and is_finite_as(arg, dtype)) or (
                 dtype.is_integer
                 and int(np.iinfo(dtype.numpy).min) <= arg <= int(np.iinfo(dtype.numpy).max)
             )
         elif isinstance(arg, float):
-            ok = dtype.is_float
+            ok = dtype.is_float and is_finite_as(arg, dtype)
         else:
             ok = False
         if not ok:

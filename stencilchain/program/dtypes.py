@@ -88,12 +88,22 @@ def literal_fits(value: bool | int | float, dtype: ScalarType) -> bool:
         return dtype.is_bool
     if isinstance(value, int):
         if dtype.is_float:
-            return True
+            return is_finite_as(value, dtype)
         if dtype.is_integer:
             info = np.iinfo(dtype.numpy)
             return int(info.min) <= value <= int(info.max)
         return False
     return dtype.is_float
+
+
+def is_finite_as(value: int | float, dtype: ScalarType) -> bool:
+    """Whether `value` converted to the float `dtype` stays finite (no overflow to inf)."""
+    try:
+        as_float = float(value)
+    except OverflowError:
+        return False
+    with np.errstate(over="ignore"):
+        return bool(np.isfinite(dtype.numpy.type(as_float))) or not np.isfinite(as_float)
 
 
 def default_literal_dtype(value: bool | int | float) -> ScalarType:

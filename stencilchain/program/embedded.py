@@ -180,7 +180,8 @@ def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, 
         if box is None:
             continue
         result = evaluator.run_call(call, values, box)
-        results = result if isinstance(result, tuple) else (result,)
+        # a tuple element may be a view of a field that another element overwrites
+        results = tuple(np.array(r) for r in result) if isinstance(result, tuple) else (result,)
         for name, res in zip(call.outs, results):
             out = values[name]
             param = next(p for p in program.params if p.name == name)

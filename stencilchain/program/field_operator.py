@@ -58,6 +58,13 @@ class FieldOperator:
                 )
             elems = tuple(field_expr(v) for v in result)
             types = tuple(e.type for e in elems)
+            dims = {t.dims for t in types}  # type: ignore[union-attr]
+            if len(dims) > 1:
+                raise DefinitionError(
+                    f"field operator {self.name} returns fields over different dimensions "
+                    f"({', '.join(map(repr, types))}); a tuple's fields share one domain",
+                    self.location,
+                )
             return ir.MakeTuple(elems, ir.TupleType(types))  # type: ignore[arg-type]
         return field_expr(result)
 

@@ -119,10 +119,15 @@ class ProgramTrace:
                 )
             )
         names = []
-        for value, etype in zip(given, expected):
+        for position, (value, etype) in enumerate(zip(given, expected)):
             if not isinstance(value, ProgramArg) or value.ref.type != etype:
-                got = repr(value.ref.type) if isinstance(value, ProgramArg) else repr(value)
-                raise DefinitionError(f"{where}: out= needs a program field {etype!r}, got {got}")
+                got = (
+                    f"{value.ref.type!r} (parameter '{value.ref.name}')"
+                    if isinstance(value, ProgramArg)
+                    else repr(value)
+                )
+                slot = f"out[{position}]" if isinstance(out, tuple) else "out="
+                raise DefinitionError(f"{where}: {slot} needs a program field {etype!r}, got {got}")
             if value.ref.name in names:
                 raise DefinitionError(f"{where}: '{value.ref.name}' appears twice in out=")
             names.append(value.ref.name)

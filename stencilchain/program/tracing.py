@@ -35,6 +35,7 @@ class Symbol:
 
     __slots__ = ("expr",)
     __hash__ = None  # type: ignore[assignment]
+    __array_ufunc__ = None  # numpy scalars defer to our operators, which check dtypes
 
     def __init__(self, expr: ir.Expr) -> None:
         self.expr = expr

@@ -769,12 +769,6 @@ def swap_in_place(f: F64, g: F64):
     swap(f, g, out=(f, g))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="embedded.run_program writes tuple results one by one, and a result that is a view "
-    "of an input (a bare Ref) is overwritten by the earlier write: out=(f, g) of (g, f) "
-    "leaves g equal to the new f instead of swapping",
-)
 def test_tuple_outputs_that_are_also_inputs_are_swapped(rng):
     f, g = arr(rng), arr(rng)
     f0, g0 = f.copy(), g.copy()

@@ -165,12 +165,6 @@ def test_int_literal_with_bool_field():
     assert_names(info.value, "literal 1", "bool")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dtypes.literal_fits accepts any int for a float dtype and tracing.as_expr calls "
-    "float(value): 2**2000 raises a bare OverflowError (no location, no culprit) and 2**200 "
-    "silently becomes inf in float32",
-)
 @pytest.mark.parametrize(
     ("ftype", "value"), [("f64", 2**2000), ("f32", 2**200)], ids=["f64", "f32"]
 )
@@ -192,13 +186,6 @@ def test_int_literal_not_representable_in_a_float_field(ftype, value):
     assert_names(info.value, f"literal {value}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Symbol has no __array_ufunc__ = None, so with a NumPy scalar on the left NumPy "
-    "converts the scalar to a Python float before Symbol's reflected operator runs: "
-    "np.float64(0.5) * float32_field is silently accepted as a float32 literal "
-    "(while float32_field * np.float64(0.5) is a mismatched-dtypes error)",
-)
 @pytest.mark.parametrize("op", ["mul", "lt"])
 def test_numpy_scalar_of_another_dtype_on_the_left(op):
     with pytest.raises(sc.DefinitionError) as info:
@@ -572,11 +559,6 @@ def test_wrong_out_type(target):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="program.ProgramTrace._outputs says 'out= needs a program field T, got U' "
-    "without the name of the out= argument",
-)
 @pytest.mark.parametrize("target", ["scalar", "f32"])
 def test_wrong_out_type_names_the_out_argument(target):
     with pytest.raises(sc.DefinitionError) as info:
@@ -633,12 +615,6 @@ def test_same_field_twice_in_out():
     assert_names(info.value, "'a' appears twice")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a field operator may return a tuple of fields over different dimensions; "
-    "program.ProgramTrace.record_call takes the domain from the first element only, and the "
-    "call fails at run time with KeyError(K) in embedded.run_program instead of at definition",
-)
 def test_tuple_return_over_different_dimensions():
     with pytest.raises(sc.DefinitionError) as info:
 
@@ -982,12 +958,6 @@ def test_typed_scalar_of_right_type(index, value):
     assert args[5][:-1].any()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="arguments.ArgumentChecker.scalar accepts any Python int for a float parameter and "
-    "converts it: 10**400 raises a bare OverflowError naming no argument, 10**40 silently "
-    "becomes inf in float32",
-)
 @pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
 @pytest.mark.parametrize(("index", "name", "value"), [(1, "a", 10**40)], ids=["1e40-for-float32"])
 def test_int_not_representable_in_a_float_parameter(index, name, value):
@@ -998,11 +968,6 @@ def test_int_not_representable_in_a_float_parameter(index, name, value):
     assert_names(info.value, f"argument '{name}' of typed_scalars()")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="arguments.ArgumentChecker.scalar converts with dtype.numpy.type(arg): a Python int "
-    "too large for a float64 raises a bare OverflowError, not an ArgumentError naming 'alpha'",
-)
 def test_int_too_large_for_a_float64_parameter():
     f, out, _ = _smooth_args()
     with pytest.raises(sc.ArgumentError) as info:
