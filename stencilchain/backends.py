@@ -52,7 +52,9 @@ _lock = threading.Lock()
 def __getattr__(name: str) -> Any:
     builder = _BUILDERS.get(name)
     if builder is None:
-        raise AttributeError(f"module 'stencilchain.backends' has no attribute {name!r}; known: {', '.join(NAMES)}")
+        raise AttributeError(
+            f"module 'stencilchain.backends' has no attribute {name!r}; known: {', '.join(NAMES)}"
+        )
     with _lock:
         if name not in _built:
             _built[name] = builder(name)

@@ -1,0 +1,7 @@
+"""`python -m stencilchain` is the `stencilchain` command."""
+
+import sys
+
+from stencilchain.app.cli import main
+
+sys.exit(main())

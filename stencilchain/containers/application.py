@@ -1,0 +1,39 @@
+"""The application container holding every toolchain family, and `build_container`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dependency_injector import containers, providers
+
+from stencilchain.containers.environment import settings_from_environ
+from stencilchain.containers.gtfn import GTFNContainer
+
+
+class ApplicationContainer(containers.DeclarativeContainer):
+    """stencilchain's top container: `config` feeds every family's container."""
+
+    config = providers.Configuration()
+    gtfn = providers.Container(GTFNContainer, config=config)
+
+
+def build_container(
+    environ: Mapping[str, str] | None = None, /, **overrides: Any
+) -> ApplicationContainer:
+    """A container configured from `environ` (default: os.environ, read now, once).
+
+    Keyword `overrides` replace single settings (e.g. `cache_dir=tmp_path`) after the
+    environment is read; they are validated like the environment's values.
+    """
+    from stencilchain.containers.config import SETTINGS_BY_NAME, ConfigError, suggest
+
+    values = settings_from_environ(environ)
+    for name, value in overrides.items():
+        setting = SETTINGS_BY_NAME.get(name)
+        if setting is None:
+            raise ConfigError(f"unknown setting {name!r}; {suggest(name, SETTINGS_BY_NAME)}")
+        values[name] = setting.coerce(value)
+    container = ApplicationContainer()
+    container.config.from_dict(values)
+    return container

@@ -1,0 +1,159 @@
+"""A toolchain: a named composition of steps that turns programs into compiled programs.
+
+`program.with_backend(toolchain)` returns a `BoundProgram`: its first call compiles (or
+loads from the caches) through the toolchain's compiled-program pool; later calls go
+straight to the compiled entry point, which checks its arguments in native code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from stencilchain.program import ir
+from stencilchain.program.arguments import ArgumentChecker
+from stencilchain.program.device import Device
+from stencilchain.program.errors import ArgumentError
+from stencilchain.program.program import Program
+from stencilchain.runtime.compile_workflow import CompileWorkflow
+from stencilchain.runtime.metrics import metrics
+from stencilchain.steps.stages import CompiledArtifact
+
+
+@dataclasses.dataclass(frozen=True)
+class CompiledProgram:
+    """A loaded program: `entry(*args)` runs it; `artifact` says where it lives."""
+
+    name: str
+    artifact: CompiledArtifact
+    entry: Callable[..., Any]
+    checker: ArgumentChecker
+
+    def __call__(self, *args: Any) -> None:
+        try:
+            self.entry(*args)
+        except TypeError as err:
+            explain_mismatch(self.checker, args, err)
+
+    def explain(self, args: tuple[Any, ...], err: TypeError) -> None:
+        explain_mismatch(self.checker, args, err)
+
+
+def explain_mismatch(checker: ArgumentChecker, args: tuple[Any, ...], err: TypeError) -> None:
+    """Raise the ArgumentError that the shared checker finds for `args`, or one with the
+    native code's own message when only the native check (e.g. the layout) failed."""
+    checker.check(args)
+    raise ArgumentError(str(err)) from None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Toolchain:
+    """A named composition of translation, bindings and compilation.
+
+    `name` is unique among the toolchains of a process: metrics and compiled-program
+    pools are keyed by it. `config` is the frozen config the steps were built from.
+    """
+
+    name: str
+    family: str
+    config: Any
+    workflow: CompileWorkflow
+    device: Device = Device.CPU
+    collect_metrics: bool = False
+    _pool: dict[str, CompiledProgram] = dataclasses.field(default_factory=dict, repr=False)
+    _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+
+    def compile(self, program: Program | ir.Program) -> CompiledProgram:
+        """The compiled program, from the pool, the caches, or a new build."""
+        program_ir = program.ir if isinstance(program, Program) else program
+        key = program_ir.fingerprint()
+        compiled = self._pool.get(key)
+        if compiled is not None:
+            return compiled
+        with self._lock:
+            compiled = self._pool.get(key)
+            if compiled is None:
+                compiled = self._build(program_ir)
+                self._pool[key] = compiled
+        return compiled
+
+    def _build(self, program: ir.Program) -> CompiledProgram:
+        times: dict[str, float] = {}
+        t0 = time.perf_counter()
+        source = self.workflow.translation(program)
+        t1 = time.perf_counter()
+        extension = self.workflow.bindings(source)
+        t2 = time.perf_counter()
+        artifact = self.workflow.compilation(extension)
+        t3 = time.perf_counter()
+        entry = artifact.load()
+        t4 = time.perf_counter()
+        times = {"translation": t1 - t0, "bindings": t2 - t1, "compilation": t3 - t2}
+        if self.collect_metrics:
+            entry_metrics = metrics.entry(self.name, program.name)
+            entry_metrics.steps.update(times)
+            entry_metrics.load_time = t4 - t3
+        return CompiledProgram(program.name, artifact, entry, ArgumentChecker(program))
+
+    def executor(self, program: Program) -> BoundProgram:
+        """What `program.with_backend(self)` returns."""
+        return BoundProgram(self, program)
+
+    def __repr__(self) -> str:
+        return f"Toolchain(name={self.name!r}, family={self.family!r}, config={self.config!r})"
+
+
+class BoundProgram:
+    """A program bound to a toolchain; compiled on its first call, then called directly."""
+
+    __slots__ = ("_compiled", "_entry", "program", "toolchain")
+
+    def __init__(self, toolchain: Toolchain, program: Program) -> None:
+        self.toolchain = toolchain
+        self.program = program
+        self._compiled: CompiledProgram | None = None
+        self._entry: Callable[..., Any] = self._first_call
+
+    def __call__(self, *args: Any) -> None:
+        try:
+            self._entry(*args)
+        except TypeError as err:
+            self._explain(args, err)
+
+    def compile(self) -> CompiledProgram:
+        """Compile now (e.g. to warm the cache) instead of on the first call."""
+        if self._compiled is None:
+            compiled = self.toolchain.compile(self.program)
+            self._compiled = compiled
+            entry = compiled.entry
+            if self.toolchain.collect_metrics:
+                entry = _timed(entry, self.toolchain.name, self.program.name)
+            self._entry = entry
+        return self._compiled
+
+    def _first_call(self, *args: Any) -> None:
+        # check first, so that a bad call fails before paying for a compilation
+        if self.toolchain.device is Device.CPU:
+            ArgumentChecker(self.program.ir).check(args)
+        self.compile()
+        self._entry(*args)
+
+    def _explain(self, args: tuple[Any, ...], err: TypeError) -> None:
+        if isinstance(err, ArgumentError):
+            raise err
+        explain_mismatch(self.compile().checker, args, err)
+
+
+def _timed(entry: Callable[..., Any], toolchain: str, program: str) -> Callable[..., Any]:
+    record = metrics.entry(toolchain, program)
+
+    def call(*args: Any) -> None:
+        start = time.perf_counter()
+        entry(*args)
+        record.call_time += time.perf_counter() - start
+        record.call_count += 1
+
+    return call
