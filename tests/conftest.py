@@ -1,0 +1,59 @@
+"""Test-wide settings: no test writes to the user's real cache, OpenMP threads are fixed,
+and compiled programs are shared between tests through one session-scoped cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Set before anything builds a container from the environment (stencilchain.backends does).
+_SESSION_CACHE = Path(tempfile.mkdtemp(prefix="stencilchain-tests-"))
+os.environ["STENCILCHAIN_CACHE_DIR"] = str(_SESSION_CACHE)
+os.environ["STENCILCHAIN_CACHE_LIFETIME"] = "persistent"
+os.environ["OMP_NUM_THREADS"] = "2"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def session_cache_dir() -> Path:
+    """The cache shared by every test that is not about caching."""
+    return _SESSION_CACHE
+
+
+@pytest.fixture(scope="session")
+def gtfn_cpu(session_cache_dir: Path):  # type: ignore[no-untyped-def]
+    """run_gtfn_cpu built from a container on the session cache."""
+    from stencilchain.containers import build_container
+
+    return build_container({}, cache_dir=session_cache_dir).gtfn.toolchain()
+
+
+@pytest.fixture(scope="session")
+def gtfn_cpu_no_transforms(session_cache_dir: Path):  # type: ignore[no-untyped-def]
+    import functools
+
+    from stencilchain.containers import build_container, make_gtfn_translation, override_step
+
+    container = build_container({}, cache_dir=session_cache_dir)
+    container.gtfn.name.override("run_gtfn_cpu_no_transforms")
+    override_step(
+        container.gtfn.translation,
+        functools.partial(make_gtfn_translation, enable_transforms=False),
+    )
+    return container.gtfn.toolchain()
+
+
+@pytest.fixture()
+def private_cache_dir(tmp_path: Path) -> Iterator[Path]:
+    """A cache of this test's own, for tests about caching."""
+    path = tmp_path / "cache"
+    path.mkdir()
+    yield path
