@@ -1,0 +1,245 @@
+"""The GTFN figures of DESIGN.md, each measured beside a baseline in the same run.
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/gtfn_figures.py [--json]
+
+Figures: import time, cold compile of a new program, first call of a cached program in a
+fresh process, call overhead (2 fields; 25 fields + 2 scalars), and 4096x4096 Laplacian
+throughput for C- and Fortran-order arrays against np.copyto bandwidth. Uses a private
+temporary cache, never the user's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import timeit
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PROGRAMS = '''
+import stencilchain as sc
+I, J = sc.Dimension("I"), sc.Dimension("J")
+F = sc.Field[[I, J], sc.float64]
+
+@sc.field_operator
+def copy(f: F) -> F:
+    return f
+
+@sc.program
+def two_fields(f: F, out: F):
+    copy(f, out=out)
+
+@sc.field_operator
+def lap(f: F) -> F:
+    return -4.0 * f + f(I + 1) + f(I - 1) + f(J + 1) + f(J - 1)
+
+@sc.program
+def laplacian(f: F, out: F):
+    lap(f, out=out)
+
+N_IN = 24
+
+def _many_body(*args):
+    fields, a, b = args[:-2], args[-2], args[-1]
+    total = fields[0]
+    for f in fields[1:]:
+        total = total + f
+    return a * total + b
+
+def _many_fop():
+    import inspect
+    params = [inspect.Parameter(f"f{k}", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=F) for k in range(N_IN)]
+    params += [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=sc.float64) for n in ("a", "b")]
+    def many(*args):
+        return _many_body(*args)
+    many.__signature__ = inspect.Signature(params, return_annotation=F)
+    many.__annotations__ = {p.name: p.annotation for p in params} | {"return": F}
+    many.__name__ = "many"
+    return sc.field_operator(many)
+
+many = _many_fop()
+
+def _many_program():
+    import inspect
+    names = [f"f{k}" for k in range(N_IN)]
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=F) for n in names + ["out"]]
+    params += [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=sc.float64) for n in ("a", "b")]
+    def fields25(*args):
+        many(*args[:N_IN], args[-2], args[-1], out=args[N_IN])
+    fields25.__signature__ = inspect.Signature(params)
+    fields25.__annotations__ = {p.name: p.annotation for p in params}
+    fields25.__name__ = "fields25"
+    return sc.program(fields25)
+
+fields25 = _many_program()
+'''
+
+
+def load_programs(folder: Path) -> Any:
+    path = folder / "bench_programs.py"
+    path.write_text(PROGRAMS)
+    sys.path.insert(0, str(folder))
+    import bench_programs  # type: ignore[import-not-found]
+
+    return bench_programs
+
+
+def best(fn: Any, number: int, repeat: int = 5) -> float:
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def median_of(fn: Any, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def fresh_process_seconds(code: str, env: dict[str, str]) -> float:
+    """Median wall time of `python -c code` over 5 runs."""
+    return median_of(lambda: subprocess.run([sys.executable, "-c", code], env=env, check=True), 5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--size", type=int, default=4096)
+    args = parser.parse_args()
+    results: dict[str, Any] = {}
+    cache = Path(tempfile.mkdtemp(prefix="stencilchain-bench-"))
+    env = dict(os.environ, STENCILCHAIN_CACHE_DIR=str(cache), PYTHONPATH=str(cache))
+    os.environ.update(STENCILCHAIN_CACHE_DIR=str(cache))
+
+    # import time, against an empty interpreter
+    results["import_stencilchain_s"] = fresh_process_seconds("import stencilchain", env)
+    results["import_baseline_python_s"] = fresh_process_seconds("pass", env)
+    results["import_numpy_s"] = fresh_process_seconds("import numpy", env)
+
+    from stencilchain.containers import build_container
+
+    toolchain = build_container({}, cache_dir=cache).gtfn.toolchain()
+    programs = load_programs(cache)
+
+    # one-time set-up (tool detection, prototype build folders), then a cold compile
+    start = time.perf_counter()
+    toolchain.compile(programs.two_fields)
+    results["first_compile_with_setup_s"] = time.perf_counter() - start
+    colds = []
+    for k in range(3):
+        src = PROGRAMS + f"\n@sc.field_operator\ndef fresh{k}(f: F) -> F:\n    return {k + 2}.5 * f(I + 1)\n"
+        src += f"\n@sc.program\ndef new{k}(f: F, out: F):\n    fresh{k}(f, out=out)\n"
+        path = cache / f"fresh{k}.py"
+        path.write_text(src)
+        ns: dict[str, Any] = {}
+        exec(compile(src, str(path), "exec"), ns)
+        start = time.perf_counter()
+        toolchain.compile(ns[f"new{k}"])
+        colds.append(time.perf_counter() - start)
+    results["cold_compile_s"] = float(np.median(colds))
+
+    # baseline: the same generated sources built with one plain g++ command
+    compiled = toolchain.compile(ns["new2"])
+    build_dir = compiled.artifact.build_dir
+    sources = sorted(str(p) for p in build_dir.rglob("*.cpp") if "CMakeFiles" not in str(p))
+    import sysconfig
+
+    start = time.perf_counter()
+    subprocess.run(
+        ["c++", "-O3", "-std=c++17", "-shared", "-fPIC", "-fopenmp", "-fwrapv",
+         f"-I{sysconfig.get_paths()['include']}", "-DSTENCILCHAIN_MODULE_NAME=_bench_plain",
+         *sources, "-o", str(cache / "_bench_plain.so")],
+        check=True,
+    )  # fmt: skip
+    results["cold_compile_baseline_plain_gxx_s"] = time.perf_counter() - start
+
+    # first call in a fresh process of a program already in the persistent cache
+    toolchain.compile(programs.laplacian)
+    call_code = textwrap.dedent(
+        """
+        import time; t0 = time.perf_counter()
+        import numpy as np, bench_programs as p
+        from stencilchain.containers import build_container
+        tc = build_container().gtfn.toolchain()
+        f = np.ones((64, 64)); out = np.zeros_like(f)
+        t1 = time.perf_counter()
+        p.laplacian.with_backend(tc)(f, out)
+        t2 = time.perf_counter()
+        print(t2 - t1)
+        """
+    )
+    firsts = [
+        float(subprocess.run([sys.executable, "-c", call_code], env=env, check=True,
+                             capture_output=True, text=True).stdout)
+        for _ in range(5)
+    ]  # fmt: skip
+    results["first_call_cached_fresh_process_s"] = float(np.median(firsts))
+    embedded_first = textwrap.dedent(call_code.replace(".with_backend(tc)", ""))
+    results["first_call_embedded_fresh_process_s"] = float(
+        np.median([
+            float(subprocess.run([sys.executable, "-c", embedded_first], env=env, check=True,
+                                 capture_output=True, text=True).stdout)
+            for _ in range(5)
+        ])
+    )  # fmt: skip
+
+    # steady-state call overhead (tiny arrays: the work is negligible)
+    f = np.ones((4, 4))
+    out = np.zeros_like(f)
+    bound = programs.two_fields.with_backend(toolchain)
+    bound(f, out)
+    results["call_2_fields_s"] = best(lambda: bound(f, out), 20000)
+    entry = toolchain.compile(programs.two_fields).entry
+    results["call_2_fields_native_entry_s"] = best(lambda: entry(f, out), 20000)
+    results["call_2_fields_embedded_baseline_s"] = best(lambda: programs.two_fields(f, out), 2000)
+
+    def noop(*a: Any) -> None:
+        return None
+
+    results["call_python_noop_baseline_s"] = best(lambda: noop(f, out), 20000)
+    fs = [np.ones((4, 4)) for _ in range(24)]
+    out25 = np.zeros((4, 4))
+    bound25 = programs.fields25.with_backend(toolchain)
+    bound25(*fs, out25, 0.5, 1.0)
+    results["call_25_fields_2_scalars_s"] = best(lambda: bound25(*fs, out25, 0.5, 1.0), 20000)
+    results["call_25_fields_embedded_baseline_s"] = best(
+        lambda: programs.fields25(*fs, out25, 0.5, 1.0), 500
+    )
+
+    # Laplacian throughput, C and Fortran order, against np.copyto and NumPy
+    n = args.size
+    for order in ("C", "F"):
+        src = np.asarray(np.random.default_rng(0).random((n, n)), order=order)
+        dst = np.zeros_like(src, order=order)
+        lap = programs.laplacian.with_backend(toolchain)
+        lap(src, dst)
+        t_lap = best(lambda: lap(src, dst), 3, repeat=5)
+        t_copy = best(lambda: np.copyto(dst, src), 3, repeat=5)
+        t_numpy = best(lambda: programs.laplacian(src, dst), 1, repeat=3)
+        bytes_moved = 2 * src.nbytes  # one read and one write stream
+        results[f"laplacian_{order}_GBps"] = bytes_moved / t_lap / 1e9
+        results[f"copyto_{order}_GBps"] = bytes_moved / t_copy / 1e9
+        results[f"laplacian_{order}_vs_copyto"] = t_copy / t_lap
+        results[f"laplacian_{order}_speedup_over_numpy"] = t_numpy / t_lap
+
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for key, value in results.items():
+            unit = ""
+            if key.endswith("_s"):
+                value, unit = value * 1e6 if value < 1e-3 else value * 1e3, "us" if value < 1e-3 else "ms"
+            print(f"{key:45s} {value:10.2f} {unit}")
+
+
+if __name__ == "__main__":
+    main()
