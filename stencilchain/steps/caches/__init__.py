@@ -1,0 +1,9 @@
+"""The caches of the toolchain: where they live, translated sources, and build folders."""
+
+from __future__ import annotations
+
+from stencilchain.steps.caches.build_cache import BuildCache, BuildFunction, BuildResult
+from stencilchain.steps.caches.cache_root import cache_root
+from stencilchain.steps.caches.translation_cache import TranslationCache
+
+__all__ = ["BuildCache", "BuildFunction", "BuildResult", "TranslationCache", "cache_root"]

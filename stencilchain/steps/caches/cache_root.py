@@ -1,0 +1,52 @@
+"""Where the caches live: a per-process temporary folder or a persistent one.
+
+Nothing here reads the environment; the configuration decides `lifetime` and
+`cache_dir` (see stencilchain.containers).
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from stencilchain.steps.settings import CacheLifetime
+
+
+def cache_root(lifetime: CacheLifetime, cache_dir: Path | None) -> Path:
+    """The root folder of the caches, created if missing.
+
+    `persistent`: `cache_dir`, or `platformdirs.user_cache_dir("stencilchain")`.
+    `session`: one temporary folder per process (inside `cache_dir` when given),
+    created on first use and removed when the process exits.
+    """
+    if not isinstance(lifetime, CacheLifetime):
+        raise TypeError(f"cache lifetime must be a CacheLifetime, got {lifetime!r}")
+    parent = None if cache_dir is None else Path(cache_dir).expanduser().absolute()
+    if lifetime is CacheLifetime.SESSION:
+        return _session_root(parent)
+    if parent is None:
+        import platformdirs  # imported here: only the persistent default needs it
+
+        parent = Path(platformdirs.user_cache_dir("stencilchain"))
+    parent.mkdir(parents=True, exist_ok=True)
+    return parent
+
+
+@functools.cache
+def _session_root(parent: Path | None) -> Path:
+    """The session folder of this process under `parent` (the system temp dir if None)."""
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="stencilchain-session-", dir=parent))
+    atexit.register(_remove_session_root, root, os.getpid())
+    return root
+
+
+def _remove_session_root(root: Path, owner_pid: int) -> None:
+    """Remove `root` at exit, but only in the process that created it (not in forks)."""
+    if os.getpid() == owner_pid:
+        shutil.rmtree(root, ignore_errors=True)

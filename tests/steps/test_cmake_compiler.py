@@ -1,0 +1,281 @@
+"""The CMake + Ninja compiler, on hand-written extensions (C++ function + bindings).
+
+Compiling is slow on two cores, so one module-scoped build serves most tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from stencilchain.program.device import Device
+from stencilchain.program.ir import Program
+from stencilchain.steps.caches.build_cache import MARKER_NAME, BuildCache
+from stencilchain.steps.errors import CompilationError
+from stencilchain.steps.gtfn import compiler as compiler_module
+from stencilchain.steps.gtfn.compiler import CMakeCompiler
+from stencilchain.steps.settings import BuildType
+from stencilchain.steps.stages import (
+    BindingSource,
+    CompiledArtifact,
+    ExtensionSource,
+    ProgramSource,
+)
+
+PROGRAM = Program(name="p", params=(), field_operators=(), calls=())
+
+# The loops' unit: OpenMP, and a check that signed overflow wraps (-fwrapv): at -O3
+# without it GCC folds `a + 1 < a` to false.
+CPP_PROGRAM = """\
+#include <omp.h>
+int sc_threads() {
+    int n = 0;
+    #pragma omp parallel
+    {
+        #pragma omp single
+        n = omp_get_num_threads();
+    }
+    return n;
+}
+bool sc_overflows(int a) { return a + 1 < a; }
+double sc_axpy(double a, double x, double y) { return a * x + y; }
+"""
+
+PYBIND11_BINDINGS = """\
+#include <pybind11/pybind11.h>
+int sc_threads();
+bool sc_overflows(int a);
+double sc_axpy(double a, double x, double y);
+PYBIND11_MODULE(STENCILCHAIN_MODULE_NAME, m) {
+    m.def("axpy", &sc_axpy);
+    m.def("threads", &sc_threads);
+    m.def("overflows", &sc_overflows);
+}
+"""
+
+CAPI_BINDINGS = """\
+#define ENTRY "%(entry)s"
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define SC_CAT2(a, b) a##b
+#define SC_CAT(a, b) SC_CAT2(a, b)
+#define SC_STR2(x) #x
+#define SC_STR(x) SC_STR2(x)
+int sc_value();
+static PyObject* run(PyObject*, PyObject*) { return PyLong_FromLong(sc_value()); }
+static PyMethodDef methods[] = {{ENTRY, run, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
+static PyModuleDef module = {PyModuleDef_HEAD_INIT, SC_STR(STENCILCHAIN_MODULE_NAME), nullptr, -1, methods};
+PyMODINIT_FUNC SC_CAT(PyInit_, STENCILCHAIN_MODULE_NAME)(void) { return PyModule_Create(&module); }
+"""
+
+
+def extension(
+    entry: str,
+    program_code: str,
+    bindings_code: str,
+    *,
+    language: str = "cpp",
+    device: Device = Device.CPU,
+    deps: tuple[str, ...] = (),
+) -> ExtensionSource:
+    return ExtensionSource(
+        ProgramSource(PROGRAM, entry, program_code, language, device),
+        BindingSource(bindings_code.replace("%(entry)s", entry), language, deps),
+    )
+
+
+AXPY = extension("axpy", CPP_PROGRAM, PYBIND11_BINDINGS, deps=("pybind11",))
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> BuildCache:
+    return BuildCache(tmp_path_factory.mktemp("build_cache"))
+
+
+@pytest.fixture(scope="module")
+def compiler(cache: BuildCache) -> CMakeCompiler:
+    return CMakeCompiler(device=Device.CPU, build_type=BuildType.RELEASE, cache=cache)
+
+
+@pytest.fixture(scope="module")
+def artifact(compiler: CMakeCompiler) -> CompiledArtifact:
+    return compiler(AXPY)
+
+
+def test_a_hand_written_pybind11_extension_builds_loads_and_runs(
+    artifact: CompiledArtifact, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    axpy = artifact.load()
+    assert axpy(2.0, 3.0, 1.0) == 7.0
+    module = sys.modules[artifact.module_name]
+    assert module.overflows(2**31 - 1) is True  # -fwrapv, at -O3
+    assert artifact.entry_point == "axpy"
+    assert artifact.module_name.startswith("_sc_axpy_")
+    assert artifact.module_path.is_file() and artifact.module_path.is_relative_to(
+        artifact.build_dir
+    )
+    assert (artifact.build_dir / MARKER_NAME).is_file()
+    assert artifact.metadata["module_name"] == artifact.module_name
+
+
+def test_the_artifact_pickles_and_loads_in_another_process(artifact: CompiledArtifact) -> None:
+    script = textwrap.dedent(
+        """
+        import pickle, sys
+        artifact = pickle.loads(sys.stdin.buffer.read())
+        axpy = artifact.load()
+        module = sys.modules[artifact.module_name]
+        print(axpy(2.0, 5.0, 1.0), module.threads())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=pickle.dumps(artifact),
+        capture_output=True,
+        env={**os.environ, "OMP_NUM_THREADS": "2"},
+        check=True,
+    )
+    assert done.stdout.decode().split() == ["11.0", "2"]  # OpenMP is linked and honoured
+
+
+def test_flags_follow_the_build_type_and_the_header_is_precompiled(
+    artifact: CompiledArtifact,
+) -> None:
+    build_ninja = (artifact.build_dir / "build" / "build.ninja").read_text()
+    program_flags = _compile_flags(build_ninja, "axpy.cpp")
+    bindings_flags = _compile_flags(build_ninja, "axpy_bindings.cpp")
+    assert {"-O3", "-fwrapv", "-fopenmp"} <= set(program_flags)
+    assert {"-fwrapv", "-fopenmp", "-Winvalid-pch"} <= set(bindings_flags)
+    assert bindings_flags.index("-O3") < bindings_flags.index("-O1")  # the later flag wins
+    log = (artifact.build_dir / "build.log").read_text()
+    assert "not used because" not in log  # GCC accepted the precompiled pybind11 header
+    assert artifact.metadata["precompiled_header"] == "yes"
+    assert "Detecting CXX compiler" not in log  # detection came from the toolchain folder
+
+
+def _compile_flags(build_ninja: str, source: str) -> list[str]:
+    """The FLAGS of the rule compiling `source` in a build.ninja."""
+    rule = build_ninja.split(f"build CMakeFiles/sc_module.dir/{source}.o:")[1].split("\n\n")[0]
+    line = next(line for line in rule.splitlines() if line.strip().startswith("FLAGS = "))
+    return line.split("=", 1)[1].split()
+
+
+def test_a_second_compile_loads_without_running_cmake(
+    artifact: CompiledArtifact, cache: BuildCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_commands(*args: object, **kwargs: object) -> None:
+        raise AssertionError("CMake or Ninja ran for a complete build")
+
+    monkeypatch.setattr(compiler_module._Log, "run", no_commands)
+    again = CMakeCompiler(device=Device.CPU, build_type=BuildType.RELEASE, cache=cache)(AXPY)
+    assert again == artifact
+
+
+def test_the_key_covers_source_and_settings(compiler: CMakeCompiler) -> None:
+    key = compiler.plan(AXPY).key
+    assert key.startswith("axpy_") and compiler.plan(AXPY).key == key
+    changed_source = extension("axpy", CPP_PROGRAM + "\n", PYBIND11_BINDINGS, deps=("pybind11",))
+    variants = [
+        compiler.plan(changed_source).key,
+        dataclasses.replace(compiler, build_type=BuildType.DEBUG).plan(AXPY).key,
+        dataclasses.replace(compiler, extra_flags=("-march=x86-64",)).plan(AXPY).key,
+        dataclasses.replace(compiler, openmp=False).plan(AXPY).key,
+        dataclasses.replace(compiler, bindings_optimization=None).plan(AXPY).key,
+    ]
+    assert len({key, *variants}) == len(variants) + 1
+    assert dataclasses.replace(compiler, jobs=1).plan(AXPY).key == key  # speed only
+
+
+def test_a_compile_error_raises_with_the_compiler_message_and_the_log(
+    compiler: CMakeCompiler,
+) -> None:
+    broken = extension("broken", "int sc_value() { return undeclared_name + 1; }\n", CAPI_BINDINGS)
+    with pytest.raises(CompilationError) as caught:
+        compiler(broken)
+    error = caught.value
+    assert "undeclared_name" in error.compiler_output and "error" in error.compiler_output
+    assert "undeclared_name" in str(error) and str(error.log_path) in str(error)
+    assert error.log_path is not None and error.log_path.is_file()
+    assert "undeclared_name" in error.log_path.read_text()
+    assert error.log_path.parent == compiler.cache.folder(compiler.plan(broken).key)
+    assert compiler.cache.lookup(compiler.plan(broken).key) is None  # never marked complete
+    assert pickle.loads(pickle.dumps(error)).log_path == error.log_path
+
+
+def test_a_capi_extension_builds_without_pybind11(
+    compiler: CMakeCompiler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    artifact = compiler(extension("value", "int sc_value() { return 42; }\n", CAPI_BINDINGS))
+    assert artifact.load()() == 42
+    assert artifact.metadata["precompiled_header"] == "no"
+    assert "pybind11" not in (artifact.build_dir / "src" / "CMakeLists.txt").read_text()
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (extension("x", "", "", device=Device.GPU, language="cuda"), "generated for gpu"),
+        (extension("x", "", "", language="cuda"), "builds 'cpp'"),
+        (extension("x", "", "", deps=("gridtools",)), "library 'gridtools'"),
+        (extension("not-an-identifier", "", ""), "C identifier"),
+    ],
+)
+def test_sources_it_cannot_build_are_rejected(
+    compiler: CMakeCompiler, source: ExtensionSource, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        compiler(source)
+
+
+def test_settings_are_checked(cache: BuildCache) -> None:
+    with pytest.raises(TypeError, match="device"):
+        CMakeCompiler(device="cpu", build_type=BuildType.RELEASE, cache=cache)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="extra_flags"):
+        CMakeCompiler(
+            device=Device.CPU,
+            build_type=BuildType.RELEASE,
+            cache=cache,
+            extra_flags=["-O2"],  # type: ignore[arg-type]
+        )
+    with pytest.raises(ValueError, match="';'"):
+        CMakeCompiler(
+            device=Device.CPU, build_type=BuildType.RELEASE, cache=cache, extra_flags=("-a;-b",)
+        )
+
+
+CUDA_PROGRAM = """\
+#include <cuda_runtime.h>
+__global__ void sc_twice(int* x) { x[threadIdx.x] *= 2; }
+int sc_value() {
+    int* device_x = nullptr;
+    int x[4] = {1, 2, 3, 21};
+    if (cudaMalloc(&device_x, sizeof x) != cudaSuccess) return -1;  // no GPU here
+    cudaMemcpy(device_x, x, sizeof x, cudaMemcpyHostToDevice);
+    sc_twice<<<1, 4>>>(device_x);
+    cudaMemcpy(x, device_x, sizeof x, cudaMemcpyDeviceToHost);
+    cudaFree(device_x);
+    return x[3];
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit)")
+def test_a_trivial_cuda_extension_compiles(cache: BuildCache) -> None:
+    compiler = CMakeCompiler(device=Device.GPU, build_type=BuildType.RELEASE, cache=cache)
+    artifact = compiler(
+        extension("twice", CUDA_PROGRAM, CAPI_BINDINGS, language="cuda", device=Device.GPU)
+    )
+    assert artifact.module_path.is_file()
+    assert (artifact.build_dir / "src" / "twice.cu").is_file()
+    assert json.loads(artifact.metadata_json)["device"] == "gpu"
+    assert artifact.load()() in (-1, 42)  # 42 where a GPU is present
