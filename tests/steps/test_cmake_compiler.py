@@ -221,6 +221,14 @@ def test_a_capi_extension_builds_without_pybind11(
     assert "pybind11" not in (artifact.build_dir / "src" / "CMakeLists.txt").read_text()
 
 
+def test_a_complete_folder_that_lost_its_module_is_rebuilt(compiler: CMakeCompiler) -> None:
+    source = extension("lost", "int sc_value() { return 5; }\n", CAPI_BINDINGS)
+    first = compiler(source)
+    first.module_path.unlink()
+    again = compiler(source)
+    assert again.module_path == first.module_path and again.module_path.is_file()
+
+
 @pytest.mark.parametrize(
     ("source", "message"),
     [

@@ -10,8 +10,8 @@ Speed (a new program should build in about a second on two cores):
   OpenMP search; each build starts from a copy of it, so CMake skips both (CMake reuses
   these files the same way between its own configure runs);
 - the program unit, which holds the loops, gets the build type's flags (Release: -O3);
-  the bindings unit is glue and gets `bindings_optimization` (-O1), which halves the
-  time of a pybind11 unit for a call path a few nanoseconds slower;
+  the bindings unit is glue and gets `bindings_optimization` (-O1), which takes about a
+  third off a pybind11 unit for a call path a few nanoseconds slower;
 - bindings using pybind11 get a precompiled `<pybind11/pybind11.h>`, built once per build
   context; GCC uses it only where it is exact (it checks flags and macros itself);
 - the two units compile in parallel, and CMake/Ninja run directly (no find_package of
