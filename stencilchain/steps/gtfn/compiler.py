@@ -247,8 +247,8 @@ class _Tools:
 def _tools(cxx: str, nvcc: str | None) -> _Tools:
     """The tools of a build, looked up once per process.
 
-    Cheap, since every call computes a key, builds or not: `<compiler> --version` runs
-    once, and the CMake and Ninja packages are identified without importing them.
+    Cheap, since every call computes a key, builds or not: executables are identified by
+    their resolved path, size and mtime, and CMake and Ninja without importing them.
     """
     cxx_path = _which(cxx, "C++ compiler")
     nvcc_path = None if nvcc is None else _which(nvcc, "CUDA compiler (needed for the GPU)")
@@ -271,7 +271,11 @@ def _build_programs() -> tuple[str, str]:
 
 
 def _executable_identity(path: str) -> str:
-    return sha256_of(path, os.path.realpath(path), _version_output(path))
+    # the resolved executable's size and modification time change with any upgrade;
+    # `--version` would cost a process start on every cached first call
+    real = os.path.realpath(path)
+    stat = os.stat(real)
+    return sha256_of(path, real, str(stat.st_size), str(stat.st_mtime_ns))
 
 
 def _package_identity(name: str) -> str:
@@ -292,16 +296,6 @@ def _which(name: str, what: str) -> str:
     if found is None:
         raise CompilationError(f"{what} {name!r} not found (looked on PATH)", "", None)
     return os.path.abspath(found)
-
-
-def _version_output(executable: str) -> str:
-    try:
-        done = subprocess.run(
-            [executable, "--version"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        raise CompilationError(f"cannot run {executable} --version: {error}", "", None) from error
-    return done.stdout + done.stderr
 
 
 @functools.lru_cache(maxsize=1)
