@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from stencilchain.program import ir
+from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, is_finite_as
 from stencilchain.program.errors import ArgumentError
@@ -37,8 +38,9 @@ def written_fields(program: ir.Program) -> frozenset[str]:
 class ArgumentChecker:
     """Validates the arguments of one program; built once, called per call."""
 
-    def __init__(self, program: ir.Program) -> None:
+    def __init__(self, program: ir.Program, device: Device = Device.CPU) -> None:
         self.program_name = program.name
+        self.device = device
         written = written_fields(program)
         self.params: tuple[FieldParam | ScalarParam, ...] = tuple(
             FieldParam(p.name, p.type, p.name in written)
@@ -80,11 +82,17 @@ class ArgumentChecker:
 
     def field(self, param: FieldParam, arg: Any) -> None:
         ftype = param.type
-        if not isinstance(arg, np.ndarray):
+        got = f"{type(arg).__module__}.{type(arg).__qualname__}"
+        if self.device is Device.GPU:
+            if not hasattr(arg, "__cuda_array_interface__"):
+                raise ArgumentError(
+                    f"{self._where(param)}: expected a GPU array (e.g. cupy) for {ftype!r}, "
+                    f"got {got}" + (" on the CPU" if isinstance(arg, np.ndarray) else "")
+                )
+        elif not isinstance(arg, np.ndarray):
             device = " on the GPU" if hasattr(arg, "__cuda_array_interface__") else ""
             raise ArgumentError(
-                f"{self._where(param)}: expected a numpy array for {ftype!r}, "
-                f"got {type(arg).__module__}.{type(arg).__qualname__}{device}"
+                f"{self._where(param)}: expected a numpy array for {ftype!r}, got {got}{device}"
             )
         if arg.ndim != len(ftype.dims):
             raise ArgumentError(
@@ -96,7 +104,7 @@ class ArgumentChecker:
                 f"{self._where(param)}: expected dtype {ftype.dtype}, got {arg.dtype}; nothing "
                 f"is converted implicitly, pass arr.astype(np.{ftype.dtype.numpy.name})"
             )
-        if param.written and not arg.flags.writeable:
+        if param.written and isinstance(arg, np.ndarray) and not arg.flags.writeable:
             raise ArgumentError(f"{self._where(param)} is written by the program but is read-only")
 
     def scalar(self, param: ScalarParam, arg: Any) -> Any:

@@ -96,7 +96,7 @@ class Toolchain:
             entry_metrics = metrics.entry(self.name, program.name)
             entry_metrics.steps.update(times)
             entry_metrics.load_time = t4 - t3
-        return CompiledProgram(program.name, artifact, entry, ArgumentChecker(program))
+        return CompiledProgram(program.name, artifact, entry, ArgumentChecker(program, self.device))
 
     def executor(self, program: Program) -> BoundProgram:
         """What `program.with_backend(self)` returns."""
@@ -136,8 +136,7 @@ class BoundProgram:
 
     def _first_call(self, *args: Any) -> None:
         # check first, so that a bad call fails before paying for a compilation
-        if self.toolchain.device is Device.CPU:
-            ArgumentChecker(self.program.ir).check(args)
+        ArgumentChecker(self.program.ir, self.toolchain.device).check(args)
         self.compile()
         self._entry(*args)
 
