@@ -25,7 +25,7 @@ import numpy as np
 
 import stencilchain as sc
 
-I = sc.Dimension("I")  # noqa: E741 (the DSL convention for grid dimensions)
+I = sc.Dimension("I")
 J = sc.Dimension("J")
 
 Field2D = sc.Field[[I, J], sc.float64]

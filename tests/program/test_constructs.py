@@ -10,7 +10,7 @@ from stencilchain.program import ir
 
 from ._support import apply_program, assert_written, full, random_array, recording, run_fop
 
-I = sc.Dimension("I")  # noqa: E741
+I = sc.Dimension("I")
 J = sc.Dimension("J")
 K = sc.Dimension("K")
 

@@ -13,7 +13,7 @@ import pytest
 
 import stencilchain as sc
 
-I = sc.Dimension("I")  # noqa: E741
+I = sc.Dimension("I")
 J = sc.Dimension("J")
 K = sc.Dimension("K")
 

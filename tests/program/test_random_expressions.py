@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import stencilchain as sc
 
-I = sc.Dimension("I")  # noqa: E741
+I = sc.Dimension("I")
 J = sc.Dimension("J")
 F = sc.Field[[I, J], sc.float64]
 L = sc.Field[[I, J], sc.int64]
