@@ -8,6 +8,9 @@ Step-local values are type-checked when the toolchain is built.
 
 from __future__ import annotations
 
+import functools
+import inspect
+import typing
 from pathlib import Path
 from typing import TypeVar
 
@@ -49,6 +52,25 @@ def require_config(builder: str, cfg: object, expected: type[C]) -> C:
             f"{builder}(): the config must be a {expected.__name__}, got {type(cfg).__name__}"
         )
     return cfg
+
+
+def reject_builder(name: str, step: object) -> None:
+    """TypeError if `step` is a step *builder* (it takes a config), e.g. one passed to
+    `provider.override(...)` directly, which dependency-injector would use as the step."""
+    if not callable(step):
+        raise TypeError(f"the {name} step must be callable, got {step!r}")
+    func = step.func if isinstance(step, functools.partial) else step
+    try:
+        hints = typing.get_type_hints(func)
+        first = next(iter(inspect.signature(func).parameters), None)
+    except (TypeError, ValueError, NameError):
+        return
+    annotation = hints.get(first) if first else None
+    if isinstance(annotation, type) and issubclass(annotation, ToolchainConfig):
+        raise TypeError(
+            f"the {name} provider returned the step builder {step!r}, not a step; override "
+            f"it with override_step(provider, builder) or providers.Factory(builder, toolchain_config)"
+        )
 
 
 def cache_folder(cfg: ToolchainConfig, *parts: str) -> Path:
@@ -114,6 +136,12 @@ def make_compile_workflow(
     unless `cfg.cached_translation` is off. The cache wraps the step it is given, so an
     overridden translation is the one that runs on a miss."""
     cfg = require_config("make_compile_workflow", cfg, ToolchainConfig)
+    for name, step in (
+        ("translation", translation),
+        ("bindings", bindings),
+        ("compilation", compilation),
+    ):
+        reject_builder(name, step)
     if cfg.cached_translation:
         translation = cached_translation(
             translation, TranslationCache(cache_folder(cfg, "translations"))

@@ -204,14 +204,14 @@ def suggest(name: str, known: Iterable[str], prefix: str = "") -> str:
     return f"did you mean {stems[close[0]]}?" if close else f"known: {', '.join(known)}"
 
 
-def config_from(cls: type[C], values: Mapping[str, object]) -> C:
+def config_from(cls: type[C], values: Mapping[str, object] | None) -> C:
     """Build `cls` from setting values (typed, or text parsed like the environment).
 
     Settings `cls` has no field for (another family's) are ignored; unknown names are errors.
     """
     fields = {f.name for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
-    for name, value in values.items():
+    for name, value in (values or {}).items():  # an empty config section gives defaults
         setting = SETTINGS_BY_NAME.get(name)
         if setting is None:
             raise ConfigError(f"unknown setting {name!r}; {suggest(name, SETTINGS_BY_NAME)}")
@@ -220,12 +220,12 @@ def config_from(cls: type[C], values: Mapping[str, object]) -> C:
     return cls(**kwargs)
 
 
-def gtfn_config_from(values: Mapping[str, object]) -> GTFNConfig:
+def gtfn_config_from(values: Mapping[str, object] | None) -> GTFNConfig:
     """The GTFN config of `values` (e.g. `settings_from_environ(...)` or a Configuration's dict)."""
     return config_from(GTFNConfig, values)
 
 
-def dace_config_from(values: Mapping[str, object]) -> DaCeConfig:
+def dace_config_from(values: Mapping[str, object] | None) -> DaCeConfig:
     """The DaCe config of `values` (e.g. `settings_from_environ(...)` or a Configuration's dict)."""
     return config_from(DaCeConfig, values)
 

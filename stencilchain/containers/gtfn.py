@@ -40,7 +40,9 @@ class GTFNContainer(containers.DeclarativeContainer):
         bindings=bindings,
         compilation=compilation,
     )
-    toolchain = providers.Singleton(
+    # A Factory, so that an override made after a first toolchain() still lands; toolchains
+    # with the same settings share their compiled programs (runtime.toolchain's pools).
+    toolchain = providers.Factory(
         make_toolchain,
         toolchain_config,
         name=name,

@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from dependency_injector import providers
 
-from stencilchain.containers.config import ToolchainConfig
+from stencilchain.containers.config import DaCeConfig, GTFNConfig
 
-C = TypeVar("C", bound=ToolchainConfig)
 S = TypeVar("S")
 
 
-def override_step(provider: Any, builder: Callable[[C], S], /) -> Any:
+@overload
+def override_step(provider: Any, builder: Callable[[GTFNConfig], S], /) -> Any: ...
+
+
+@overload
+def override_step(provider: Any, builder: Callable[[DaCeConfig], S], /) -> Any: ...
+
+
+def override_step(provider: Any, builder: Callable[[Any], S], /) -> Any:
     """Override a step provider (e.g. `container.gtfn.translation`) with `builder`, wired to
     the same config. Use as a context manager in tests, or keep it for the process:
 
         with override_step(c.gtfn.translation, partial(make_gtfn_translation, enable_transforms=False)):
             ...
     """
-    if not isinstance(provider, providers.Factory):
+    is_step = (
+        isinstance(provider, providers.Factory) and len(provider.args) == 1 and not provider.kwargs
+    )
+    if not is_step:  # a step's Factory takes the config alone
         raise TypeError(f"override_step() takes a step's Factory provider, got {provider!r}")
     return provider.override(providers.Factory(builder, *provider.args))

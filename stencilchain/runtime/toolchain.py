@@ -8,6 +8,7 @@ straight to the compiled entry point, which checks its arguments in native code.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -17,10 +18,12 @@ from stencilchain.program import ir
 from stencilchain.program.arguments import ArgumentChecker
 from stencilchain.program.device import Device
 from stencilchain.program.errors import ArgumentError
+from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
 from stencilchain.runtime.compile_workflow import CompileWorkflow
 from stencilchain.runtime.metrics import metrics
 from stencilchain.steps.stages import CompiledArtifact
+from stencilchain.steps.workflow import CachedStep
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,21 +66,40 @@ class Toolchain:
     workflow: CompileWorkflow
     device: Device = Device.CPU
     collect_metrics: bool = False
-    _pool: dict[str, CompiledProgram] = dataclasses.field(default_factory=dict, repr=False)
-    _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+
+    @functools.cached_property
+    def identity(self) -> str:
+        """What keys this toolchain's compiled-program pool: its name and the settings of
+        its config and bare steps. Toolchains built twice from the same container share a
+        pool; a toolchain with another step (an override) gets its own."""
+        translation = self.workflow.translation
+        bare = translation.step if isinstance(translation, CachedStep) else translation
+        parts = (self.name, self.family, repr(self.config), repr(bare))
+        return sha256_of(*parts, repr(self.workflow.bindings), repr(self.workflow.compilation))
+
+    @property
+    def pool(self) -> dict[str, CompiledProgram]:
+        """The compiled programs of this toolchain, by program fingerprint.
+
+        The fingerprint is the whole argument signature too: a program's dtypes and ndims
+        are declared, the device and the accepted layouts are the toolchain's, and the
+        generated code takes any strides."""
+        with _pools_lock:
+            return _pools.setdefault(self.identity, {})
 
     def compile(self, program: Program | ir.Program) -> CompiledProgram:
         """The compiled program, from the pool, the caches, or a new build."""
         program_ir = program.ir if isinstance(program, Program) else program
         key = program_ir.fingerprint()
-        compiled = self._pool.get(key)
+        pool = self.pool
+        compiled = pool.get(key)
         if compiled is not None:
             return compiled
-        with self._lock:
-            compiled = self._pool.get(key)
+        with _build_lock:
+            compiled = pool.get(key)
             if compiled is None:
                 compiled = self._build(program_ir)
-                self._pool[key] = compiled
+                pool[key] = compiled
         return compiled
 
     def _build(self, program: ir.Program) -> CompiledProgram:
@@ -104,6 +126,12 @@ class Toolchain:
 
     def __repr__(self) -> str:
         return f"Toolchain(name={self.name!r}, family={self.family!r}, config={self.config!r})"
+
+
+# The compiled-program pools of the process, by toolchain identity.
+_pools: dict[str, dict[str, CompiledProgram]] = {}
+_pools_lock = threading.Lock()
+_build_lock = threading.RLock()
 
 
 class BoundProgram:

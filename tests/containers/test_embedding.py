@@ -123,14 +123,6 @@ def test_host_values_are_validated(private_cache_dir: Path) -> None:
         misspelled.stencil.toolchain_config()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a host whose config has no `stencil` section: GTFNContainer.toolchain_config calls "
-        "gtfn_config_from(None) and fails with AttributeError 'NoneType' object has no "
-        "attribute 'items' instead of giving the default GTFNConfig (or a ConfigError)"
-    ),
-)
 def test_host_without_a_stencil_section() -> None:
     host = HostContainer()
     host.config.from_dict({"app": {"greeting": "hi"}})

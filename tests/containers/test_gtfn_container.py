@@ -367,15 +367,6 @@ def test_override_step_rejects_a_provider_that_is_not_a_step_factory(
         override_step(c.gtfn.toolchain, make_gtfn_translation)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "translation.override(builder) with a bare builder (not a provider) installs the "
-        "builder itself as the step: dependency_injector wraps it in providers.Object, the "
-        "toolchain builds without complaint and the first compile fails with 'the config "
-        "must be a GTFNConfig, got Program'"
-    ),
-)
 def test_override_with_a_bare_builder(session_cache_dir: Path) -> None:
     c = container_on(session_cache_dir)
     with c.gtfn.translation.override(
@@ -453,14 +444,6 @@ def test_compile_workflow_cache_opt_out(opt_out: dict[str, Any], session_cache_d
     assert isinstance(c.gtfn.toolchain().workflow.translation, GTFNTranslationStep)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "GTFNContainer.toolchain is a Singleton: once toolchain() has been called, a later "
-        "override of a step provider is silently ignored by toolchain() (it returns the "
-        "toolchain built before the override)"
-    ),
-)
 def test_override_after_the_toolchain_was_built_is_not_dropped(session_cache_dir: Path) -> None:
     c = container_on(session_cache_dir)
     before = c.gtfn.toolchain()

@@ -219,14 +219,6 @@ def test_mypy_accepts_good_partials(mypy_errors: dict[int, list[str]]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "override_step(provider: Any, builder: Callable[[C], S]) with C bound to "
-        "ToolchainConfig: mypy infers a lambda's parameter as C, so "
-        "`lambda cfg: make_gtfn_translation(cfg, ...)` is an arg-type error under --strict"
-    ),
-)
 def test_mypy_accepts_a_lambda_of_the_default_builder(mypy_errors: dict[int, list[str]]) -> None:
     (line,) = lines_marked(LAMBDA)
     assert line not in mypy_errors, mypy_errors.get(line)
