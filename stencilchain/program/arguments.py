@@ -35,6 +35,14 @@ def written_fields(program: ir.Program) -> frozenset[str]:
     return frozenset(name for call in program.calls for name in call.outs)
 
 
+def overlap_message(other: str) -> str:
+    """What is wrong with an output that shares memory with argument `other`."""
+    return (
+        f"shares memory with argument '{other}'; a program writes its outputs while it "
+        "reads its other arguments, so pass arrays that do not overlap"
+    )
+
+
 class ArgumentChecker:
     """Validates the arguments of one program; built once, called per call."""
 
@@ -75,7 +83,17 @@ class ArgumentChecker:
                         f"{dim.name} differs from size {known} of argument '{size_source[dim]}'"
                     )
             values.append(arg)
+        self._check_overlaps(args)
         return sizes, values
+
+    def _check_overlaps(self, args: tuple[Any, ...]) -> None:
+        fields = [(p, a) for p, a in zip(self.params, args) if isinstance(p, FieldParam)]
+        for param, arg in fields:
+            if not param.written or not isinstance(arg, np.ndarray):
+                continue
+            for other, other_arg in fields:
+                if other is not param and np.may_share_memory(arg, other_arg):
+                    raise ArgumentError(f"{self._where(param)}: {overlap_message(other.name)}")
 
     def _where(self, param: FieldParam | ScalarParam) -> str:
         return f"argument '{param.name}' of {self.program_name}()"
@@ -103,6 +121,11 @@ class ArgumentChecker:
             raise ArgumentError(
                 f"{self._where(param)}: expected dtype {ftype.dtype}, got {arg.dtype}; nothing "
                 f"is converted implicitly, pass arr.astype(np.{ftype.dtype.numpy.name})"
+            )
+        if isinstance(arg, np.ndarray) and any(s % arg.itemsize for s in arg.strides):
+            raise ArgumentError(
+                f"{self._where(param)}: strides {arg.strides} are not a multiple of the item "
+                f"size {arg.itemsize} (a field of a structured array, say); pass a copy"
             )
         if param.written and isinstance(arg, np.ndarray) and not arg.flags.writeable:
             raise ArgumentError(f"{self._where(param)} is written by the program but is read-only")

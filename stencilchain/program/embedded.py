@@ -61,12 +61,12 @@ def resolve_domain(
 ) -> dict[Dimension, tuple[int, int]] | None:
     """The call's box for these sizes; None when it is empty. A box whose reads leave
     the arrays is a DomainError."""
-    box: dict[Dimension, tuple[int, int]] = {}
+    box = {dd.dim: dd.resolve(sizes[dd.dim]) for dd in call.domain.dims}
+    if any(stop <= start for start, stop in box.values()):
+        return None  # an empty domain does nothing, whatever its other bounds
     for dd in call.domain.dims:
         size = sizes[dd.dim]
-        start, stop = dd.resolve(size)
-        if stop <= start:
-            return None
+        start, stop = box[dd.dim]
         lo, hi = dd.halo
         if start - lo < 0 or stop + hi > size or start < 0 or stop > size:
             raise DomainError(
@@ -74,7 +74,6 @@ def resolve_domain(
                 f"[{start}, {stop}) with reads from {dd.dim.name}-{lo} to {dd.dim.name}+{hi} "
                 f"leaves the array of size {size} along {dd.dim.name}"
             )
-        box[dd.dim] = (start, stop)
     return box
 
 

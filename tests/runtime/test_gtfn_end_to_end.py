@@ -812,12 +812,6 @@ def abs_of_negative_zero(f: F64, out: F64):
     reciprocal_of_abs(f, out=out)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="sc_abs in CPP_PRELUDE (steps/gtfn/cpp_expressions.py) returns -0.0 for -0.0; "
-    "numpy.abs gives +0.0, so 1/abs(-0.0) is -inf compiled and +inf embedded",
-)
 def test_abs_of_negative_zero_is_positive_zero(toolchain: Any) -> None:
     f = np.array([[-0.0, 0.0], [-1.0, 2.0]])
     expected, out = np.zeros_like(f), np.zeros_like(f)
@@ -827,12 +821,6 @@ def test_abs_of_negative_zero_is_positive_zero(toolchain: Any) -> None:
     np.testing.assert_array_equal(out, expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,
-    reason="sc_scalar<float> in steps/gtfn/bindings.py converts a Python float or int "
-    "beyond float32's range to inf without a check; the embedded path raises ArgumentError",
-)
 @pytest.mark.parametrize("value", [1e39, -(10**39)], ids=["float", "int"])
 def test_float32_scalar_overflow_is_an_argument_error(value: Any, toolchain: Any) -> None:
     args = _replace("s", lambda v: value)(_typed_arguments())
@@ -845,12 +833,6 @@ def test_float32_scalar_overflow_is_an_argument_error(value: Any, toolchain: Any
     assert str(compiled.value) == str(embedded.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=sc.ArgumentError,
-    reason="sc_integer in steps/gtfn/bindings.py accepts only the exact type numpy.int64, "
-    "not numpy.longlong (the same dtype, another type object), which embedded accepts",
-)
 def test_numpy_longlong_scalar_for_int64(toolchain: Any) -> None:
     args = _replace("m", lambda v: np.longlong(5))(_typed_arguments())
     assert np.dtype(np.longlong) == np.dtype(np.int64)
@@ -875,13 +857,6 @@ def _outcome(run: Callable[[], None]) -> str:
     return "no error"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="resolve_domain (program/embedded.py) raises DomainError for a dimension that "
-    "leaves the array before it sees that a later dimension is empty; the generated code "
-    "(GTFN domain_code) checks emptiness first and runs nothing",
-)
 def test_empty_domain_with_an_out_of_bounds_dimension(toolchain: Any) -> None:
     f, out = np.ones((3, 8)), np.zeros((3, 8))
     embedded = _outcome(lambda: empty_after_outside(f, out.copy()))
@@ -889,13 +864,6 @@ def test_empty_domain_with_an_out_of_bounds_dimension(toolchain: Any) -> None:
     assert compiled == embedded
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="no check for aliased arguments: the same array passed as a stencil's input and "
-    "output gives NumPy's result embedded (the right side is evaluated first) and a "
-    "result computed from partly overwritten input compiled",
-)
 def test_same_array_as_input_and_output(toolchain: Any) -> None:
     program = examples.laplacian.PROGRAM
     names = [p.name for p in program.ir.params]
@@ -907,21 +875,18 @@ def test_same_array_as_input_and_output(toolchain: Any) -> None:
     np.testing.assert_allclose(compiled, embedded, rtol=1e-13)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=sc.ArgumentError,
-    reason="the CPU bindings (steps/gtfn/bindings.py, sc_numpy_array) reject a byte stride "
-    "that is not a multiple of the item size, e.g. a float64 field of a structured array "
-    "(stride 12 bytes), although data_layout=strided accepts any strides and the embedded "
-    "path runs it",
-)
 def test_field_of_a_structured_array(toolchain: Any) -> None:
+    """Strides must be whole elements (the generated code indexes by element): a field of
+    a structured array (stride 12 bytes for float64) is rejected by every backend alike."""
     records = np.zeros((8, 9), dtype=[("x", "f8"), ("y", "i4")])
     records["x"] = np.random.default_rng(4).random((8, 9))
     f = records["x"]
     assert f.strides[1] == 12
     program = examples.laplacian.PROGRAM
     expected, out = np.zeros((8, 9)), np.zeros((8, 9))
-    program(f, expected)
-    program.with_backend(toolchain)(f, out)
-    np.testing.assert_allclose(out, expected, rtol=1e-13)
+    with pytest.raises(sc.ArgumentError, match="multiple of the item size") as embedded:
+        program(f, expected)
+    with pytest.raises(sc.ArgumentError) as compiled:
+        program.with_backend(toolchain)(f, out)
+    assert str(compiled.value) == str(embedded.value)
+    assert not out.any()

@@ -342,14 +342,6 @@ def test_gpu_program_without_transforms_compiles_with_nvcc(name: str, tmp_path: 
 
 
 @needs_nvcc
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="tuple returns on the GPU: the generated kernels call std::make_tuple and "
-    "std::get, constexpr host functions that nvcc rejects in device code without "
-    "--expt-relaxed-constexpr (steps/gtfn/cpp_expressions.py, ExpressionEmitter._value); "
-    "CMakeCompiler passes no such flag",
-)
 @pytest.mark.parametrize("enable_transforms", [True, False])
 def test_gpu_tuple_returns_compile_with_nvcc(enable_transforms: bool, tmp_path: Path) -> None:
     source = translate(tuple_chain.PROGRAM, device=Device.GPU, enable_transforms=enable_transforms)

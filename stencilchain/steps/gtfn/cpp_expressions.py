@@ -39,7 +39,7 @@ def dtype_of(t: ir.Type) -> ScalarType:
 
 def cpp_type(t: ir.Type) -> str:
     if isinstance(t, ir.TupleType):
-        return f"std::tuple<{', '.join(e.dtype.cpp for e in t.elems)}>"
+        return f"sc_tuple_ns::tuple<{', '.join(e.dtype.cpp for e in t.elems)}>"
     return dtype_of(t).cpp
 
 
@@ -143,9 +143,9 @@ class ExpressionEmitter:
         if isinstance(expr, ir.Cast):
             return f"static_cast<{dtype_of(expr.type).cpp}>({self.emit(expr.expr, pos)})"
         if isinstance(expr, ir.MakeTuple):
-            return f"std::make_tuple({', '.join(self.emit(e, pos) for e in expr.elems)})"
+            return f"sc_tuple_ns::make_tuple({', '.join(self.emit(e, pos) for e in expr.elems)})"
         if isinstance(expr, ir.TupleGet):
-            return f"std::get<{expr.index}>({self.emit(expr.expr, pos)})"
+            return f"sc_tuple_ns::get<{expr.index}>({self.emit(expr.expr, pos)})"
         if isinstance(expr, ir.Call):
             if self.call_field_operator is None:
                 raise ValueError(f"call of {expr.callee} left in an inlined body")
@@ -159,7 +159,19 @@ def _position_key(expr: ir.Expr, pos: Mapping[Dimension, int]) -> Position:
     return tuple(sorted(((d, a) for d, a in pos.items() if a != 0), key=lambda x: x[0].name))
 
 
-CPP_PRELUDE = r"""
+_CPU_PRELUDE = """#define SC_HD
+namespace sc_tuple_ns = std;"""
+_GPU_PRELUDE = """#include <cuda/std/tuple>
+#define SC_HD __host__ __device__
+namespace sc_tuple_ns = cuda::std;  // std::tuple is host-only in device code"""
+
+
+def prelude(gpu: bool) -> str:
+    """Includes and helpers of every generated program (CUDA-ready for the GPU)."""
+    return _PRELUDE.replace("SC_DEVICE_PRELUDE", _GPU_PRELUDE if gpu else _CPU_PRELUDE)
+
+
+_PRELUDE = r"""
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -169,15 +181,17 @@ CPP_PRELUDE = r"""
 #include <tuple>
 #include <type_traits>
 
-#ifdef __CUDACC__
-#define SC_HD __host__ __device__
-#else
-#define SC_HD
-#endif
+SC_DEVICE_PRELUDE
 
 namespace {
 
-template <class T> SC_HD inline T sc_abs(T x) { return x < T(0) ? static_cast<T>(-x) : x; }
+template <class T> SC_HD inline T sc_abs(T x) {
+    if constexpr (std::is_floating_point_v<T>) {
+        return std::fabs(x);  // +0.0 for -0.0, as numpy.abs
+    } else {
+        return x < T(0) ? static_cast<T>(-x) : x;  // wraps for the minimum, as numpy.abs
+    }
+}
 
 template <class T> SC_HD inline T sc_minimum(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
