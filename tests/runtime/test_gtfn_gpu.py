@@ -1,0 +1,59 @@
+"""run_gtfn_gpu: CUDA modules build here (nvcc, no GPU); they run only where a GPU is."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stencilchain as sc
+from stencilchain.containers import build_container
+from stencilchain.examples import hdiff, tuple_chain
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+
+
+@pytest.fixture(scope="module")
+def gtfn_gpu(session_cache_dir: Path) -> Any:
+    return build_container({}, cache_dir=session_cache_dir, device="gpu").gtfn.toolchain()
+
+
+def _cupy_with_a_gpu() -> Any:
+    cupy = pytest.importorskip("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("no CUDA device")
+    except Exception as err:  # cupy imports without a GPU and fails on first use
+        pytest.skip(f"no usable CUDA device: {err}")
+    return cupy
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_gpu_modules_build_and_load_and_refuse_host_arrays(gtfn_gpu: Any) -> None:
+    for module in (hdiff, tuple_chain):
+        compiled = gtfn_gpu.compile(module.PROGRAM)
+        assert compiled.artifact.module_path.is_file()
+        inputs = module.make_inputs(module.DEFAULT_SHAPE, np.random.default_rng(0))
+        first = next(iter(inputs))
+        with pytest.raises(sc.ArgumentError, match=f"argument '{first}'.*GPU array"):
+            module.PROGRAM.with_backend(gtfn_gpu)(*inputs.values())
+
+
+@needs_nvcc
+@pytest.mark.gpu
+@pytest.mark.parametrize("module", [hdiff, tuple_chain], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_gpu_results_equal_the_embedded_executor(gtfn_gpu: Any, module: Any) -> None:
+    cupy = _cupy_with_a_gpu()
+    inputs = module.make_inputs(module.DEFAULT_SHAPE, np.random.default_rng(1))
+    expected = [v.copy() if isinstance(v, np.ndarray) else v for v in inputs.values()]
+    module.PROGRAM(*expected)
+    on_device = [cupy.asarray(v) if isinstance(v, np.ndarray) else v for v in inputs.values()]
+    module.PROGRAM.with_backend(gtfn_gpu)(*on_device)
+    cupy.cuda.Device().synchronize()
+    for got, want in zip(on_device, expected):
+        if isinstance(want, np.ndarray):
+            np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=1e-12, atol=1e-12)
