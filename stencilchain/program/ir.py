@@ -74,6 +74,12 @@ ARITHMETIC_OPS = ("add", "sub", "mul", "div", "pow")
 COMPARISON_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 LOGICAL_OPS = ("and", "or")
 BINARY_OPS = ARITHMETIC_OPS + COMPARISON_OPS + LOGICAL_OPS
+# How each binary operator is written in the DSL (and in the IR's text form).
+OP_SYMBOLS = {
+    "add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
+    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+    "and": "&", "or": "|",
+}  # fmt: skip
 MATH_FUNCTIONS = ("sqrt", "exp", "log", "sin", "cos", "abs", "minimum", "maximum", "floor", "ceil")
 
 

@@ -4,12 +4,6 @@ from __future__ import annotations
 
 from stencilchain.program import ir
 
-_INFIX = {
-    "add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
-    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-    "and": "&", "or": "|",
-}  # fmt: skip
-
 
 def format_expr(expr: ir.Expr) -> str:
     if isinstance(expr, ir.Literal):
@@ -23,7 +17,7 @@ def format_expr(expr: ir.Expr) -> str:
             inner = f"({inner})"
         return f"{inner}({offsets})"
     if isinstance(expr, ir.Binary):
-        return f"({format_expr(expr.left)} {_INFIX[expr.op]} {format_expr(expr.right)})"
+        return f"({format_expr(expr.left)} {ir.OP_SYMBOLS[expr.op]} {format_expr(expr.right)})"
     if isinstance(expr, ir.Unary):
         return f"{'-' if expr.op == 'neg' else '~'}{format_expr(expr.operand)}"
     if isinstance(expr, ir.MathCall):

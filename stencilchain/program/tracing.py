@@ -23,12 +23,6 @@ from stencilchain.program.errors import DefinitionError
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]
 
-_OP_SYMBOLS = {
-    "add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
-    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-    "and": "&", "or": "|",
-}  # fmt: skip
-
 
 class Symbol:
     """A traced value: a field or a scalar expression of a field operator."""
@@ -243,7 +237,7 @@ def _result_type(
 
 
 def binary(op: str, left: object, right: object) -> Symbol:
-    where = f"`{_OP_SYMBOLS[op]}`"
+    where = f"`{ir.OP_SYMBOLS[op]}`"
     operands = (left, right)
     dtype = unify_dtype(operands, where)
     dims = unify_dims(operands, where)

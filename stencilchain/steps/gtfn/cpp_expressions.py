@@ -18,11 +18,7 @@ Position = tuple[tuple[Dimension, int], ...]
 # How a field reference is read: (ref name, position) -> C++ expression
 FieldReader = Callable[[str, Mapping[Dimension, int]], str]
 
-_INFIX = {
-    "add": "+", "sub": "-", "mul": "*", "div": "/",
-    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-    "and": "&&", "or": "||",
-}  # fmt: skip
+_INFIX = {**ir.OP_SYMBOLS, "and": "&&", "or": "||"}  # C++ spells the logical ones
 _MATH = {
     "sqrt": "std::sqrt", "exp": "std::exp", "log": "std::log", "sin": "std::sin",
     "cos": "std::cos", "floor": "std::floor", "ceil": "std::ceil", "abs": "sc_abs",
