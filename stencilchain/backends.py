@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     run_gtfn_cpu: Toolchain
     run_gtfn_cpu_no_transforms: Toolchain
     run_gtfn_gpu: Toolchain
+    run_dace_cpu: Toolchain
+    run_dace_cpu_noopt: Toolchain
+    run_dace_gpu: Toolchain
 
 
 def _gtfn(device: str, **translation_options: Any) -> Callable[[str], Toolchain]:
@@ -38,10 +41,25 @@ def _gtfn(device: str, **translation_options: Any) -> Callable[[str], Toolchain]
     return build
 
 
+def _dace(device: str, auto_optimize: bool) -> Callable[[str], Toolchain]:
+    def build(name: str) -> Toolchain:
+        from stencilchain.containers import build_container
+
+        container = build_container(None, device=device, auto_optimize=auto_optimize)
+        container.dace.name.override(name)
+        toolchain: Toolchain = container.dace.toolchain()
+        return toolchain
+
+    return build
+
+
 _BUILDERS: dict[str, Callable[[str], Any]] = {
     "run_gtfn_cpu": _gtfn("cpu"),
     "run_gtfn_cpu_no_transforms": _gtfn("cpu", enable_transforms=False),
     "run_gtfn_gpu": _gtfn("gpu"),
+    "run_dace_cpu": _dace("cpu", auto_optimize=True),
+    "run_dace_cpu_noopt": _dace("cpu", auto_optimize=False),
+    "run_dace_gpu": _dace("gpu", auto_optimize=True),
 }
 NAMES = ("run_embedded", *_BUILDERS)
 

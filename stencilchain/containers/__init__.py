@@ -11,6 +11,14 @@ from stencilchain.containers.builders import (
     make_toolchain,
 )
 from stencilchain.containers.config import ConfigError, DaCeConfig, GTFNConfig, ToolchainConfig
+from stencilchain.containers.dace import DaCeContainer
+from stencilchain.containers.dace_builders import (
+    MissingExtraError,
+    make_dace_bindings,
+    make_dace_compiler,
+    make_dace_translator,
+)
+from stencilchain.containers.flat import make_dace_backend
 from stencilchain.containers.gtfn import GTFNContainer
 from stencilchain.containers.overrides import override_step
 
@@ -18,11 +26,17 @@ __all__ = [
     "ApplicationContainer",
     "ConfigError",
     "DaCeConfig",
+    "DaCeContainer",
     "GTFNConfig",
     "GTFNContainer",
+    "MissingExtraError",
     "ToolchainConfig",
     "build_container",
     "make_compile_workflow",
+    "make_dace_backend",
+    "make_dace_bindings",
+    "make_dace_compiler",
+    "make_dace_translator",
     "make_gtfn_bindings",
     "make_gtfn_compiler",
     "make_gtfn_translation",

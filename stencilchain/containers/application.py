@@ -7,6 +7,7 @@ from typing import Any
 
 from dependency_injector import containers, providers
 
+from stencilchain.containers.dace import DaCeContainer
 from stencilchain.containers.environment import settings_from_environ
 from stencilchain.containers.gtfn import GTFNContainer
 
@@ -16,6 +17,7 @@ class ApplicationContainer(containers.DeclarativeContainer):
 
     config = providers.Configuration()
     gtfn = providers.Container(GTFNContainer, config=config)
+    dace = providers.Container(DaCeContainer, config=config)
 
 
 def build_container(

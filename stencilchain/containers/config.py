@@ -161,8 +161,23 @@ SETTINGS: tuple[Setting[Any], ...] = (
     DACE_AUTO_OPTIMIZE,
     DACE_EXTERNAL_WORKSPACE,
 )
+# Not a setting of the configs: where more settings come from (environment.py reads it).
+CONFIG_FILE: Setting[Path | None] = Setting(
+    name="config_file",
+    env="STENCILCHAIN_CONFIG",
+    type_name="path",
+    default=None,
+    default_text="unset",
+    accepted="a TOML file path (`~` is expanded; needs Python 3.11+)",
+    meaning='A TOML file of settings (`build_type = "debug"`, keys are the settings\' names), '
+    "layered under the environment: a variable that is set wins over the file.",
+    from_text=lambda raw: Path(raw).expanduser(),
+    types=(Path, type(None)),
+)
+VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE)  # every STENCILCHAIN_* variable
+
 SETTINGS_BY_NAME: Mapping[str, Setting[Any]] = {s.name: s for s in SETTINGS}
-SETTINGS_BY_ENV: Mapping[str, Setting[Any]] = {s.env: s for s in SETTINGS}
+SETTINGS_BY_ENV: Mapping[str, Setting[Any]] = {s.env: s for s in VARIABLES}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,15 +245,17 @@ def dace_config_from(values: Mapping[str, object] | None) -> DaCeConfig:
     return config_from(DaCeConfig, values)
 
 
-_SHARED = frozenset(f.name for f in dataclasses.fields(ToolchainConfig))
+_DACE_ONLY = frozenset(f.name for f in dataclasses.fields(DaCeConfig)) - frozenset(
+    f.name for f in dataclasses.fields(ToolchainConfig)
+)
 
 
 def render_configuration_reference() -> str:
     """The text of docs/configuration.md, derived from `SETTINGS`."""
     rows = [
-        f"| `{s.env}` | {'all' if s.name in _SHARED else 'DaCe'} | {s.type_name} "
+        f"| `{s.env}` | {'DaCe' if s.name in _DACE_ONLY else 'all'} | {s.type_name} "
         f"| `{s.default_text}` | {s.accepted} | {s.meaning} |"
-        for s in SETTINGS
+        for s in VARIABLES
     ]
     return "\n".join(
         [
@@ -255,10 +272,15 @@ def render_configuration_reference() -> str:
             "",
             "- Choices are case-insensitive; booleans accept "
             f"{', '.join(_BOOLEAN_WORDS)} in any case.",
-            "- An empty value means the variable is unset: the default applies.",
+            "- An empty value means the variable is unset: the config file's value or the default applies.",
             "- A bad value is an error that names the variable, the value and the accepted values.",
             "- An unknown `STENCILCHAIN_*` variable is an error suggesting the closest known one,",
             "  so a misspelled setting is never silently ignored.",
+            f"- `{CONFIG_FILE.env}` names a TOML file whose top-level keys are the settings' names",
+            "  (`device`, `build_type`, `cache_dir`, `auto_optimize`, ...); values are strings as in",
+            "  the environment, or TOML booleans. A relative `cache_dir` is relative to the file.",
+            "  A variable that is set overrides the file; an unknown key or a bad value is an error",
+            "  naming the file. `stencilchain config` shows each value and where it came from.",
             "",
         ]
     )

@@ -34,12 +34,20 @@ def cached_translation(
     The key covers the program's fingerprint, the step's settings (its frozen repr) and
     the package version; entries are JSON.
     """
-    settings = repr(step)
+    return CachedStep(
+        step, cache, TranslationKey(repr(step)), encode_program_source, decode_program_source
+    )
 
-    def key(program: ir.Program) -> str:
-        return sha256_of("translation/1", program.fingerprint(), settings, package_version())
 
-    return CachedStep(step, cache, key, encode_program_source, decode_program_source)
+@dataclasses.dataclass(frozen=True)
+class TranslationKey:
+    """The translation cache key of a program under the step settings `settings` (a value,
+    so that equal toolchains compare equal)."""
+
+    settings: str
+
+    def __call__(self, program: ir.Program) -> str:
+        return sha256_of("translation/1", program.fingerprint(), self.settings, package_version())
 
 
 def encode_program_source(source: ProgramSource) -> str:
