@@ -1,0 +1,711 @@
+"""DaCe translation: program IR -> SDFG, built with DaCe's Python API and serialized as text.
+
+The SDFG of a program (see `DaCeTranslator`):
+
+- one array per field parameter, named like the parameter, of shape `(n_<dim>, ...)` and
+  strides `(<name>_s0, <name>_s1, ...)` in elements; every size and stride is an int64
+  symbol (with `DataLayout.UNIT_STRIDE` the innermost stride is the constant 1 and has no
+  symbol). One scalar argument per scalar parameter, of its dtype. The program writes into
+  the caller's arrays: there are no transients.
+- per program call, a map over the call's domain (start `max` of the starts, stop `min` of
+  the stops, `Bound.from_end` counting from `n_<dim>`) around one C++ tasklet that computes
+  the inlined body: one input connector per distinct (field, offset) read, with a memlet
+  such as `f[i_I + 1, i_J]`, one per scalar read, and one output connector per output.
+- the call runs only where its domain is not empty (an interstate condition), so an empty
+  domain does nothing on either device.
+- with `DataLayout.STRIDED` and more than one dimension, the call is one map per possible
+  innermost dimension, and a condition on the first output's strides picks the one whose
+  innermost loop has the smallest stride: C-order and Fortran-order arrays both stream
+  through memory. Only the loop order depends on it, never the result.
+
+Halo check: the SDFG does not check that a domain's reads stay inside the arrays (the
+embedded executor raises DomainError there). The reads reach `ir.DimDomain.halo` below
+the start and above the stop; the caller (the Python call path of the DaCe toolchain)
+must do the check with `stencilchain.program.embedded.resolve_domain` on the sizes before
+calling the SDFG. Inferred domains stay inside by construction; explicit ones can leave
+the arrays (a start counted from the end on a small array, a stop beyond the size).
+
+The tasklets are C++ rather than DaCe's Python tasklet language so that the meaning is
+NumPy's exactly: float32 stays float32 (literals are cast, never promoted), integer
+`+ - * neg abs` and `**` wrap around (computed in the unsigned type), minimum/maximum
+propagate NaN, casts are C++ static_casts (NumPy's astype for every value it defines).
+
+Calling convention of the compiled SDFG: the arrays, the scalars, and the int64 symbols
+`n_<dim>` (the size of each dimension) and `<name>_s<axis>` (strides in elements, not
+bytes); `symbol_names` lists the symbols without importing DaCe. The compiled function's
+parameters are `sdfg.arglist()` of the deserialized SDFG: every program parameter, and
+those of the symbols that some call uses (the size and strides of an array that no call
+reads or writes are not parameters; DaCe's generic call ignores them if given).
+
+`import dace` happens only inside methods: importing this module does not import DaCe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import keyword
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from stencilchain.program import ir
+from stencilchain.program.device import Device
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.transforms import fold_constants, inline_calls, substitute
+from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
+from stencilchain.steps.settings import DataLayout
+from stencilchain.steps.stages import ProgramSource
+
+if TYPE_CHECKING:
+    import dace
+
+__all__ = [
+    "ACCEPTED_AUTO_OPTIMIZE_ARGS",
+    "DERIVED_AUTO_OPTIMIZE_ARGS",
+    "DaCeTranslator",
+    "index_symbol",
+    "sdfg_from_source",
+    "size_symbol",
+    "stride_symbol",
+    "symbol_names",
+]
+
+# The keyword arguments of dace.transformation.auto.auto_optimize.auto_optimize (DaCe 2.0)
+# that the translator sets itself, with the config setting that decides each.
+DERIVED_AUTO_OPTIMIZE_ARGS: dict[str, str] = {
+    "sdfg": "it is the translation of the program",
+    "device": "it is derived from the config's device (STENCILCHAIN_DEVICE); change the device there",
+    "use_gpu_storage": (
+        "it is derived from the config's device (STENCILCHAIN_DEVICE): the arrays live on "
+        "the GPU exactly when the device is gpu; change the device there"
+    ),
+    "symbols": (
+        "the constant symbols are derived from the config's data_layout "
+        "(STENCILCHAIN_DATA_LAYOUT: unit_stride makes the innermost strides 1); change the "
+        "data layout there. Sizes and other strides are never specialized: the SDFG must "
+        "run on every array the argument checks accept"
+    ),
+}
+# The ones a user may pass, with the type of their value.
+ACCEPTED_AUTO_OPTIMIZE_ARGS: dict[str, type] = {"validate": bool, "validate_all": bool}
+_UNSUPPORTED_AUTO_OPTIMIZE_ARGS: dict[str, str] = {
+    "find_fast_library_fn": (
+        "a callable cannot be part of the translation cache key, and the translated SDFGs "
+        "have no library nodes for it to choose implementations of"
+    ),
+}
+
+_DACE_DTYPES = {
+    "float32": "float32",
+    "float64": "float64",
+    "int32": "int32",
+    "int64": "int64",
+    "bool": "bool_",
+}
+_CPP_TYPES = {
+    "float32": "float",
+    "float64": "double",
+    "int32": "int32_t",
+    "int64": "int64_t",
+    "bool": "bool",
+}
+_UNSIGNED = {"int32": "uint32_t", "int64": "uint64_t"}
+_INFIX = {
+    "add": "+", "sub": "-", "mul": "*", "div": "/",
+    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+    "and": "&&", "or": "||",
+}  # fmt: skip
+_FLOAT_MATH = {
+    "sqrt": "std::sqrt", "exp": "std::exp", "log": "std::log", "sin": "std::sin",
+    "cos": "std::cos", "floor": "std::floor", "ceil": "std::ceil", "abs": "std::abs",
+}  # fmt: skip
+# Words a parameter may not be called: C++ keywords and names the generated C++ uses.
+_CPP_RESERVED_WORDS = """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
+    char16_t char32_t class compl concept const consteval constexpr constinit const_cast
+    continue co_await co_return co_yield decltype default delete do double dynamic_cast else
+    enum explicit export extern false float for friend goto if inline int long mutable
+    namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+    register reinterpret_cast requires return short signed sizeof static static_assert
+    static_cast struct switch template this thread_local throw true try typedef typeid
+    typename union unsigned using virtual void volatile wchar_t while xor xor_eq
+    int32_t int64_t uint32_t uint64_t std dace main"""
+_CPP_RESERVED = frozenset(_CPP_RESERVED_WORDS.split())
+
+# GPU thread-block shapes per map dimensionality (the last map parameter is x).
+_GPU_BLOCK_SIZE = {1: [256, 1, 1], 2: [64, 4, 1]}
+_GPU_BLOCK_SIZE_3D = [32, 4, 2]
+
+
+# --- names of the calling convention ------------------------------------------------------------
+
+
+def size_symbol(dim: Dimension) -> str:
+    """The int64 symbol holding the size of `dim` (shared by every field over it)."""
+    return f"n_{dim.name}"
+
+
+def stride_symbol(field: str, axis: int) -> str:
+    """The int64 symbol holding the stride, in elements, of axis `axis` of `field`."""
+    return f"{field}_s{axis}"
+
+
+def index_symbol(dim: Dimension) -> str:
+    """The map parameter iterating over `dim`."""
+    return f"i_{dim.name}"
+
+
+def _field_params(program: ir.Program) -> list[tuple[str, ir.FieldType]]:
+    return [(p.name, p.type) for p in program.params if isinstance(p.type, ir.FieldType)]
+
+
+def _dims(program: ir.Program) -> list[Dimension]:
+    dims: list[Dimension] = []
+    for _, ftype in _field_params(program):
+        dims += [d for d in ftype.dims if d not in dims]
+    return dims
+
+
+def _has_stride_symbol(ftype: ir.FieldType, axis: int, layout: DataLayout) -> bool:
+    return not (layout is DataLayout.UNIT_STRIDE and axis == len(ftype.dims) - 1)
+
+
+def symbol_names(program: ir.Program, data_layout: DataLayout) -> tuple[str, ...]:
+    """The int64 symbols of the program's SDFG: sizes (per dimension, in order of first
+    appearance), then strides (per field parameter, per axis)."""
+    sizes = [size_symbol(d) for d in _dims(program)]
+    strides = [
+        stride_symbol(name, axis)
+        for name, ftype in _field_params(program)
+        for axis in range(len(ftype.dims))
+        if _has_stride_symbol(ftype, axis, data_layout)
+    ]
+    return (*sizes, *strides)
+
+
+def _check_names(program: ir.Program, data_layout: DataLayout) -> None:
+    """Parameter names become C++ names and share a namespace with the generated symbols."""
+    generated = {
+        *symbol_names(program, data_layout),
+        *(index_symbol(d) for d in _dims(program)),
+    }
+    for param in program.params:
+        problem = None
+        if param.name in generated:
+            problem = "is also the name of a generated symbol"
+        elif param.name in _CPP_RESERVED or keyword.iskeyword(param.name):
+            problem = "is a reserved word of the generated C++"
+        elif param.name.startswith("__"):
+            problem = "starts with '__', which DaCe reserves"
+        if problem is not None:
+            raise ValueError(
+                f"program {program.name}(): parameter '{param.name}' {problem}; the DaCe "
+                f"translation uses parameter names as names in the SDFG and its C++ "
+                f"(sizes are n_<dim>, strides <name>_s<axis>, indices i_<dim>); rename it"
+            )
+
+
+def _local_prefix(program: ir.Program, data_layout: DataLayout) -> str:
+    """A prefix for the tasklets' connectors and temporaries that no parameter or symbol
+    starts with: they are C++ variables in the scope where the arrays are visible."""
+    taken = [
+        *(p.name for p in program.params),
+        *symbol_names(program, data_layout),
+        *(index_symbol(d) for d in _dims(program)),
+    ]
+    prefix, n = "sc_", 0
+    while any(name.startswith(prefix) for name in taken):
+        prefix, n = f"sc{n}_", n + 1
+    return prefix
+
+
+# --- the step ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DaCeTranslator:
+    """Program IR -> ProgramSource holding the program's SDFG as canonical JSON ("sdfg").
+
+    `device` has no default on purpose: a builder that forgets it fails.
+    `auto_optimize` runs DaCe's auto-optimizer with `auto_optimize_args` (keyword arguments,
+    as pairs) on top of what the translator derives from the config: the target device,
+    GPU storage of the arrays, and the constant symbols of the data layout; passing one of
+    those (or an argument the translator does not know) is a ValueError at construction.
+    `disable_transforms` turns off stencilchain's IR transforms and DaCe's simplification:
+    field-operator calls are still inlined (a tasklet computes one flat expression), but
+    constants are not folded, common subexpressions are not shared, and the SDFG is not
+    simplified (except by the auto-optimizer, which always simplifies).
+    `data_layout` UNIT_STRIDE makes every innermost stride the constant 1.
+    """
+
+    device: Device
+    auto_optimize: bool = True
+    auto_optimize_args: tuple[tuple[str, object], ...] = ()
+    disable_transforms: bool = False
+    data_layout: DataLayout = DataLayout.STRIDED
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.device, Device):
+            raise TypeError(f"DaCeTranslator.device must be a Device, got {self.device!r}")
+        if not isinstance(self.data_layout, DataLayout):
+            raise TypeError(
+                f"DaCeTranslator.data_layout must be a DataLayout, got {self.data_layout!r}"
+            )
+        for name in ("auto_optimize", "disable_transforms"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(
+                    f"DaCeTranslator.{name} must be a bool, got {getattr(self, name)!r}"
+                )
+        args = self.auto_optimize_args
+        if isinstance(args, Mapping):
+            args = tuple(args.items())
+        if not isinstance(args, tuple) or not all(
+            isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) for a in args
+        ):
+            raise TypeError(
+                "DaCeTranslator.auto_optimize_args must be a tuple of (name, value) pairs, "
+                f"got {self.auto_optimize_args!r}"
+            )
+        seen: set[str] = set()
+        for key, value in args:
+            _check_auto_optimize_arg(key, value)
+            if key in seen:
+                raise ValueError(f"DaCeTranslator.auto_optimize_args: '{key}' is given twice")
+            seen.add(key)
+        # one spelling per setting: equal settings give equal steps and cache keys
+        object.__setattr__(self, "auto_optimize_args", tuple(sorted(args)))
+
+    def __call__(self, program: ir.Program, /) -> ProgramSource:
+        return ProgramSource(
+            program=program,
+            entry_point=program.name,
+            source_code=sdfg_to_source(self.build_sdfg(program)),
+            language="sdfg",
+            device=self.device,
+        )
+
+    def derived_auto_optimize_args(self, program: ir.Program) -> dict[str, object]:
+        """What the translator passes to auto_optimize besides the SDFG (the device as text)."""
+        constants = {
+            stride_symbol(name, len(ftype.dims) - 1): 1
+            for name, ftype in _field_params(program)
+            if self.data_layout is DataLayout.UNIT_STRIDE
+        }
+        return {
+            "device": self.device.value,
+            "use_gpu_storage": self.device is Device.GPU,
+            "symbols": constants,
+        }
+
+    def build_sdfg(self, program: ir.Program) -> dace.SDFG:
+        """The (validated, optionally optimized) SDFG of `program`.
+
+        Built with DaCe's `compiler.lineinfo` set to "none" for the duration: otherwise DaCe
+        records the file and line of every node's creator (absolute paths of this module and
+        of DaCe's), which would make the text differ between checkouts and machines.
+        """
+        import dace
+
+        _check_names(program, self.data_layout)
+        with dace.config.set_temporary("compiler", "lineinfo", value="none"):
+            sdfg = _SDFGBuilder(self, program).build()
+            self._optimize(sdfg, program)
+            sdfg.validate()
+        return sdfg
+
+    def _optimize(self, sdfg: dace.SDFG, program: ir.Program) -> None:
+        import dace
+
+        gpu = self.device is Device.GPU
+        if self.auto_optimize:
+            from dace.transformation.auto.auto_optimize import auto_optimize
+
+            derived = self.derived_auto_optimize_args(program)
+            auto_optimize(
+                sdfg,
+                dace.DeviceType.GPU if gpu else dace.DeviceType.CPU,
+                symbols=derived["symbols"],
+                use_gpu_storage=gpu,
+                **dict(self.auto_optimize_args),
+            )
+        elif gpu:
+            from dace.transformation.auto.auto_optimize import apply_gpu_storage
+
+            apply_gpu_storage(sdfg)
+            sdfg.apply_gpu_transformations(simplify=not self.disable_transforms)
+        elif not self.disable_transforms:
+            sdfg.simplify()
+
+
+def _check_auto_optimize_arg(key: str, value: object) -> None:
+    where = f"DaCeTranslator.auto_optimize_args: '{key}'"
+    if key in DERIVED_AUTO_OPTIMIZE_ARGS:
+        raise ValueError(
+            f"{where} cannot be set: {DERIVED_AUTO_OPTIMIZE_ARGS[key]} "
+            "(the translator derives it from the toolchain config, so that the SDFG agrees "
+            "with the config the arguments are checked against)"
+        )
+    if key in _UNSUPPORTED_AUTO_OPTIMIZE_ARGS:
+        raise ValueError(f"{where} is not supported: {_UNSUPPORTED_AUTO_OPTIMIZE_ARGS[key]}")
+    expected = ACCEPTED_AUTO_OPTIMIZE_ARGS.get(key)
+    if expected is None:
+        raise ValueError(
+            f"{where} is not an argument of DaCe's auto_optimize that can be set; accepted: "
+            f"{', '.join(sorted(ACCEPTED_AUTO_OPTIMIZE_ARGS))}"
+        )
+    if not isinstance(value, expected):
+        raise ValueError(f"{where} must be a {expected.__name__}, got {value!r}")
+
+
+# --- the SDFG -------------------------------------------------------------------------------------
+
+
+class _SDFGBuilder:
+    def __init__(self, step: DaCeTranslator, program: ir.Program) -> None:
+        self.step = step
+        self.program = program
+        self.transforms = not step.disable_transforms
+        self.params = {p.name: p.type for p in program.params}
+        self.fops = {f.name: f for f in program.field_operators}
+        self.prefix = _local_prefix(program, step.data_layout)
+
+    def build(self) -> dace.SDFG:
+        import dace
+
+        program = self.program
+        layout = self.step.data_layout
+        sdfg = dace.SDFG(program.name)
+        symbols = {name: dace.symbol(name, dace.int64) for name in symbol_names(program, layout)}
+        for name in symbols:
+            sdfg.add_symbol(name, dace.int64)
+        for param in program.params:
+            if isinstance(param.type, ir.FieldType):
+                ftype = param.type
+                shape = [symbols[size_symbol(d)] for d in ftype.dims]
+                strides = [
+                    symbols[stride_symbol(param.name, axis)]
+                    if _has_stride_symbol(ftype, axis, layout)
+                    else 1
+                    for axis in range(len(ftype.dims))
+                ]
+                sdfg.add_array(param.name, shape, _dace_dtype(ftype.dtype), strides=strides)
+            else:
+                sdfg.add_scalar(param.name, _dace_dtype(param.type))
+        previous = None
+        for index, call in enumerate(program.calls):
+            block = self.add_call(sdfg, index, call, symbols)
+            if previous is not None:
+                sdfg.add_edge(previous, block, dace.InterstateEdge())
+            previous = block
+        return sdfg
+
+    def body(self, call: ir.ProgramCall) -> ir.Expr:
+        """The call's field operator as one expression of program parameters and literals."""
+        fop = self.fops[call.callee]
+        body = inline_calls(fop.body, self.fops)
+        body = substitute(body, {p.name: arg for p, arg in zip(fop.params, call.args)})
+        return fold_constants(body) if self.transforms else body
+
+    def add_call(
+        self,
+        sdfg: dace.SDFG,
+        index: int,
+        call: ir.ProgramCall,
+        symbols: Mapping[str, Any],
+    ) -> Any:
+        """A conditional block running the call's map where its domain is not empty."""
+        import dace
+        from dace.sdfg.state import ConditionalBlock, ControlFlowRegion
+
+        dims = [dd.dim for dd in call.domain.dims]
+        ranges = {dd.dim: _range(dd, symbols) for dd in call.domain.dims}
+        nonempty = " and ".join(
+            f"({_bound_text(dd.dim, lo)}) < ({_bound_text(dd.dim, hi)})"
+            for dd in call.domain.dims
+            for lo in dd.starts
+            for hi in dd.stops
+        )
+        tasklet = _Tasklet(self.transforms, self.params, dims, self.prefix)
+        code = tasklet.code(self.body(call), call.outs)
+        block = ConditionalBlock(f"call{index}_{call.callee}", sdfg=sdfg, parent=sdfg)
+        sdfg.add_node(block, is_start_block=index == 0)
+        for inner, condition in self.loop_orders(call, dims):
+            order = [d for d in dims if d != inner] + [inner]
+            label = f"call{index}_{call.callee}_inner_{inner.name}"
+            region = ControlFlowRegion(label, sdfg=sdfg)
+            state = region.add_state(label, is_start_block=True)
+            _tasklet_node, map_entry, _map_exit = state.add_mapped_tasklet(
+                name=f"call{index}_{call.callee}",
+                map_ranges=[(index_symbol(d), ranges[d]) for d in order],
+                inputs={c: dace.Memlet(m) for c, m in tasklet.inputs.items()},
+                code=code,
+                outputs={c: dace.Memlet(m) for c, m in tasklet.outputs.items()},
+                language=dace.Language.CPP,
+                external_edges=True,
+            )
+            if self.step.device is Device.GPU:
+                map_entry.map.gpu_block_size = _GPU_BLOCK_SIZE.get(len(order), _GPU_BLOCK_SIZE_3D)
+            full = nonempty if condition is None else f"({nonempty}) and ({condition})"
+            block.add_branch(full, region)
+        return block
+
+    def loop_orders(
+        self, call: ir.ProgramCall, dims: list[Dimension]
+    ) -> list[tuple[Dimension, str | None]]:
+        """(innermost dimension, condition on strides) for each map of the call."""
+        if self.step.data_layout is DataLayout.UNIT_STRIDE or len(dims) == 1:
+            return [(dims[-1], None)]
+        out = call.outs[0]
+        out_type = self.params[out]
+        assert isinstance(out_type, ir.FieldType)
+
+        def magnitude(dim: Dimension) -> str:
+            s = stride_symbol(out, out_type.dims.index(dim))
+            return f"max({s}, -{s})"
+
+        # the first dimension of smallest |stride| is innermost
+        orders: list[tuple[Dimension, str | None]] = []
+        for k, inner in enumerate(dims):
+            tests = [
+                f"{magnitude(inner)} {'<' if j < k else '<='} {magnitude(other)}"
+                for j, other in enumerate(dims)
+                if j != k
+            ]
+            orders.append((inner, " and ".join(tests)))
+        return orders
+
+
+def _dace_dtype(dtype: ScalarType) -> Any:
+    import dace
+
+    return getattr(dace, _DACE_DTYPES[dtype.name])
+
+
+def _bound_text(dim: Dimension, bound: ir.Bound) -> str:
+    """A bound as the text of an interstate condition."""
+    if not bound.from_end:
+        return str(bound.value)
+    if bound.value == 0:
+        return size_symbol(dim)
+    sign = "+" if bound.value > 0 else "-"
+    return f"{size_symbol(dim)} {sign} {abs(bound.value)}"
+
+
+def _range(dd: ir.DimDomain, symbols: Mapping[str, Any]) -> Any:
+    """The map range of one dimension of a domain: [max(starts), min(stops))."""
+    import dace
+
+    sympy = dace.symbolic.sympy
+
+    def value(bound: ir.Bound) -> Any:
+        return symbols[size_symbol(dd.dim)] + bound.value if bound.from_end else bound.value
+
+    starts = [value(b) for b in dd.starts]
+    stops = [value(b) for b in dd.stops]
+    start = starts[0] if len(starts) == 1 else sympy.Max(*starts)
+    stop = stops[0] if len(stops) == 1 else sympy.Min(*stops)
+    return dace.subsets.Range([(start, stop - 1, 1)])
+
+
+# --- the tasklet code ------------------------------------------------------------------------------
+
+Position = tuple[tuple[Dimension, int], ...]
+
+
+class _Tasklet:
+    """The C++ code of one call's tasklet, in SSA form, with its connectors and memlets.
+
+    `inputs` and `outputs` map connector names to memlet text; field reads are keyed by
+    (field, offset), so each distinct access is one connector.
+    """
+
+    def __init__(
+        self,
+        cse: bool,
+        params: Mapping[str, ir.FieldType | ScalarType],
+        dims: list[Dimension],
+        prefix: str,
+    ) -> None:
+        self.cse = cse
+        self.prefix = prefix
+        self.params = params
+        self.dims = dims
+        self.inputs: dict[str, str] = {}
+        self.outputs: dict[str, str] = {}
+        self.statements: list[str] = []
+        self._reads: dict[tuple[str, Position], str] = {}
+        self._memo: dict[tuple[ir.Expr, Position], str] = {}
+        self._count = 0
+
+    def code(self, body: ir.Expr, outs: tuple[str, ...]) -> str:
+        values = [self.emit(e, {}) for e in _tuple_elements(body)]
+        if len(values) != len(outs):
+            raise ValueError(f"{len(values)} results for {len(outs)} outputs {outs}")
+        for k, (name, value) in enumerate(zip(outs, values)):
+            connector = f"{self.prefix}out{k}_{name}"
+            self.outputs[connector] = f"{name}[{self.subset(name, ())}]"
+            self.statements.append(f"{connector} = {value};")
+        return "\n".join(self.statements)
+
+    def subset(self, name: str, pos: Position) -> str:
+        ftype = self.params[name]
+        assert isinstance(ftype, ir.FieldType)
+        amounts = dict(pos)
+        indices = []
+        for dim in ftype.dims:
+            if dim not in self.dims:
+                raise ValueError(f"field '{name}' is read along {dim.name}, not in the domain")
+            amount = amounts.get(dim, 0)
+            sign = "+" if amount > 0 else "-"
+            indices.append(
+                index_symbol(dim) if amount == 0 else f"{index_symbol(dim)} {sign} {abs(amount)}"
+            )
+        return ", ".join(indices)
+
+    def read(self, name: str, pos: Mapping[Dimension, int]) -> str:
+        """The connector holding `name` at `pos` (a field) or `name` (a scalar)."""
+        ptype = self.params[name]
+        key = (name, _position(pos) if isinstance(ptype, ir.FieldType) else ())
+        connector = self._reads.get(key)
+        if connector is None:
+            connector = f"{self.prefix}in{len(self._reads)}_{name}"
+            self._reads[key] = connector
+            if isinstance(ptype, ir.FieldType):
+                self.inputs[connector] = f"{name}[{self.subset(name, key[1])}]"
+            else:
+                self.inputs[connector] = f"{name}[0]"
+        return connector
+
+    def bind(self, dtype: ScalarType, value: str) -> str:
+        name = f"{self.prefix}t{self._count}"
+        self._count += 1
+        self.statements.append(f"const {_CPP_TYPES[dtype.name]} {name} = {value};")
+        return name
+
+    def emit(self, expr: ir.Expr, pos: Mapping[Dimension, int]) -> str:
+        """A C++ expression (a literal, a connector or a temporary) for `expr` at `pos`."""
+        if isinstance(expr, ir.Literal):
+            return cpp_literal(expr.value, expr.type)
+        if isinstance(expr, ir.Ref):
+            return self.read(expr.name, pos)
+        if isinstance(expr, ir.Shift):
+            moved = dict(pos)
+            for dim, amount in expr.offsets:
+                moved[dim] = moved.get(dim, 0) + amount
+            return self.emit(expr.expr, moved)
+        if isinstance(expr, (ir.Call, ir.MakeTuple, ir.TupleGet)):
+            raise ValueError(f"{type(expr).__name__} left in an inlined body: {expr!r}")
+        key = (expr, () if isinstance(expr.type, ScalarType) else _position(pos))
+        if self.cse and key in self._memo:
+            return self._memo[key]
+        name = self.value(expr, pos)
+        if self.cse:
+            self._memo[key] = name
+        return name
+
+    def value(self, expr: ir.Expr, pos: Mapping[Dimension, int]) -> str:
+        dtype = _dtype(expr.type)
+        if isinstance(expr, ir.Binary):
+            left, right = self.emit(expr.left, pos), self.emit(expr.right, pos)
+            operand = _dtype(expr.left.type)
+            if expr.op == "pow":
+                if dtype.is_float:
+                    return self.bind(dtype, f"std::pow({left}, {right})")
+                assert isinstance(expr.right, ir.Literal), "an integer power has a literal exponent"
+                return self.int_power(dtype, left, int(expr.right.value))
+            if operand.is_integer and expr.op in ("add", "sub", "mul"):
+                return self.bind(dtype, _wrapping(operand, left, _INFIX[expr.op], right))
+            return self.bind(dtype, f"({left} {_INFIX[expr.op]} {right})")
+        if isinstance(expr, ir.Unary):
+            arg = self.emit(expr.operand, pos)
+            if expr.op == "not":
+                return self.bind(dtype, f"(!{arg})")
+            if dtype.is_integer:
+                return self.bind(dtype, _wrapping(dtype, "0", "-", arg))
+            return self.bind(dtype, f"(-{arg})")
+        if isinstance(expr, ir.MathCall):
+            args = [self.emit(a, pos) for a in expr.args]
+            if expr.fn in ("minimum", "maximum"):
+                a, b = args
+                pick = (
+                    f"({b} < {a} ? {b} : {a})"
+                    if expr.fn == "minimum"
+                    else f"({a} < {b} ? {b} : {a})"
+                )
+                if dtype.is_float:  # NaN propagates, as in numpy.minimum/maximum
+                    pick = f"(({a} != {a} || {b} != {b}) ? {a} + {b} : {pick})"
+                return self.bind(dtype, pick)
+            if expr.fn == "abs" and dtype.is_integer:  # abs(min) wraps to min, as in NumPy
+                (a,) = args
+                return self.bind(dtype, f"({a} < 0 ? {_wrapping(dtype, '0', '-', a)} : {a})")
+            return self.bind(dtype, f"{_FLOAT_MATH[expr.fn]}({args[0]})")
+        if isinstance(expr, ir.Where):
+            cond = self.emit(expr.cond, pos)
+            true, false = self.emit(expr.true, pos), self.emit(expr.false, pos)
+            return self.bind(dtype, f"({cond} ? {true} : {false})")
+        if isinstance(expr, ir.Cast):
+            value = self.emit(expr.expr, pos)
+            return self.bind(dtype, f"static_cast<{_CPP_TYPES[dtype.name]}>({value})")
+        raise TypeError(f"unknown IR node {type(expr).__name__}")
+
+    def int_power(self, dtype: ScalarType, base: str, exponent: int) -> str:
+        """`base ** exponent` by squaring, wrapping around like NumPy's integer power."""
+        result: str | None = None
+        square = base
+        while exponent:
+            if exponent & 1:
+                result = (
+                    square
+                    if result is None
+                    else self.bind(dtype, _wrapping(dtype, result, "*", square))
+                )
+            exponent >>= 1
+            if exponent:
+                square = self.bind(dtype, _wrapping(dtype, square, "*", square))
+        return result if result is not None else cpp_literal(1, dtype)
+
+
+def _tuple_elements(body: ir.Expr) -> tuple[ir.Expr, ...]:
+    return body.elems if isinstance(body, ir.MakeTuple) else (body,)
+
+
+def _position(pos: Mapping[Dimension, int]) -> Position:
+    return tuple(sorted(((d, a) for d, a in pos.items() if a != 0), key=lambda x: x[0].name))
+
+
+def _dtype(t: ir.Type) -> ScalarType:
+    if isinstance(t, ir.FieldType):
+        return t.dtype
+    if isinstance(t, ir.TupleType):
+        raise TypeError(f"a tuple {t!r} has no single dtype")
+    return t
+
+
+def _wrapping(dtype: ScalarType, left: str, op: str, right: str) -> str:
+    """`left op right` in the integer `dtype`, wrapping around (in the unsigned type)."""
+    unsigned = _UNSIGNED[dtype.name]
+    return (
+        f"static_cast<{_CPP_TYPES[dtype.name]}>(static_cast<{unsigned}>({left}) {op} "
+        f"static_cast<{unsigned}>({right}))"
+    )
+
+
+def cpp_literal(value: bool | int | float, dtype: ScalarType) -> str:
+    """An exact C++ literal of `value` as `dtype` (decimal: shortest round-trip form)."""
+    if dtype.is_bool:
+        return "true" if value else "false"
+    cpp = _CPP_TYPES[dtype.name]
+    if dtype.is_integer:
+        v = int(value)
+        text = "(-9223372036854775807LL - 1)" if v == -(2**63) else f"{v}LL"
+        return f"static_cast<{cpp}>({text})"
+    f = float(value)
+    if math.isnan(f):
+        text = "std::numeric_limits<double>::quiet_NaN()"
+    elif math.isinf(f):
+        text = ("-" if f < 0 else "") + "std::numeric_limits<double>::infinity()"
+    else:
+        text = repr(f)
+        if f < 0 or text.startswith("-"):
+            text = f"({text})"
+    return text if dtype.name == "float64" else f"static_cast<float>({text})"
