@@ -286,9 +286,8 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
             codegen_done = time.perf_counter()
             module = folder / f"{plan.module_name}{_python_build_info()['ext_suffix']}"
             library = os.path.relpath(generated.library, folder)
-            (src / "shim.cpp").write_text(
-                source.program_source.source_code
-                + adapter_source(
+            try:
+                adapter = adapter_source(
                     program=source.program_source.program,
                     sdfg_name=generated.sdfg_name,
                     library=library,
@@ -297,7 +296,9 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
                     init_reads_symbols=generated.init_reads_symbols,
                     gpu=plan.compiler.device is Device.GPU,
                 )
-            )
+            except ValueError as error:  # the SDFG takes what the shim cannot give
+                raise CompilationError(str(error), "", None) from error
+            (src / "shim.cpp").write_text(source.program_source.source_code + adapter)
             jobs.start(
                 _compile_command(plan, src / "shim.cpp", shim_flags),
                 f"compiling the shim of {entry!r}",
