@@ -1,6 +1,6 @@
-"""The GTFN figures of DESIGN.md, each measured beside a baseline in the same run.
+"""The speed figures of DESIGN.md for GTFN and DaCe, side by side with baselines, in one run.
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/gtfn_figures.py [--json]
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/figures.py [--json] [--families gtfn,dace]
 
 Figures: import time, cold compile of a new program, first call of a cached program in a
 fresh process, call overhead (2 fields; 25 fields + 2 scalars), and 4096x4096 Laplacian
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-PROGRAMS = '''
+PROGRAMS = """
 import stencilchain as sc
 I, J = sc.Dimension("I"), sc.Dimension("J")
 F = sc.Field[[I, J], sc.float64]
@@ -81,7 +81,7 @@ def _many_program():
     return sc.program(fields25)
 
 fields25 = _many_program()
-'''
+"""
 
 
 def load_programs(folder: Path) -> Any:
@@ -111,71 +111,48 @@ def fresh_process_seconds(code: str, env: dict[str, str]) -> float:
     return median_of(lambda: subprocess.run([sys.executable, "-c", code], env=env, check=True), 5)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--size", type=int, default=4096)
-    args = parser.parse_args()
-    results: dict[str, Any] = {}
-    cache = Path(tempfile.mkdtemp(prefix="stencilchain-bench-"))
-    env = dict(os.environ, STENCILCHAIN_CACHE_DIR=str(cache), PYTHONPATH=str(cache))
-    os.environ.update(STENCILCHAIN_CACHE_DIR=str(cache))
-
-    # import time, against an empty interpreter
-    results["import_stencilchain_s"] = fresh_process_seconds("import stencilchain", env)
-    results["import_baseline_python_s"] = fresh_process_seconds("pass", env)
-    results["import_numpy_s"] = fresh_process_seconds("import numpy", env)
-
+def family_figures(
+    family: str, cache: Path, env: dict[str, str], programs: Any, size: int
+) -> dict[str, Any]:
+    """Compile, first-call, call-overhead and throughput figures of one toolchain family."""
     from stencilchain.containers import build_container
 
-    toolchain = build_container({}, cache_dir=cache).gtfn.toolchain()
-    programs = load_programs(cache)
+    results: dict[str, Any] = {}
+    toolchain = getattr(build_container({}, cache_dir=cache), family).toolchain()
 
-    # one-time set-up (tool detection, prototype build folders), then a cold compile
+    # one-time set-up (tool detection, prototype build folders), then cold compiles
     start = time.perf_counter()
     toolchain.compile(programs.two_fields)
     results["first_compile_with_setup_s"] = time.perf_counter() - start
     colds = []
     for k in range(3):
-        src = PROGRAMS + f"\n@sc.field_operator\ndef fresh{k}(f: F) -> F:\n    return {k + 2}.5 * f(I + 1)\n"
-        src += f"\n@sc.program\ndef new{k}(f: F, out: F):\n    fresh{k}(f, out=out)\n"
-        path = cache / f"fresh{k}.py"
+        name = f"{family}{k}"
+        src = (
+            PROGRAMS
+            + f"\n@sc.field_operator\ndef fresh_{name}(f: F) -> F:\n    return {k + 2}.5 * f(I + 1)\n"
+        )
+        src += f"\n@sc.program\ndef new_{name}(f: F, out: F):\n    fresh_{name}(f, out=out)\n"
+        path = cache / f"fresh_{name}.py"
         path.write_text(src)
         ns: dict[str, Any] = {}
         exec(compile(src, str(path), "exec"), ns)
         start = time.perf_counter()
-        toolchain.compile(ns[f"new{k}"])
+        toolchain.compile(ns[f"new_{name}"])
         colds.append(time.perf_counter() - start)
     results["cold_compile_s"] = float(np.median(colds))
-
-    # baseline: the same generated sources built with one plain g++ command
-    compiled = toolchain.compile(ns["new2"])
-    build_dir = compiled.artifact.build_dir
-    sources = sorted(str(p) for p in build_dir.rglob("*.cpp") if "CMakeFiles" not in str(p))
-    import sysconfig
-
-    start = time.perf_counter()
-    subprocess.run(
-        ["c++", "-O3", "-std=c++17", "-shared", "-fPIC", "-fopenmp", "-fwrapv",
-         f"-I{sysconfig.get_paths()['include']}", "-DSTENCILCHAIN_MODULE_NAME=_bench_plain",
-         *sources, "-o", str(cache / "_bench_plain.so")],
-        check=True,
-    )  # fmt: skip
-    results["cold_compile_baseline_plain_gxx_s"] = time.perf_counter() - start
 
     # first call in a fresh process of a program already in the persistent cache
     toolchain.compile(programs.laplacian)
     call_code = textwrap.dedent(
-        """
-        import time; t0 = time.perf_counter()
+        f"""
+        import time
         import numpy as np, bench_programs as p
         from stencilchain.containers import build_container
-        tc = build_container().gtfn.toolchain()
+        tc = build_container().{family}.toolchain()
         f = np.ones((64, 64)); out = np.zeros_like(f)
         t1 = time.perf_counter()
         p.laplacian.with_backend(tc)(f, out)
-        t2 = time.perf_counter()
-        print(t2 - t1)
+        print(time.perf_counter() - t1)
         """
     )
     firsts = [
@@ -184,14 +161,6 @@ def main() -> None:
         for _ in range(5)
     ]  # fmt: skip
     results["first_call_cached_fresh_process_s"] = float(np.median(firsts))
-    embedded_first = textwrap.dedent(call_code.replace(".with_backend(tc)", ""))
-    results["first_call_embedded_fresh_process_s"] = float(
-        np.median([
-            float(subprocess.run([sys.executable, "-c", embedded_first], env=env, check=True,
-                                 capture_output=True, text=True).stdout)
-            for _ in range(5)
-        ])
-    )  # fmt: skip
 
     # steady-state call overhead (tiny arrays: the work is negligible)
     f = np.ones((4, 4))
@@ -199,38 +168,66 @@ def main() -> None:
     bound = programs.two_fields.with_backend(toolchain)
     bound(f, out)
     results["call_2_fields_s"] = best(lambda: bound(f, out), 20000)
-    entry = toolchain.compile(programs.two_fields).entry
-    results["call_2_fields_native_entry_s"] = best(lambda: entry(f, out), 20000)
-    results["call_2_fields_embedded_baseline_s"] = best(lambda: programs.two_fields(f, out), 2000)
-
-    def noop(*a: Any) -> None:
-        return None
-
-    results["call_python_noop_baseline_s"] = best(lambda: noop(f, out), 20000)
     fs = [np.ones((4, 4)) for _ in range(24)]
     out25 = np.zeros((4, 4))
     bound25 = programs.fields25.with_backend(toolchain)
     bound25(*fs, out25, 0.5, 1.0)
     results["call_25_fields_2_scalars_s"] = best(lambda: bound25(*fs, out25, 0.5, 1.0), 20000)
-    results["call_25_fields_embedded_baseline_s"] = best(
-        lambda: programs.fields25(*fs, out25, 0.5, 1.0), 500
+
+    # Laplacian throughput, C and Fortran order, against np.copyto
+    for order in ("C", "F"):
+        src_arr = np.asarray(np.random.default_rng(0).random((size, size)), order=order)
+        dst = np.zeros_like(src_arr, order=order)
+        lap = programs.laplacian.with_backend(toolchain)
+        lap(src_arr, dst)
+        t_lap = best(functools.partial(lap, src_arr, dst), 3, repeat=5)
+        t_copy = best(functools.partial(np.copyto, dst, src_arr), 3, repeat=5)
+        results[f"laplacian_{order}_GBps"] = 2 * src_arr.nbytes / t_lap / 1e9
+        results[f"laplacian_{order}_vs_copyto"] = t_copy / t_lap
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--size", type=int, default=4096)
+    parser.add_argument("--families", default="gtfn,dace")
+    args = parser.parse_args()
+    results: dict[str, Any] = {}
+    cache = Path(tempfile.mkdtemp(prefix="stencilchain-bench-"))
+    env = dict(os.environ, STENCILCHAIN_CACHE_DIR=str(cache), PYTHONPATH=str(cache))
+    os.environ.update(STENCILCHAIN_CACHE_DIR=str(cache))
+
+    # import time, against an empty interpreter and numpy alone
+    results["import_stencilchain_s"] = fresh_process_seconds("import stencilchain", env)
+    results["import_baseline_python_s"] = fresh_process_seconds("pass", env)
+    results["import_baseline_numpy_s"] = fresh_process_seconds("import numpy", env)
+    results["import_stencilchain_loads_dace"] = subprocess.run(
+        [sys.executable, "-c", "import sys, stencilchain; print('dace' in sys.modules)"],
+        env=env, check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+
+    programs = load_programs(cache)
+    # baselines: a no-op Python call, the embedded executor, np.copyto bandwidth
+    f = np.ones((4, 4))
+    out = np.zeros_like(f)
+
+    def noop(*a: Any) -> None:
+        return None
+
+    results["baseline_call_python_noop_s"] = best(lambda: noop(f, out), 20000)
+    results["baseline_call_2_fields_embedded_s"] = best(lambda: programs.two_fields(f, out), 2000)
+    big = np.random.default_rng(0).random((args.size, args.size))
+    big_out = np.zeros_like(big)
+    t_copy = best(functools.partial(np.copyto, big_out, big), 3, repeat=5)
+    results["baseline_copyto_GBps"] = 2 * big.nbytes / t_copy / 1e9
+    results["baseline_laplacian_numpy_s"] = best(
+        functools.partial(programs.laplacian, big, big_out), 1, repeat=3
     )
 
-    # Laplacian throughput, C and Fortran order, against np.copyto and NumPy
-    n = args.size
-    for order in ("C", "F"):
-        src = np.asarray(np.random.default_rng(0).random((n, n)), order=order)
-        dst = np.zeros_like(src, order=order)
-        lap = programs.laplacian.with_backend(toolchain)
-        lap(src, dst)
-        t_lap = best(functools.partial(lap, src, dst), 3, repeat=5)
-        t_copy = best(functools.partial(np.copyto, dst, src), 3, repeat=5)
-        t_numpy = best(functools.partial(programs.laplacian, src, dst), 1, repeat=3)
-        bytes_moved = 2 * src.nbytes  # one read and one write stream
-        results[f"laplacian_{order}_GBps"] = bytes_moved / t_lap / 1e9
-        results[f"copyto_{order}_GBps"] = bytes_moved / t_copy / 1e9
-        results[f"laplacian_{order}_vs_copyto"] = t_copy / t_lap
-        results[f"laplacian_{order}_speedup_over_numpy"] = t_numpy / t_lap
+    for family in args.families.split(","):
+        for key, value in family_figures(family, cache, env, programs, args.size).items():
+            results[f"{family}.{key}"] = value
 
     if args.json:
         print(json.dumps(results, indent=2))
@@ -238,8 +235,13 @@ def main() -> None:
         for key, value in results.items():
             unit = ""
             if key.endswith("_s"):
-                value, unit = value * 1e6 if value < 1e-3 else value * 1e3, "us" if value < 1e-3 else "ms"
-            print(f"{key:45s} {value:10.2f} {unit}")
+                small = value < 1e-3
+                value, unit = (value * 1e6, "us") if small else (value * 1e3, "ms")
+            print(
+                f"{key:50s} {value:>10.2f} {unit}"
+                if isinstance(value, float)
+                else f"{key:50s} {value:>10}"
+            )
 
 
 if __name__ == "__main__":
