@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from stencilchain.app.inputs import copy_arguments, synchronize, to_device, to_host
+from stencilchain.app.output import table
 from stencilchain.examples import ALL_EXAMPLES
+from stencilchain.program.device import Device
 from stencilchain.program.embedded import run_embedded
 from stencilchain.runtime.toolchain import Toolchain
 
@@ -28,28 +32,52 @@ class DemoRow:
         return dataclasses.asdict(self)
 
 
-def _copy_inputs(inputs: dict[str, Any]) -> list[Any]:
-    return [v.copy() if isinstance(v, np.ndarray) else v for v in inputs.values()]
-
-
-def _median_time(fn: Any, args: Sequence[Any], repeat: int) -> float:
+def _median_time(fn: Any, args: Sequence[Any], repeat: int, device: Device) -> float:
     times = []
-    for _ in range(repeat):
+    for _ in range(max(repeat, 1)):
         start = time.perf_counter()
         fn(*args)
+        synchronize(device)
         times.append(time.perf_counter() - start)
     return float(np.median(times))
 
 
-def run_demo(toolchain: Toolchain, repeat: int = 5, seed: int = 0) -> list[DemoRow]:
-    """One row per example: compile, reload through the caches, run, compare."""
+def select_examples(programs: Sequence[str] = ()) -> list[ModuleType]:
+    """The bundled examples, or those whose program is named in `programs`."""
+    if not programs:
+        return list(ALL_EXAMPLES)
+    by_name = {m.PROGRAM.name: m for m in ALL_EXAMPLES}
+    unknown = [p for p in programs if p not in by_name]
+    if unknown:
+        from stencilchain.app.errors import CLIError
+
+        raise CLIError(
+            f"no bundled example named {', '.join(map(repr, unknown))}; "
+            f"the examples are {', '.join(by_name)}"
+        )
+    return [by_name[p] for p in programs]
+
+
+def run_demo(
+    toolchain: Toolchain,
+    repeat: int = 5,
+    seed: int = 0,
+    examples: Sequence[ModuleType] | None = None,
+    on_step: Callable[[str], None] | None = None,
+) -> list[DemoRow]:
+    """One row per example: compile, reload through the caches, run, compare.
+
+    `on_step(label)` is called before each example (e.g. to show progress)."""
     rows = []
-    for module in ALL_EXAMPLES:
+    device = toolchain.device
+    for module in ALL_EXAMPLES if examples is None else examples:
         program = module.PROGRAM
+        if on_step is not None:
+            on_step(f"{program.name} with {toolchain.name}")
         inputs = module.make_inputs(module.DEFAULT_SHAPE, np.random.default_rng(seed))
-        expected = _copy_inputs(inputs)
+        expected = copy_arguments(list(inputs.values()))
         embedded = run_embedded.executor(program)
-        numpy_s = _median_time(embedded, expected, repeat)
+        numpy_s = _median_time(embedded, expected, repeat, Device.CPU)
 
         start = time.perf_counter()
         compiled = toolchain.compile(program)
@@ -59,11 +87,11 @@ def run_demo(toolchain: Toolchain, repeat: int = 5, seed: int = 0) -> list[DemoR
         toolchain.workflow(program.ir).load()  # translation cache + build cache hits
         cached_load_s = time.perf_counter() - start
 
-        actual = _copy_inputs(inputs)
-        run_s = _median_time(compiled, actual, repeat)
+        actual = to_device(copy_arguments(list(inputs.values())), device)
+        run_s = _median_time(compiled, actual, repeat, device)
         difference = max(
             float(np.max(np.abs(a.astype(np.float64) - e.astype(np.float64)), initial=0.0))
-            for a, e in zip(actual, expected)
+            for a, e in zip(to_host(actual), expected)
             if isinstance(a, np.ndarray)
         )
         rows.append(
@@ -85,9 +113,9 @@ def format_table(rows: Sequence[DemoRow]) -> str:
         "speed-up",
         "max diff",
     )
-    lines = [header]
-    for r in rows:
-        lines.append(
+    return table(
+        header,
+        [
             (
                 r.program,
                 r.backend,
@@ -98,6 +126,6 @@ def format_table(rows: Sequence[DemoRow]) -> str:
                 f"{r.numpy_s / r.run_s:.1f}x" if r.run_s > 0 else "-",
                 f"{r.max_difference:.1e}",
             )
-        )
-    widths = [max(len(line[k]) for line in lines) for k in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
+            for r in rows
+        ],
+    )

@@ -1,0 +1,213 @@
+"""`stencilchain cache info | list | clear | prune | explain`: the persistent caches."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from stencilchain.app import cache_inventory as inventory
+from stencilchain.app.cache_explain import explain_build, explain_translation
+from stencilchain.app.cache_probe import probe
+from stencilchain.app.errors import CLIError
+from stencilchain.app.loading import load_program
+from stencilchain.app.output import note, print_json, table
+from stencilchain.app.toolchains import DEFAULT_BACKEND, require_toolchain
+from stencilchain.app.units import format_age, format_size, parse_age, parse_size
+from stencilchain.containers import build_container
+
+
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    cache = sub.add_parser(
+        "cache",
+        help="inspect, explain, prune or clear the persistent caches",
+        description="The persistent caches of the configured cache folder "
+        "(STENCILCHAIN_CACHE_DIR): translated programs and build folders.",
+    )
+    actions = cache.add_subparsers(dest="action", required=True, metavar="ACTION")
+    info = actions.add_parser("info", parents=[common], help="size and entries per family and kind")
+    info.add_argument("--json", action="store_true")
+    info.set_defaults(run=run_info)
+    listing = actions.add_parser("list", parents=[common], help="every entry, oldest first")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(run=run_list)
+    clear = actions.add_parser(
+        "clear", parents=[common], help="remove every entry (folders being built are skipped)"
+    )
+    clear.add_argument("--json", action="store_true")
+    clear.set_defaults(run=run_clear)
+    prune = actions.add_parser(
+        "prune",
+        parents=[common],
+        help="remove the oldest entries until under a size, or those older than an age",
+        description="Remove leftovers of crashed builds, then entries older than --older-than, "
+        "then the oldest entries until the caches fit in --max-size. A build folder that another "
+        "process is building is skipped.",
+    )
+    prune.add_argument("--max-size", type=parse_size, metavar="SIZE", help="e.g. 500M, 2G")
+    prune.add_argument("--older-than", type=parse_age, metavar="AGE", help="e.g. 7d, 12h")
+    prune.add_argument("--dry-run", action="store_true", help="list what would be removed")
+    prune.add_argument("--json", action="store_true")
+    prune.set_defaults(run=run_prune)
+    explain = actions.add_parser(
+        "explain",
+        parents=[common],
+        help="would a program hit the caches, and if not, what differs",
+        description="Say whether compiling FILE.py:PROGRAM with a toolchain would load from the "
+        "translation cache and the build cache, and on a miss which component of the key "
+        "(program fingerprint, step settings, build context, version) differs from the nearest "
+        "cached entry of the same program name. Builds nothing.",
+    )
+    explain.add_argument("target", metavar="FILE.py:PROGRAM")
+    explain.add_argument("--backend", default=DEFAULT_BACKEND, help="a pre-built toolchain")
+    explain.add_argument("--json", action="store_true")
+    explain.set_defaults(run=run_explain)
+
+
+def _location() -> inventory.CacheLocation:
+    return inventory.locate(build_container())
+
+
+def run_info(args: argparse.Namespace) -> int:
+    location = _location()
+    entries = inventory.scan(location)
+    groups = inventory.summarize(entries)
+    total = sum(e.size for e in entries)
+    if args.json:
+        print_json(
+            {
+                "root": str(location.root),
+                "translations": str(location.translations),
+                "builds": str(location.builds),
+                "entries": len(entries),
+                "bytes": total,
+                "groups": groups,
+                "locks": inventory.lock_count(location),
+            }
+        )
+        return 0
+    if args.quiet:
+        return 0
+    print(f"cache: {location.root}")
+    print(f"total: {format_size(total)} in {len(entries)} entries")
+    if groups:
+        rows = [
+            (str(g["family"]), str(g["kind"]), str(g["entries"]), format_size(int(str(g["bytes"]))))
+            for g in groups
+        ]
+        print(table(("family", "kind", "entries", "size"), rows))
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    entries = inventory.scan(_location())
+    if args.json:
+        print_json([e.as_dict() for e in entries])
+        return 0
+    if not args.quiet:
+        now = time.time()
+        rows = [
+            (
+                e.kind,
+                e.family or "?",
+                e.name,
+                format_size(e.size),
+                format_age(now - e.time),
+                e.key[:24],
+            )
+            for e in entries
+        ]
+        print(table(("kind", "family", "name", "size", "age", "key"), rows))
+    return 0
+
+
+def run_clear(args: argparse.Namespace) -> int:
+    location = _location()
+    result = inventory.remove(location, inventory.scan(location))
+    remaining = sum(e.size for e in inventory.scan(location))
+    return _report(args, location, "removed", result, remaining)
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    if args.max_size is None and args.older_than is None:
+        raise CLIError("cache prune needs --max-size SIZE, --older-than AGE, or both")
+    location = _location()
+    entries = inventory.scan(location)
+    chosen = inventory.plan_prune(entries, max_size=args.max_size, older_than=args.older_than)
+    result = inventory.remove(location, chosen, dry_run=args.dry_run)
+    if args.dry_run:
+        remaining = sum(e.size for e in entries) - result.freed
+        if not args.json and not args.quiet and result.removed:
+            rows = [(e.kind, e.name, format_size(e.size), str(e.path)) for e in result.removed]
+            print(table(("kind", "name", "size", "path"), rows))
+    else:
+        remaining = sum(e.size for e in inventory.scan(location))
+    return _report(args, location, "would remove" if args.dry_run else "removed", result, remaining)
+
+
+def _report(
+    args: argparse.Namespace,
+    location: inventory.CacheLocation,
+    verb: str,
+    result: inventory.Removal,
+    remaining: int,
+) -> int:
+    if args.json:
+        print_json(
+            {
+                "dry_run": bool(getattr(args, "dry_run", False)),
+                "removed": [e.as_dict() for e in result.removed],
+                "busy": [e.as_dict() for e in result.busy],
+                "freed_bytes": result.freed,
+                "remaining_bytes": remaining,
+            }
+        )
+    elif not args.quiet:
+        print(
+            f"{verb} {len(result.removed)} entries ({format_size(result.freed)}); "
+            f"{format_size(remaining)} left in {location.root}"
+        )
+    for e in result.busy:
+        note(f"skipped {e.path}: another process is building it", quiet=args.quiet)
+    return 0
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    program = load_program(args.target)
+    toolchain = require_toolchain(args.backend)
+    location = _location()
+    found = probe(toolchain, program.ir)
+    entries = inventory.scan(location)
+    answers = [explain_translation(found, entries), explain_build(found, entries, toolchain.family)]
+    would_hit = all(a.hit or not a.enabled for a in answers) and answers[1].enabled
+    if args.json:
+        result: dict[str, Any] = {
+            "program": program.name,
+            "fingerprint": program.ir.fingerprint(),
+            "backend": toolchain.name,
+            "would_hit": would_hit,
+            "translation": answers[0].as_dict(),
+            "build": answers[1].as_dict(),
+        }
+        print_json(result)
+        return 0
+    if args.quiet:
+        return 0
+    print(f"{program.name} ({program.ir.fingerprint()[:12]}) with {toolchain.name}:")
+    for answer in answers:
+        if not answer.enabled:
+            state = "not used" if answer.cache == "translation" else "unknown"
+        else:
+            state = "hit" if answer.hit else "miss"
+        print(f"  {answer.cache} cache: {state}" + (f" (key {answer.key})" if answer.key else ""))
+        if answer.nearest is not None:
+            age = format_age(time.time() - answer.nearest.time)
+            print(f"    nearest entry of {answer.nearest.name}: {answer.nearest.path} ({age} old)")
+            for component, status in answer.components.items():
+                print(f"      {component}: {status}")
+        for detail in answer.details:
+            print(f"    {detail}")
+    print("  -> " + ("loads from the cache, no compilation" if would_hit else "would compile"))
+    return 0

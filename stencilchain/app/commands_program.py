@@ -1,0 +1,224 @@
+"""`stencilchain compile` and `stencilchain run`: the user's own programs."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import numpy as np
+
+from stencilchain.app.cache_probe import probe
+from stencilchain.app.errors import FAILURE, CLIError
+from stencilchain.app.inputs import (
+    compare,
+    copy_arguments,
+    format_shape,
+    parse_shape,
+    random_arguments,
+    synchronize,
+    to_device,
+    to_host,
+)
+from stencilchain.app.loading import load_program
+from stencilchain.app.output import print_json
+from stencilchain.app.source_view import describe_source
+from stencilchain.app.toolchains import DEFAULT_BACKEND, load_backend, run_problem, toolchain_of
+from stencilchain.app.units import format_seconds
+from stencilchain.program.device import Device
+from stencilchain.program.embedded import run_embedded
+
+
+def add_parsers(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    comp = sub.add_parser(
+        "compile",
+        parents=[common],
+        help="compile a program ahead of time (warms the caches)",
+        description="Import FILE.py, find PROGRAM, compile it with a toolchain (or load it from "
+        "the caches) and print where its build folder and module are.",
+    )
+    comp.add_argument("target", metavar="FILE.py:PROGRAM", help="a file and a program in it")
+    comp.add_argument(
+        "--backend", default=DEFAULT_BACKEND, help="a pre-built toolchain (default: %(default)s)"
+    )
+    comp.add_argument("--show-source", action="store_true", help="print the generated code")
+    comp.add_argument("--shape", help="also run it once on random inputs of this shape, e.g. 64x64")
+    comp.add_argument("--json", action="store_true", help="print the result as JSON")
+    comp.set_defaults(run=run_compile)
+
+    run = sub.add_parser(
+        "run",
+        parents=[common],
+        help="run a program on random inputs and time it",
+        description="Run PROGRAM of FILE.py on random inputs of its declared dtypes (floats in "
+        "[0, 1), ints 1 to 9, random bools) and print the median time; --check compares the "
+        "result with the embedded NumPy executor (exit status 1 if it differs).",
+    )
+    run.add_argument("target", metavar="FILE.py:PROGRAM", help="a file and a program in it")
+    run.add_argument(
+        "--backend", default=DEFAULT_BACKEND, help="a pre-built backend (default: %(default)s)"
+    )
+    run.add_argument("--shape", help="one size per dimension, e.g. 512x512 (default: 64 each)")
+    run.add_argument("--check", action="store_true", help="compare with the embedded executor")
+    run.add_argument(
+        "--repeat", type=_positive, default=10, help="timed runs (default: %(default)s)"
+    )
+    run.add_argument("--seed", type=int, default=0, help="of the random inputs")
+    run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.set_defaults(run=run_run)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def run_compile(args: argparse.Namespace) -> int:
+    program = load_program(args.target)
+    backend = load_backend(args.backend)
+    toolchain = toolchain_of(backend)
+    sizes = parse_shape(args.shape, program.ir) if args.shape is not None else None
+    before = probe(toolchain, program.ir)
+    start = time.perf_counter()
+    compiled = toolchain.compile(program)
+    seconds = time.perf_counter() - start
+    artifact = compiled.artifact
+    result: dict[str, Any] = {
+        "program": program.name,
+        "fingerprint": program.ir.fingerprint(),
+        "backend": toolchain.name,
+        "seconds": seconds,
+        "translation_cache": "off"
+        if before.translation_key is None
+        else _hit(before.translation_hit),
+        "build_cache": "unknown" if before.build_key is None else _hit(before.build_hit),
+        "build_dir": str(artifact.build_dir),
+        "module": str(artifact.module_path),
+        "module_name": artifact.module_name,
+        "entry_point": artifact.entry_point,
+    }
+    if args.show_source:
+        result["language"] = before.source.language
+        result["source"] = describe_source(before.source)
+    if sizes is not None:
+        problem = run_problem(backend)
+        if problem:
+            raise CLIError(f"compiled, but {toolchain.name} cannot run here: {problem}", FAILURE)
+        args_on_device = to_device(
+            random_arguments(program.ir, sizes, np.random.default_rng(0)), toolchain.device
+        )
+        start = time.perf_counter()
+        compiled(*args_on_device)
+        synchronize(toolchain.device)
+        result["shape"] = format_shape(sizes)
+        result["first_run_seconds"] = time.perf_counter() - start
+    if args.json:
+        print_json(result)
+    elif not args.quiet:
+        if args.show_source:
+            print(result["source"].rstrip("\n"))
+            print()
+        print(
+            f"compiled {program.name} with {toolchain.name} in {format_seconds(seconds)} "
+            f"(translation cache: {result['translation_cache']}, build cache: {result['build_cache']})"
+        )
+        print(f"build folder: {artifact.build_dir}")
+        print(f"module:       {artifact.module_path}")
+        if sizes is not None:
+            print(f"ran once on {result['shape']} in {format_seconds(result['first_run_seconds'])}")
+    return 0
+
+
+def _hit(hit: bool) -> str:
+    return "hit" if hit else "miss"
+
+
+def run_run(args: argparse.Namespace) -> int:
+    program = load_program(args.target)
+    backend = load_backend(args.backend)
+    problem = run_problem(backend)
+    if problem:
+        raise CLIError(f"backend {backend.name} cannot run here: {problem}", FAILURE)
+    sizes = parse_shape(args.shape, program.ir)
+    inputs = random_arguments(program.ir, sizes, np.random.default_rng(args.seed))
+    toolchain = backend.toolchain
+    device = Device.CPU if toolchain is None else toolchain.device
+    compile_s = 0.0
+    if toolchain is not None:
+        start = time.perf_counter()
+        call: Any = toolchain.compile(program)
+        compile_s = time.perf_counter() - start
+    else:
+        call = program.with_backend(backend.value)
+    result: dict[str, Any] = {
+        "program": program.name,
+        "backend": backend.name,
+        "shape": {d.name: s for d, s in sizes.items()},
+        "compile_seconds": compile_s,
+    }
+    ok = True
+    if args.check:
+        actual = to_device(copy_arguments(inputs), device)
+        call(*actual)
+        synchronize(device)
+        expected = copy_arguments(inputs)
+        start = time.perf_counter()
+        run_embedded.executor(program)(*expected)
+        result["numpy_seconds"] = time.perf_counter() - start
+        comparison = compare(program.ir, to_host(actual), expected)
+        ok = comparison.ok
+        result["check"] = {
+            "ok": ok,
+            "max_difference": comparison.max_difference,
+            "differ": list(comparison.mismatched),
+        }
+    timed = to_device(copy_arguments(inputs), device)
+    times = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        call(*timed)
+        synchronize(device)
+        times.append(time.perf_counter() - start)
+    result["repeat"] = args.repeat
+    result["median_seconds"] = float(np.median(times))
+    result["min_seconds"] = float(np.min(times))
+    if args.json:
+        print_json(result)
+    elif not args.quiet:
+        print(_run_table(result))
+    if not ok:
+        raise CLIError(
+            f"{program.name} with {backend.name} differs from the embedded executor in "
+            f"{', '.join(result['check']['differ'])}",
+            FAILURE,
+        )
+    return 0
+
+
+def _run_table(result: dict[str, Any]) -> str:
+    rows = [
+        ("program", result["program"]),
+        ("backend", result["backend"]),
+        ("shape", "x".join(str(s) for s in result["shape"].values())),
+        ("compile", format_seconds(result["compile_seconds"])),
+        (f"run (median of {result['repeat']})", format_seconds(result["median_seconds"])),
+    ]
+    if "check" in result:
+        numpy_s, run_s = result["numpy_seconds"], result["median_seconds"]
+        rows.append(("numpy (one run)", format_seconds(numpy_s)))
+        if run_s > 0:
+            rows.append(("speed-up", f"{numpy_s / run_s:.1f}x"))
+        diffs = result["check"]["max_difference"]
+        worst = max(diffs.values(), default=0.0)
+        rows.append(
+            (
+                "check",
+                ("ok" if result["check"]["ok"] else "DIFFERS") + f" (max difference {worst:.1e})",
+            )
+        )
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
