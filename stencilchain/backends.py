@@ -67,6 +67,17 @@ _built: dict[str, Any] = {}
 _lock = threading.Lock()
 
 
+def build(name: str) -> Any:
+    """A new toolchain `name`, configured by the environment now (the attribute
+    `backends.<name>` is built once and kept)."""
+    builder = _BUILDERS.get(name)
+    if builder is None:
+        if name == "run_embedded":
+            return run_embedded
+        raise KeyError(f"unknown toolchain {name!r}; known: {', '.join(NAMES)}")
+    return builder(name)
+
+
 def __getattr__(name: str) -> Any:
     builder = _BUILDERS.get(name)
     if builder is None:
@@ -83,4 +94,4 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_BUILDERS])
 
 
-__all__ = ["NAMES", "EmbeddedBackend", "run_embedded"]
+__all__ = ["NAMES", "EmbeddedBackend", "build", "run_embedded"]

@@ -20,8 +20,8 @@ def package_version() -> str:
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
-        if "examples" in path.relative_to(root).parts:
-            continue  # user-level code: it changes no translation or build
+        if {"examples", "app"} & set(path.relative_to(root).parts):
+            continue  # the examples and the CLI change no translation or build
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     return f"{__version__}+{digest.hexdigest()[:12]}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import shutil
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from stencilchain import backends
@@ -109,9 +108,7 @@ def gpu_problem() -> str:
 
 def _construct(name: str) -> Any:
     # A fresh toolchain from the environment now; the module attribute is cached per process.
-    builders: Mapping[str, Callable[[str], Any]] = getattr(backends, "_BUILDERS", {})
-    builder = builders.get(name)
-    return getattr(backends, name) if builder is None else builder(name)
+    return backends.build(name)
 
 
 def _family_of_name(name: str) -> str:

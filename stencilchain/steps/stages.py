@@ -67,6 +67,16 @@ class ExtensionSource:
     def entry_point(self) -> str:
         return self.program_source.entry_point
 
+    def key_metadata(self, family: str, context: str) -> dict[str, str]:
+        """The components of a build key, stored in the build's completion marker so that
+        a miss can be explained (`stencilchain cache explain`)."""
+        return {
+            "family": family,
+            "key_program": self.program_source.program.fingerprint(),
+            "key_source": self.fingerprint(),
+            "key_context": context,
+        }
+
     def fingerprint(self) -> str:
         return sha256_of(
             self.program_source.fingerprint(),

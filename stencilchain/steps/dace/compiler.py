@@ -198,6 +198,8 @@ class DaCeCompiler:
             key=f"{entry}_dace_{digest[:32]}",
             module_name=f"_sc_{entry}_{digest[:12]}",
             tools=tools,
+            context=context,
+            context_digest=sha256_of(context),
         )
 
 
@@ -211,6 +213,8 @@ class DaCeBuildPlan:
     key: str
     module_name: str
     tools: _Tools
+    context: str
+    context_digest: str
 
 
 # --- tools -------------------------------------------------------------------------------
@@ -331,6 +335,7 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         "codegen_seconds": f"{codegen_done - start:.3f}",
         "dace_compile_seconds": f"{dace_done - codegen_done:.3f}",
         "total_seconds": f"{done - start:.3f}",
+        **plan.source.key_metadata("dace", plan.context),
     }
 
 

@@ -184,6 +184,7 @@ class CMakeCompiler:
             entry_point=entry,
             key=f"{entry}_{digest[:32]}",
             module_name=f"_sc_{entry}_{digest[:12]}",
+            context=context,
             context_digest=sha256_of(context),
             libraries=libraries,
             tools=tools,
@@ -202,6 +203,7 @@ class BuildPlan:
     entry_point: str
     key: str
     module_name: str
+    context: str
     context_digest: str
     libraries: tuple[str, ...]
     tools: _Tools
@@ -377,6 +379,7 @@ def _build_extension(plan: BuildPlan, folder: Path) -> dict[str, str]:
         "configure_seconds": f"{configured - start:.3f}",
         "compile_seconds": f"{done - configured:.3f}",
         "precompiled_header": "yes" if pch_dir is not None else "no",
+        **plan.source.key_metadata("gtfn", plan.context),
     }
 
 
