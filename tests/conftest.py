@@ -51,6 +51,29 @@ def gtfn_cpu_no_transforms(session_cache_dir: Path):  # type: ignore[no-untyped-
     return container.gtfn.toolchain()
 
 
+def _dace_cpu_toolchain(cache_dir: Path, name: str, auto_optimize: bool):  # type: ignore[no-untyped-def]
+    """A DaCe CPU toolchain like stencilchain.backends' `name`, on `cache_dir`; skips the
+    test when DaCe (the `dace` extra) cannot be imported."""
+    pytest.importorskip("dace", reason="the DaCe toolchains need the `dace` extra")
+    from stencilchain.containers import build_container
+
+    container = build_container({}, cache_dir=cache_dir, auto_optimize=auto_optimize)
+    container.dace.name.override(name)
+    return container.dace.toolchain()
+
+
+@pytest.fixture(scope="session")
+def dace_cpu(session_cache_dir: Path):  # type: ignore[no-untyped-def]
+    """run_dace_cpu (auto-optimized) built from a container on the session cache."""
+    return _dace_cpu_toolchain(session_cache_dir, "run_dace_cpu", auto_optimize=True)
+
+
+@pytest.fixture(scope="session")
+def dace_cpu_noopt(session_cache_dir: Path):  # type: ignore[no-untyped-def]
+    """run_dace_cpu_noopt (no auto-optimization) built from a container on the session cache."""
+    return _dace_cpu_toolchain(session_cache_dir, "run_dace_cpu_noopt", auto_optimize=False)
+
+
 @pytest.fixture()
 def private_cache_dir(tmp_path: Path) -> Iterator[Path]:
     """A cache of this test's own, for tests about caching."""

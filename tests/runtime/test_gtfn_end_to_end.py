@@ -1,5 +1,6 @@
 """Every DSL construct and every example, compiled by the GTFN CPU toolchains (with and
-without IR transforms), gives what the embedded executor gives, for C-order,
+without IR transforms) and by the DaCe CPU toolchains (with and without auto-optimization;
+skipped without the `dace` extra), gives what the embedded executor gives, for C-order,
 Fortran-order, sliced and reversed arrays; argument and domain errors raised through
 the compiled path carry the embedded path's messages.
 
@@ -37,7 +38,8 @@ F1 = sc.Field[[I], sc.float64]
 F3 = sc.Field[[I, J, K], sc.float64]
 FT = sc.Field[[J, I], sc.float64]  # the dimensions in the other order
 
-TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms"]
+# The DaCe toolchains are the equivalents of run_dace_cpu and run_dace_cpu_noopt (conftest.py).
+TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 LAYOUTS = ["C", "F", "sliced", "reversed"]
 RTOL = {np.dtype(np.float64): 1e-13, np.dtype(np.float32): 1e-5}
 ATOL = {np.dtype(np.float64): 1e-13, np.dtype(np.float32): 1e-5}

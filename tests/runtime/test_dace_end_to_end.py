@@ -1,0 +1,91 @@
+"""The DaCe CPU toolchains end to end, beyond what tests/runtime/test_gtfn_end_to_end.py
+checks for them (it runs every construct program, every example, the argument errors and
+the domain errors with `dace_cpu` and `dace_cpu_noopt` too): GTFN and DaCe agree with each
+other on the examples, on every layout; the two DaCe toolchains are what their names say
+(an auto-optimized and a plain SDFG).
+
+The toolchains are the session fixtures of conftest.py, so the programs compiled here are
+the ones the other end-to-end tests compiled (a DaCe build takes 2-3 s on two cores).
+Skipped without the `dace` extra.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stencilchain.examples as examples
+from stencilchain.runtime.toolchain import Toolchain
+
+pytest.importorskip("dace", reason="the DaCe toolchains need the `dace` extra")
+
+LAYOUTS = ("C", "F", "sliced")
+# GTFN and DaCe compute the same expressions in the same order: the embedded tolerance.
+RTOL = ATOL = 1e-13
+# A second, larger size per number of dimensions: big enough for the parallel loops.
+LARGE_SHAPES = {2: (257, 263), 3: (67, 61, 9)}
+
+
+def _example_id(module: ModuleType) -> str:
+    return module.__name__.rsplit(".", 1)[-1]
+
+
+def place(value: Any, layout: str) -> Any:
+    """A copy of `value` in `layout` (C, F, or a strided view into a bigger buffer)."""
+    if not isinstance(value, np.ndarray):
+        return value
+    if layout in ("C", "F"):
+        return np.array(value, order=layout)  # always a copy: each toolchain writes its own
+    assert layout == "sliced"
+    buffer = np.full(tuple(2 * n + 1 for n in value.shape), np.nan, dtype=value.dtype)
+    view = buffer[tuple(slice(1, None, 2) for _ in value.shape)]
+    view[...] = value
+    assert not view.flags.c_contiguous and not view.flags.f_contiguous
+    return view
+
+
+@pytest.mark.slow  # up to two compiles per example when no other test compiled them here
+@pytest.mark.parametrize("module", examples.ALL_EXAMPLES, ids=_example_id)
+def test_gtfn_and_dace_agree_on_the_examples(
+    module: ModuleType, gtfn_cpu: Toolchain, dace_cpu: Toolchain, subtests: Any
+) -> None:
+    """run_dace_cpu and run_gtfn_cpu give the same results (run_dace_cpu_noopt is compared
+    with the embedded executor by test_gtfn_end_to_end.py; comparing it here too would add
+    DaCe compiles, not coverage)."""
+    seed = 0
+    for shape in (module.DEFAULT_SHAPE, LARGE_SHAPES[len(module.DEFAULT_SHAPE)]):
+        for layout in LAYOUTS:
+            seed += 1
+            inputs = module.make_inputs(shape, np.random.default_rng(seed))
+            results: dict[str, dict[str, np.ndarray]] = {}
+            for name, toolchain in (("gtfn", gtfn_cpu), ("dace", dace_cpu)):
+                args = {k: place(v, layout) for k, v in inputs.items()}
+                module.PROGRAM.with_backend(toolchain)(*args.values())
+                results[name] = {k: v for k, v in args.items() if isinstance(v, np.ndarray)}
+            with subtests.test(shape=shape, layout=layout):
+                for field, want in results["gtfn"].items():
+                    np.testing.assert_allclose(
+                        results["dace"][field], want, rtol=RTOL, atol=ATOL,
+                        err_msg=f"{module.PROGRAM.name}: {field} ({layout}, {shape})",
+                    )  # fmt: skip
+                written = [c.outs for c in module.PROGRAM.ir.calls]
+                assert any(np.any(results["dace"][o] != 0) for outs in written for o in outs)
+
+
+def test_dace_toolchains_translate_to_an_optimized_and_a_plain_sdfg(
+    dace_cpu: Toolchain, dace_cpu_noopt: Toolchain
+) -> None:
+    """run_dace_cpu auto-optimizes and run_dace_cpu_noopt does not: their SDFGs differ, and
+    so do their compiled-program pools (nothing is compiled here)."""
+    program = examples.laplacian.PROGRAM.ir
+    assert dace_cpu.config.auto_optimize is True
+    assert dace_cpu_noopt.config.auto_optimize is False
+    optimized = dace_cpu.workflow.translation(program)
+    plain = dace_cpu_noopt.workflow.translation(program)
+    assert optimized.language == plain.language == "sdfg"
+    assert optimized.source_code != plain.source_code
+    assert dace_cpu.identity != dace_cpu_noopt.identity
+    assert dace_cpu.workflow.compilation == dace_cpu_noopt.workflow.compilation
