@@ -12,14 +12,20 @@ from pathlib import Path
 import pytest
 
 # Set before anything builds a container from the environment (stencilchain.backends does).
-_SESSION_CACHE = Path(tempfile.mkdtemp(prefix="stencilchain-tests-"))
+# The pytest-xdist workers inherit the controller's folder, so a program compiled by one
+# worker is a cache hit for the others (the build cache's locks make that safe).
+_WORKER = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+_INHERITED = os.environ.get("SC_TESTS_SESSION_CACHE") if _WORKER else None
+_SESSION_CACHE = Path(_INHERITED or tempfile.mkdtemp(prefix="stencilchain-tests-"))
+os.environ["SC_TESTS_SESSION_CACHE"] = str(_SESSION_CACHE)
 os.environ["STENCILCHAIN_CACHE_DIR"] = str(_SESSION_CACHE)
 os.environ["STENCILCHAIN_CACHE_LIFETIME"] = "persistent"
 os.environ["OMP_NUM_THREADS"] = "2"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+    if not _WORKER:  # the controller made the folder; it removes it after the workers end
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -40,6 +40,12 @@ def make_dace_translator(
     """The SDFG translation for `cfg`'s device, data layout and auto-optimize setting."""
     cfg = require_config("make_dace_translator", cfg, DaCeConfig)
     require_dace("make_dace_translator")
+    if cfg.external_workspace:
+        raise NotImplementedError(
+            "make_dace_translator(): external_workspace (STENCILCHAIN_DACE_EXTERNAL_WORKSPACE) "
+            "is not supported yet: the SDFGs have no transients to place in a caller's buffer; "
+            "unset it"
+        )
     require("make_dace_translator", "disable_transforms", disable_transforms, bool)
     if auto_optimize_args is not None:
         require("make_dace_translator", "auto_optimize_args", auto_optimize_args, Mapping)

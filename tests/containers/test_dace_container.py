@@ -843,7 +843,7 @@ FLAT_CASES: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
             "cached_translation": True,
             "metrics": True,
             "auto_optimize": False,
-            "external_workspace": True,
+            "external_workspace": False,  # True is refused until it is supported (below)
         },
         {},
         {},
@@ -1025,3 +1025,17 @@ def test_session_fixtures_are_the_prebuilt_dace_backends(request: pytest.Fixture
         for field in TOOLCHAIN_FIELDS:
             assert getattr(toolchain, field) == getattr(prebuilt, field), (fixture, field)
         assert toolchain.identity == prebuilt.identity
+
+
+def test_external_workspace_is_refused_until_supported(private_cache_dir: Path) -> None:
+    """Until external workspaces are implemented the setting is an error, never ignored."""
+    import warnings
+
+    from stencilchain.containers import build_container, make_dace_backend
+
+    container = build_container({}, cache_dir=private_cache_dir, external_workspace=True)
+    with pytest.raises(NotImplementedError, match="external_workspace"):
+        container.dace.toolchain()
+    with warnings.catch_warnings(), pytest.raises(NotImplementedError, match="external_workspace"):
+        warnings.simplefilter("ignore", DeprecationWarning)
+        make_dace_backend(environ={}, cache_dir=private_cache_dir, external_workspace=True)
