@@ -1031,6 +1031,8 @@ def test_external_workspace_is_refused_until_supported(private_cache_dir: Path) 
     """Until external workspaces are implemented the setting is an error, never ignored."""
     import warnings
 
+    pytest.importorskip("dace")
+
     from stencilchain.containers import build_container, make_dace_backend
 
     container = build_container({}, cache_dir=private_cache_dir, external_workspace=True)
