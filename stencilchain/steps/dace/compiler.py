@@ -33,7 +33,6 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import threading
 import time
@@ -43,17 +42,19 @@ from typing import IO, TYPE_CHECKING, Any
 
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
+from stencilchain.steps.build_tools import (
+    build_environment,
+    build_programs,
+    compiler_message,
+    executable_identity,
+    package_identity,
+    python_build_info,
+    which,
+)
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.dace.bindings import SHIM_LIBRARY_DEP, DaCeExtensionSource
 from stencilchain.steps.dace.shim import CArgument, adapter_source
 from stencilchain.steps.errors import CompilationError
-from stencilchain.steps.gtfn.compiler import (
-    _build_environment,
-    _compiler_message,
-    _executable_identity,
-    _python_build_info,
-    _which,
-)
 from stencilchain.steps.settings import BuildType
 from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
 from stencilchain.version import package_version
@@ -186,7 +187,7 @@ class DaCeCompiler:
                 ),
                 "extension_flags": _EXTENSION_FLAGS[self.build_type],
                 "tools": tools.identity,
-                "python": _python_build_info(),
+                "python": python_build_info(),
             },
             sort_keys=True,
         )
@@ -230,16 +231,16 @@ class _Tools:
 def _tools(cxx: str) -> _Tools:
     """The compiler (a path), and what identifies every tool of a build; once per process.
 
-    DaCe runs `cmake` (and `ninja`, if there is one) from PATH; DaCe itself is identified
+    DaCe runs `cmake` and `ninja` from PATH, which the build points at the Python packages'
+    (a system CMake may be too old for nvcc's C++20, as 3.25 is); DaCe itself is identified
     by its installed files (no import: a cached first call must stay fast).
     """
-    cxx_path = _which(cxx, "C++ compiler")
-    cmake = shutil.which("cmake")
-    ninja = shutil.which("ninja")
+    cxx_path = which(cxx, "C++ compiler")
     identity = {
-        "cxx": _executable_identity(cxx_path),
-        "cmake": None if cmake is None else _executable_identity(cmake),
-        "ninja": None if ninja is None else _executable_identity(ninja),
+        "cxx": executable_identity(cxx_path),
+        # DaCe's build runs the cmake and ninja of their Python packages (see _compile_sdfg)
+        "cmake": package_identity("cmake"),
+        "ninja": package_identity("ninja"),
         "dace": _dace_identity(),
     }
     return _Tools(cxx=cxx_path, identity=json.dumps(identity, sort_keys=True))
@@ -288,7 +289,7 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         with _DACE_LOCK, _dace_settings(plan):
             generated = _generate(plan, folder / _DACE_FOLDER, jobs)
             codegen_done = time.perf_counter()
-            module = folder / f"{plan.module_name}{_python_build_info()['ext_suffix']}"
+            module = folder / f"{plan.module_name}{python_build_info()['ext_suffix']}"
             library = os.path.relpath(generated.library, folder)
             try:
                 adapter = adapter_source(
@@ -340,7 +341,7 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
 
 
 def _compile_command(plan: DaCeBuildPlan, unit: Path, flags: Sequence[str]) -> list[str]:
-    include = _python_build_info()["python_include"]
+    include = python_build_info()["python_include"]
     return [
         plan.tools.cxx,
         "-std=c++17",
@@ -469,18 +470,36 @@ def _compile_sdfg(generated: _Generated, jobs: _Jobs) -> Path:
     from dace.codegen import compiler as dace_compiler
 
     try:
-        library = dace_compiler.configure_and_compile(
-            str(generated.program_folder), generated.sdfg_name, folder_mode="development"
-        )
+        with _package_tools_on_path():
+            library = dace_compiler.configure_and_compile(
+                str(generated.program_folder), generated.sdfg_name, folder_mode="development"
+            )
     except Exception as error:
         jobs.log(f"DaCe's build failed: {type(error).__name__}: {error}\n")
         raise CompilationError(
             f"DaCe could not compile the SDFG {generated.sdfg_name!r}",
-            _compiler_message(str(error)),
+            compiler_message(str(error)),
             jobs.path,
         ) from error
     jobs.log(f"DaCe built {library}\n")
     return Path(library)
+
+
+@contextlib.contextmanager
+def _package_tools_on_path() -> Iterator[None]:
+    """PATH starting with the folders of the cmake and ninja Python packages, for the
+    duration of DaCe's build (DaCe runs them by name; the builds are serialized)."""
+    cmake, ninja = build_programs()
+    old = os.environ.get("PATH")
+    folders = dict.fromkeys([os.path.dirname(cmake), os.path.dirname(ninja)])
+    os.environ["PATH"] = os.pathsep.join([*folders, *([old] if old else [])])
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PATH", None)
+        else:
+            os.environ["PATH"] = old
 
 
 # --- DaCe's configuration -----------------------------------------------------------------
@@ -566,7 +585,7 @@ class _Jobs:
                 stdin=subprocess.DEVNULL,
                 stdout=file,
                 stderr=subprocess.STDOUT,
-                env=_build_environment(),
+                env=build_environment(),
             )
         except OSError as error:
             file.close()
@@ -590,4 +609,4 @@ class _Jobs:
             if status != 0 and failed is None:
                 failed = (what, text)
         if failed is not None:
-            raise CompilationError(f"{failed[0]} failed", _compiler_message(failed[1]), self.path)
+            raise CompilationError(f"{failed[0]} failed", compiler_message(failed[1]), self.path)

@@ -22,14 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
-import sysconfig
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -37,6 +34,15 @@ from typing import TextIO
 
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
+from stencilchain.steps.build_tools import (
+    build_environment,
+    build_programs,
+    compiler_message,
+    executable_identity,
+    package_identity,
+    python_build_info,
+    which,
+)
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.errors import CompilationError
 from stencilchain.steps.settings import BuildType
@@ -56,10 +62,6 @@ _CARRIED_CACHE = re.compile(
 )
 # Flag variables CMake would read from the environment; the key does not cover the
 # environment, so the builds run without them.
-_IGNORED_ENVIRONMENT = (
-    "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CUDAFLAGS", "CUDAARCHS",
-    "CC", "CXX", "CUDACXX", "CUDAHOSTCXX",
-)  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,7 +161,7 @@ class CMakeCompiler:
                     f"provide (it knows {', '.join(_KNOWN_LIBRARIES)})"
                 )
         tools = _tools(self.cxx, self.nvcc if _uses_cuda(source) else None)
-        python = _python_build_info()
+        python = python_build_info()
         context = json.dumps(
             {
                 "format": "stencilchain-cmake/1",
@@ -238,11 +240,11 @@ class _Tools:
 
     @property
     def cmake(self) -> str:
-        return _build_programs()[0]
+        return build_programs()[0]
 
     @property
     def ninja(self) -> str:
-        return _build_programs()[1]
+        return build_programs()[1]
 
 
 @functools.cache
@@ -252,67 +254,15 @@ def _tools(cxx: str, nvcc: str | None) -> _Tools:
     Cheap, since every call computes a key, builds or not: executables are identified by
     their resolved path, size and mtime, and CMake and Ninja without importing them.
     """
-    cxx_path = _which(cxx, "C++ compiler")
-    nvcc_path = None if nvcc is None else _which(nvcc, "CUDA compiler (needed for the GPU)")
+    cxx_path = which(cxx, "C++ compiler")
+    nvcc_path = None if nvcc is None else which(nvcc, "CUDA compiler (needed for the GPU)")
     identity = {
-        "cxx": _executable_identity(cxx_path),
-        "nvcc": None if nvcc_path is None else _executable_identity(nvcc_path),
-        "cmake": _package_identity("cmake"),
-        "ninja": _package_identity("ninja"),
+        "cxx": executable_identity(cxx_path),
+        "nvcc": None if nvcc_path is None else executable_identity(nvcc_path),
+        "cmake": package_identity("cmake"),
+        "ninja": package_identity("ninja"),
     }
     return _Tools(cxx=cxx_path, nvcc=nvcc_path, identity=json.dumps(identity, sort_keys=True))
-
-
-@functools.cache
-def _build_programs() -> tuple[str, str]:
-    """The cmake and ninja executables of their Python packages (imported only to build)."""
-    import cmake
-    import ninja
-
-    return str(Path(cmake.CMAKE_BIN_DIR) / "cmake"), str(Path(ninja.BIN_DIR) / "ninja")
-
-
-def _executable_identity(path: str) -> str:
-    # the resolved executable's size and modification time change with any upgrade;
-    # `--version` would cost a process start on every cached first call
-    real = os.path.realpath(path)
-    stat = os.stat(real)
-    return sha256_of(path, real, str(stat.st_size), str(stat.st_mtime_ns))
-
-
-def _package_identity(name: str) -> str:
-    """The installed Python package `name`: where it is and when it was installed."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None:
-        raise CompilationError(
-            f"the Python package {name!r}, which provides the {name} executable, is not installed",
-            "",
-            None,
-        )
-    stat = os.stat(spec.origin)
-    return f"{spec.origin}:{stat.st_size}:{stat.st_mtime_ns}"
-
-
-def _which(name: str, what: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        raise CompilationError(f"{what} {name!r} not found (looked on PATH)", "", None)
-    return os.path.abspath(found)
-
-
-@functools.lru_cache(maxsize=1)
-def _python_build_info() -> dict[str, str]:
-    """What the extension is built against: Python headers, ABI suffix, pybind11."""
-    import pybind11
-
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    return {
-        "python_include": sysconfig.get_paths()["include"],
-        "ext_suffix": str(suffix) if suffix else ".so",
-        "python_version": sys.version,
-        "pybind11_include": pybind11.get_include(),
-        "pybind11_version": pybind11.__version__,
-    }
 
 
 def _uses_cuda(source: ExtensionSource) -> bool:
@@ -363,7 +313,7 @@ def _build_extension(plan: BuildPlan, folder: Path) -> dict[str, str]:
         configured = time.perf_counter()
         log.run(_ninja_command(plan, build), f"compiling {plan.entry_point!r}")
         done = time.perf_counter()
-    module = build / f"{plan.module_name}{_python_build_info()['ext_suffix']}"
+    module = build / f"{plan.module_name}{python_build_info()['ext_suffix']}"
     if not module.is_file():
         raise CompilationError(
             f"building {plan.entry_point!r} produced no module {module.name}",
@@ -488,7 +438,7 @@ def _cmake_lists(
 ) -> str:
     """The CMakeLists.txt of one module; per-unit flags, so one rule serves both units."""
     compiler = plan.compiler
-    info = _python_build_info()
+    info = python_build_info()
     includes = [info["python_include"]]
     if "pybind11" in plan.libraries:
         includes.append(info["pybind11_include"])
@@ -638,7 +588,7 @@ class _Log:
                 stdin=subprocess.DEVNULL,
                 stdout=self._file,
                 stderr=subprocess.STDOUT,
-                env=_build_environment(),
+                env=build_environment(),
                 check=False,
             )
         except OSError as error:
@@ -652,18 +602,4 @@ class _Log:
             with self.path.open("rb") as file:
                 file.seek(start)
                 output = file.read().decode(errors="replace")
-            raise CompilationError(f"{what} failed", _compiler_message(output), self.path)
-
-
-def _compiler_message(output: str, max_lines: int = 60) -> str:
-    """The part of a failed command's output that says what went wrong."""
-    lines = output.rstrip().splitlines()
-    for index, line in enumerate(lines):
-        if re.search(r"\berror\b", line, re.IGNORECASE):
-            return "\n".join(lines[index : index + max_lines])
-    return "\n".join(lines[-max_lines:])
-
-
-def _build_environment() -> dict[str, str]:
-    """The environment of CMake and Ninja, without the flag variables CMake would read."""
-    return {k: v for k, v in os.environ.items() if k not in _IGNORED_ENVIRONMENT}
+            raise CompilationError(f"{what} failed", compiler_message(output), self.path)
