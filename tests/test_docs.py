@@ -1,0 +1,281 @@
+"""The documentation stays true: the examples of README.md and docs/**/*.md run.
+
+- Every ```python block runs. The blocks of one file run in order in one namespace (a
+  block may use what an earlier one defined), in a temporary working directory, with
+  STENCILCHAIN_CACHE_DIR pointing to a temporary folder and the pre-built backends and the
+  metrics registry isolated, so nothing touches the user's cache or other tests.
+- A block whose first line is a comment naming a file (`# stencils.py`,
+  `# stencilchain.toml`, `# test_smooth.py, continued`) is also written (or appended) to
+  that file in the working directory before the file's blocks run. When a page writes
+  `test_*.py` files, pytest runs them there, in a subprocess.
+- Every `stencilchain ...` command of a ```bash block is parsed by the real command-line
+  parser. Those that are cheap and whose files exist also run, in order, after the file's
+  Python blocks: through `main()`, with the variables written before the command.
+  `stencilchain config` and `backends` also run once through the installed command.
+
+Blocks that must not run are ```bash or ```text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shlex
+import subprocess
+import sys
+import textwrap
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+
+_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+_FILE_HEADER = re.compile(r"#\s*(?P<name>[\w.-]+\.(?:py|toml))\b")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
+# Python under another name would be skipped silently: such blocks must say `python`.
+_PYTHON_ALIASES = {"py", "python3", "pycon", "ipython", "py3"}
+# Commands that are not run, only parsed: many compiles, or an optional extra or a GPU.
+_NOT_RUN = re.compile(r"^demo\b|--backend[ =]run_(dace|\w+_gpu)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Block:
+    """One fenced block: its language, text, and the line of the page its text starts on."""
+
+    page: Path
+    line: int
+    language: str
+    text: str
+
+    @property
+    def file_name(self) -> str | None:
+        """The file this block is (part of), named by a comment on its first line."""
+        first = self.text.split("\n", 1)[0]
+        match = _FILE_HEADER.fullmatch(first.split(",")[0].strip())
+        return match["name"] if match else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """A `stencilchain` command of a bash block: its variables and arguments."""
+
+    block: Block
+    environ: dict[str, str]
+    argv: list[str]
+
+    def __str__(self) -> str:
+        words = [*(f"{k}={v}" for k, v in self.environ.items()), "stencilchain", *self.argv]
+        return f"{self.block.page.name}:{self.block.line}: {shlex.join(words)}"
+
+
+def blocks(page: Path) -> list[Block]:
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for match in _FENCE.finditer(text):
+        info = match["info"].strip()
+        line = text.count("\n", 0, match.start("body")) + 1
+        found.append(
+            Block(
+                page, line, info.split()[0].lower() if info else "", textwrap.dedent(match["body"])
+            )
+        )
+    return found
+
+
+def commands(block: Block) -> Iterator[Command]:
+    text = block.text.replace("\\\n", " ")
+    for line in text.splitlines():
+        for segment in re.split(r"&&|\|\||;|\|", line):
+            words = shlex.split(segment, comments=True)
+            environ: dict[str, str] = {}
+            while words and _ASSIGNMENT.fullmatch(words[0]):
+                name, _, value = words.pop(0).partition("=")
+                environ[name] = value
+            if words and Path(words[0]).name == "stencilchain":
+                yield Command(block, environ, words[1:])
+
+
+def page_id(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+PYTHON_PAGES = [p for p in PAGES if any(b.language == "python" for b in blocks(p))]
+ALL_COMMANDS = [c for p in PAGES for b in blocks(p) if b.language == "bash" for c in commands(b)]
+
+
+@pytest.fixture()
+def docs_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A working directory and a cache of this test's own; the environment it ran with."""
+    from stencilchain import backends
+    from stencilchain.runtime.metrics import metrics
+
+    work, cache = tmp_path / "work", tmp_path / "cache"
+    work.mkdir()
+    for name in list(os.environ):
+        if name.startswith("STENCILCHAIN_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("STENCILCHAIN_CACHE_DIR", str(cache))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(backends, "_built", {})  # the pre-built toolchains, built here afresh
+    monkeypatch.setattr(metrics, "_entries", {})
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the CLI puts the user's folder first
+    environ = dict(os.environ)
+    modules = set(sys.modules)
+    try:
+        yield work, environ
+    finally:
+        os.environ.clear()  # a block may have set a variable
+        os.environ.update(environ)
+        for name in set(sys.modules) - modules:
+            if name.startswith(("_stencilchain_user_", "docs_", "stencils", "test_", "conftest")):
+                del sys.modules[name]
+
+
+def write_files(page_blocks: list[Block], work: Path) -> list[Path]:
+    """The blocks that name a file, written to it (later ones appended)."""
+    written: list[Path] = []
+    for block in page_blocks:
+        name = block.file_name
+        if name is None:
+            continue
+        path = work / name
+        if path in written:
+            path.write_text(
+                path.read_text(encoding="utf-8") + "\n\n" + block.text, encoding="utf-8"
+            )
+        else:
+            path.write_text(block.text, encoding="utf-8")
+            written.append(path)
+    return written
+
+
+def run_python(page: Path, page_blocks: list[Block]) -> None:
+    """The page's python blocks in order, in one module namespace; tracebacks show the
+    page and its line numbers."""
+    name = "docs_" + re.sub(r"\W", "_", page_id(page))
+    module = types.ModuleType(name)
+    module.__file__ = str(page)
+    sys.modules[name] = module
+    for block in page_blocks:
+        if block.language == "python":
+            source = "\n" * (block.line - 1) + block.text
+            exec(compile(source, str(page), "exec"), module.__dict__)
+
+
+def run_command(
+    command: Command, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stencilchain.app.cli import main
+
+    with monkeypatch.context() as patch:
+        for name, value in command.environ.items():
+            patch.setenv(name, value)
+        status = main(command.argv)
+    out, err = capsys.readouterr()
+    assert status == 0, f"{command} exited with {status}:\n{out}\n{err}"
+
+
+def runnable(command: Command, work: Path) -> bool:
+    text = " ".join(command.argv)
+    if _NOT_RUN.search(text):
+        return False
+    files = [w.split(":")[0] for w in command.argv if w.split(":")[0].endswith(".py")]
+    return all((work / f).is_file() for f in files)
+
+
+@pytest.mark.parametrize("page", PYTHON_PAGES, ids=page_id)
+def test_page_examples_run(
+    page: Path,
+    docs_environment: tuple[Path, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    work, environ = docs_environment
+    page_blocks = blocks(page)
+    written = write_files(page_blocks, work)
+    run_python(page, page_blocks)
+
+    for block in page_blocks:
+        if block.language == "bash":
+            for command in commands(block):
+                if runnable(command, work):
+                    run_command(command, monkeypatch, capsys)
+
+    tests = [p.name for p in written if p.name.startswith("test_") and p.suffix == ".py"]
+    if tests:
+        env = {k: v for k, v in environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+        proc = subprocess.run(
+            [
+                sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                f"--basetemp={work.parent / 'pytest'}", *tests,
+            ],
+            cwd=work, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert proc.returncode == 0, (
+            f"pytest on the tests of {page_id(page)}:\n{proc.stdout}\n{proc.stderr}"
+        )
+
+
+@pytest.mark.parametrize("command", ALL_COMMANDS, ids=str)
+def test_documented_command_parses(command: Command) -> None:
+    from stencilchain.app.cli import make_parser
+
+    try:
+        make_parser().parse_args(command.argv)
+    except SystemExit as done:  # --help exits with 0, a usage mistake with 2
+        assert done.code in (0, None), f"{command}: not a valid command line"
+
+
+def test_installed_command_runs(docs_environment: tuple[Path, dict[str, str]]) -> None:
+    """`stencilchain config` and `stencilchain backends`, as a user runs them."""
+    work, environ = docs_environment
+    script = Path(sys.executable).with_name("stencilchain")
+    prefix = [str(script)] if script.is_file() else [sys.executable, "-m", "stencilchain.app.cli"]
+    for argv in (["config"], ["backends"]):
+        proc = subprocess.run(
+            [*prefix, *argv], cwd=work, env=environ, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert environ["STENCILCHAIN_CACHE_DIR"] in proc.stdout  # the temporary cache
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_python_blocks_say_python(page: Path) -> None:
+    """A block of Python under another name would not run: it must be ```python."""
+    aliases = [b.line for b in blocks(page) if b.language in _PYTHON_ALIASES]
+    assert not aliases, f"{page_id(page)}: blocks at lines {aliases} must be ```python"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_relative_links_resolve(page: Path) -> None:
+    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+    targets = re.findall(r"\]\(([^)\s]+)\)", text)
+    broken = [
+        t for t in targets
+        if "://" not in t and not t.startswith(("#", "mailto:"))
+        and not (page.parent / t.split("#")[0]).exists()
+    ]  # fmt: skip
+    assert not broken, f"{page_id(page)}: broken links {broken}"
+
+
+def test_index_links_every_guide_page() -> None:
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    missing = [
+        p.name
+        for p in sorted((ROOT / "docs" / "guide").glob("*.md"))
+        if f"guide/{p.name}" not in index
+    ]
+    assert not missing, f"docs/index.md does not link {missing}"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "(docs/index.md)" in readme
