@@ -1,4 +1,4 @@
-"""run_gtfn_gpu: CUDA modules build here (nvcc, no GPU); they run only where a GPU is."""
+"""The GPU toolchains: CUDA modules build here (nvcc, no GPU); they run only where a GPU is."""
 
 from __future__ import annotations
 
@@ -57,3 +57,15 @@ def test_gpu_results_equal_the_embedded_executor(gtfn_gpu: Any, module: Any) -> 
     for got, want in zip(on_device, expected):
         if isinstance(want, np.ndarray):
             np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=1e-12, atol=1e-12)
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_dace_gpu_sdfg_builds_and_refuses_host_arrays(session_cache_dir: Path) -> None:
+    pytest.importorskip("dace")
+    toolchain = build_container({}, cache_dir=session_cache_dir, device="gpu").dace.toolchain()
+    compiled = toolchain.compile(hdiff.PROGRAM)
+    assert compiled.artifact.module_path.is_file()
+    inputs = hdiff.make_inputs(hdiff.DEFAULT_SHAPE, np.random.default_rng(0))
+    with pytest.raises(sc.ArgumentError, match="GPU array"):
+        hdiff.PROGRAM.with_backend(toolchain)(*inputs.values())
