@@ -10,7 +10,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from stencilchain.containers.config import DaCeConfig
-from stencilchain.containers.dace_builders import make_dace_compiler, make_dace_translator
+from stencilchain.containers.dace_builders import (
+    make_dace_bindings,
+    make_dace_compiler,
+    make_dace_translator,
+)
 from stencilchain.runtime.toolchain import Toolchain
 
 
@@ -44,6 +48,7 @@ def make_dace_backend(
     config_fields = {f.name for f in dataclasses.fields(DaCeConfig)}
     step_builders: dict[str, Callable[..., Any]] = {
         "translation": make_dace_translator,
+        "bindings": make_dace_bindings,
         "compilation": make_dace_compiler,
     }
     per_step: dict[str, dict[str, Any]] = {step: {} for step in step_builders}

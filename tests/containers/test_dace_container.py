@@ -372,7 +372,7 @@ BUILDERS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
         make_dace_translator,
         {"auto_optimize_args": Mapping[str, object] | None, "disable_transforms": bool},
     ),
-    "bindings": (make_dace_bindings, {}),
+    "bindings": (make_dace_bindings, {"openmp_threshold": int}),
     "compilation": (
         make_dace_compiler,
         {"cpu_args": tuple[str, ...], "cuda_architectures": str | None},
@@ -943,7 +943,7 @@ def test_flat_front_end_reads_the_environ_it_is_given(tmp_path: Path) -> None:
         {"auto_optimise": False},  # misspelled config setting
         {"enable_transforms": False},  # a GTFN step setting
         {"flavor": "pybind11"},  # a GTFN bindings setting
-        {"openmp_threshold": 10},
+        {"openmp": False},  # a GTFN compiler setting
         {"config_file": "x.toml"},  # not a setting of a config
     ],
     ids=lambda k: next(iter(k)),

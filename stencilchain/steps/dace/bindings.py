@@ -55,10 +55,16 @@ class DaCeBindings:
 
     device: Device
     data_layout: DataLayout = DataLayout.STRIDED
+    openmp_threshold: int = 65536  # arrays of fewer points run on one thread (CPU)
 
     def __post_init__(self) -> None:
         if not isinstance(self.device, Device):
             raise TypeError(f"DaCeBindings.device must be a Device, got {self.device!r}")
+        threshold = self.openmp_threshold
+        if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 0:
+            raise TypeError(
+                f"DaCeBindings.openmp_threshold must be a non-negative int, got {threshold!r}"
+            )
         if not isinstance(self.data_layout, DataLayout):
             raise TypeError(
                 f"DaCeBindings.data_layout must be a DataLayout, got {self.data_layout!r}"
@@ -79,7 +85,7 @@ class DaCeBindings:
         shim = ProgramSource(
             program=source.program,
             entry_point=source.entry_point,
-            source_code=shim_source(source.program, self.device),
+            source_code=shim_source(source.program, self.device, self.openmp_threshold),
             language="cpp",
             device=source.device,
             library_deps=(SHIM_LIBRARY_DEP,),

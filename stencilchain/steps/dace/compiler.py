@@ -304,8 +304,9 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
             except ValueError as error:  # the SDFG takes what the shim cannot give
                 raise CompilationError(str(error), "", None) from error
             (src / "shim.cpp").write_text(source.program_source.source_code + adapter)
+            openmp = ("-fopenmp",) if plan.compiler.device is Device.CPU else ()
             jobs.start(
-                _compile_command(plan, src / "shim.cpp", shim_flags),
+                _compile_command(plan, src / "shim.cpp", (*shim_flags, *openmp)),
                 f"compiling the shim of {entry!r}",
             )
             built = _compile_sdfg(generated, jobs)
@@ -313,7 +314,7 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         jobs.wait_all()
         objects = [str(src / "bindings.o"), str(src / "shim.o")]
         jobs.start(
-            [plan.tools.cxx, "-shared", "-pthread", *objects, "-o", str(module), "-ldl"],
+            [plan.tools.cxx, "-shared", "-pthread", *openmp, *objects, "-o", str(module), "-ldl"],
             f"linking the module of {entry!r}",
         )
         jobs.wait_all()

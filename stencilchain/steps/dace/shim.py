@@ -93,8 +93,12 @@ def shim_members(program: ir.Program) -> tuple[ShimMember, ...]:
     return tuple(members)
 
 
-def shim_source(program: ir.Program, device: Device) -> str:
+def shim_source(program: ir.Program, device: Device, openmp_threshold: int = 65536) -> str:
     """The shim: `sc_run_<program>` with GTFN's domain checks, calling `sc_dace::call`.
+
+    On the CPU, a call on arrays of fewer than `openmp_threshold` points runs the SDFG's
+    parallel loops on one thread: starting a thread team costs more than such a call
+    (the SDFG's OpenMP regions have no size condition of their own; GTFN's do).
 
     Every call's domain is checked before the SDFG runs (it runs all calls at once), so a
     DomainError leaves every output untouched; the message is GTFN's, for the first call
@@ -111,6 +115,9 @@ def shim_source(program: ir.Program, device: Device) -> str:
         "#include <cstdint>",
         "#include <cstdio>",
         "#include <initializer_list>",
+        "#ifdef _OPENMP",
+        "#include <omp.h>",
+        "#endif",
         "",
         f"namespace {NAMESPACE} {{",
         "// The values the program's SDFG may take, named like the SDFG's arguments.",
@@ -129,6 +136,19 @@ def shim_source(program: ir.Program, device: Device) -> str:
         lines += ["        }", "    }"]
     lines.append(f"    {NAMESPACE}::{ARGS_TYPE} sc_a;")
     lines += [f"    sc_a.{m.name} = {m.value};" for m in members]
+    if device is Device.CPU and sig.dims:
+        points = " * ".join(size_var(d) for d in sig.dims)
+        lines += [
+            "#ifdef _OPENMP",
+            f"    if ({points} < {openmp_threshold}) {{  // too small for a thread team",
+            "        const int sc_threads = omp_get_max_threads();",
+            "        omp_set_num_threads(1);",
+            f"        const int sc_status = {NAMESPACE}::call(sc_a, err, err_len);",
+            "        omp_set_num_threads(sc_threads);",
+            "        return sc_status;",
+            "    }",
+            "#endif",
+        ]
     lines += [f"    return {NAMESPACE}::call(sc_a, err, err_len);", "}", ""]
     return "\n".join(lines)
 
