@@ -576,7 +576,7 @@ def test_literals_are_exact() -> None:
     assert cpp_literal(float("-inf"), sc.float32) == (
         "static_cast<float>(-std::numeric_limits<double>::infinity())"
     )
-    assert cpp_literal(-(2**63), sc.int64) == "static_cast<int64_t>((-9223372036854775807LL - 1))"
+    assert cpp_literal(-(2**63), sc.int64) == "static_cast<std::int64_t>((-9223372036854775807LL - 1))"
     assert cpp_literal(True, sc.bool_) == "true"
     for value in (0.1, 1e-300, 1.7976931348623157e308, 1.0 / 3.0):
         assert float(cpp_literal(value, sc.float64)) == value

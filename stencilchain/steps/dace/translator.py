@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import dataclasses
 import keyword
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +53,7 @@ from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.transforms import fold_constants, inline_calls, substitute
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
+from stencilchain.steps.gtfn.cpp_expressions import literal
 from stencilchain.steps.settings import DataLayout
 from stencilchain.steps.stages import ProgramSource
 
@@ -692,20 +692,4 @@ def _wrapping(dtype: ScalarType, left: str, op: str, right: str) -> str:
 
 def cpp_literal(value: bool | int | float, dtype: ScalarType) -> str:
     """An exact C++ literal of `value` as `dtype` (decimal: shortest round-trip form)."""
-    if dtype.is_bool:
-        return "true" if value else "false"
-    cpp = _CPP_TYPES[dtype.name]
-    if dtype.is_integer:
-        v = int(value)
-        text = "(-9223372036854775807LL - 1)" if v == -(2**63) else f"{v}LL"
-        return f"static_cast<{cpp}>({text})"
-    f = float(value)
-    if math.isnan(f):
-        text = "std::numeric_limits<double>::quiet_NaN()"
-    elif math.isinf(f):
-        text = ("-" if f < 0 else "") + "std::numeric_limits<double>::infinity()"
-    else:
-        text = repr(f)
-        if f < 0 or text.startswith("-"):
-            text = f"({text})"
-    return text if dtype.name == "float64" else f"static_cast<float>({text})"
+    return literal(value, dtype, decimal=True)

@@ -39,8 +39,9 @@ def cpp_type(t: ir.Type) -> str:
     return dtype_of(t).cpp
 
 
-def literal(value: bool | int | float, dtype: ScalarType) -> str:
-    """An exact C++ literal of `value` as `dtype`."""
+def literal(value: bool | int | float, dtype: ScalarType, *, decimal: bool = False) -> str:
+    """An exact C++ literal of `value` as `dtype`: floats as hex, or with `decimal` in their
+    shortest round-trip decimal form (parenthesized when negative)."""
     if dtype.is_bool:
         return "true" if value else "false"
     if dtype.is_integer:
@@ -52,6 +53,9 @@ def literal(value: bool | int | float, dtype: ScalarType) -> str:
         text = "std::numeric_limits<double>::quiet_NaN()"
     elif math.isinf(f):
         text = ("-" if f < 0 else "") + "std::numeric_limits<double>::infinity()"
+    elif decimal:
+        text = repr(f)
+        text = f"({text})" if text.startswith("-") else text
     else:
         text = f.hex()
     return text if dtype.name == "float64" else f"static_cast<float>({text})"
