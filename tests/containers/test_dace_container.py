@@ -349,13 +349,10 @@ def test_cache_lifetime_reaches_the_steps(tmp_path: Path) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "STENCILCHAIN_DACE_EXTERNAL_WORKSPACE is parsed into DaCeConfig.external_workspace "
-        "(stencilchain/containers/config.py), but nothing reads it: make_dace_translator, "
-        "make_dace_bindings and make_dace_compiler (stencilchain/containers/dace_builders.py) "
-        "pass no such setting to DaCeTranslator, DaCeBindings or DaCeCompiler, so toolchains "
-        "that differ only in it have equal steps, translation keys and build keys and the "
-        "documented setting is silently ignored; it should reach the step that generates or "
-        "binds the SDFG (and so its cache keys)"
+        "external workspaces are not implemented (issue 4): make_dace_translator refuses "
+        "external_workspace=True with NotImplementedError, since the SDFGs have no transients "
+        "until the DSL has program-local temporaries; the setting should reach the step that "
+        "generates or binds the SDFG (and so its cache keys)"
     ),
 )
 def test_external_workspace_reaches_a_step(session_cache_dir: Path) -> None:
