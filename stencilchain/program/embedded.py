@@ -174,8 +174,9 @@ def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, 
     sizes, checked = checker.check(args)
     values = {p.name: v for p, v in zip(program.params, checked)}
     evaluator = Evaluator({f.name: f for f in program.field_operators})
-    for call in program.calls:
-        box = resolve_domain(call, sizes, program.name)
+    # every domain is checked before any call runs: a DomainError leaves the outputs as they were
+    boxes = [resolve_domain(call, sizes, program.name) for call in program.calls]
+    for call, box in zip(program.calls, boxes):
         if box is None:
             continue
         result = evaluator.run_call(call, values, box)

@@ -130,10 +130,7 @@ def shim_source(program: ir.Program, device: Device, openmp_threshold: int = 655
         "",
         f"{sig.declaration()} {{",
     ]
-    for index, call in enumerate(program.calls):
-        lines.append(f"    {{  // call {index}: {call.callee} -> {', '.join(call.outs)}")
-        lines += ["        " + line for line in checks.domain_code(index, call)]
-        lines += ["        }", "    }"]
+    lines += ["    " + line for line in checks.domain_checks()]
     lines.append(f"    {NAMESPACE}::{ARGS_TYPE} sc_a;")
     lines += [f"    sc_a.{m.name} = {m.value};" for m in members]
     if device is Device.CPU and sig.dims:

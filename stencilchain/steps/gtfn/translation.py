@@ -217,6 +217,16 @@ class _Translator:
             ]
         return lines
 
+    def domain_checks(self) -> list[str]:
+        """Every call's domain check, before any call runs, so that a DomainError leaves
+        the outputs as they were (each call's own block recomputes its bounds)."""
+        lines = []
+        for index, call in enumerate(self.program.calls):
+            lines.append(f"{{  // domain of call {index}")
+            lines += ["    " + line for line in self.domain_code(index, call)]
+            lines += ["    }", "}"]
+        return lines
+
     def cpu_call(self, index: int, call: ir.ProgramCall) -> list[str]:
         dims = [dd.dim for dd in call.domain.dims]
         body = self.loop_body(call)
@@ -318,7 +328,7 @@ class _Translator:
             parts.append(
                 "namespace {\n" + "\n".join(self.function_definitions()) + "}  // namespace\n"
             )
-        body: list[str] = []
+        body = self.domain_checks()
         for index, call in enumerate(self.program.calls):
             if self.gpu:
                 parts.append(self.gpu_kernel(index, call))
