@@ -41,9 +41,6 @@ class CompiledProgram:
         except TypeError as err:
             explain_mismatch(self.checker, args, err)
 
-    def explain(self, args: tuple[Any, ...], err: TypeError) -> None:
-        explain_mismatch(self.checker, args, err)
-
 
 def explain_mismatch(checker: ArgumentChecker, args: tuple[Any, ...], err: TypeError) -> None:
     """Raise the ArgumentError that the shared checker finds for `args`, or one with the
@@ -103,7 +100,6 @@ class Toolchain:
         return compiled
 
     def _build(self, program: ir.Program) -> CompiledProgram:
-        times: dict[str, float] = {}
         t0 = time.perf_counter()
         source = self.workflow.translation(program)
         t1 = time.perf_counter()
