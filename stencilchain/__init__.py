@@ -18,7 +18,12 @@ from stencilchain import math
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension, Offset
 from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
-from stencilchain.program.errors import ArgumentError, DefinitionError, DomainError
+from stencilchain.program.errors import (
+    ArgumentError,
+    DefinitionError,
+    DomainError,
+    WorkspaceError,
+)
 from stencilchain.program.field_operator import FieldOperator, field_operator
 from stencilchain.program.program import Program, program
 from stencilchain.program.tracing import astype, where
@@ -40,6 +45,7 @@ __all__ = [
     "Offset",
     "Program",
     "ScalarType",
+    "WorkspaceError",
     "astype",
     "backends",
     "bool_",

@@ -37,15 +37,10 @@ def make_dace_translator(
     auto_optimize_args: Mapping[str, object] | None = None,
     disable_transforms: bool = False,
 ) -> DaCeTranslator:
-    """The SDFG translation for `cfg`'s device, data layout and auto-optimize setting."""
+    """The SDFG translation for `cfg`'s device, data layout, auto-optimize and external
+    workspace settings."""
     cfg = require_config("make_dace_translator", cfg, DaCeConfig)
     require_dace("make_dace_translator")
-    if cfg.external_workspace:
-        raise NotImplementedError(
-            "make_dace_translator(): external_workspace (STENCILCHAIN_DACE_EXTERNAL_WORKSPACE) "
-            "is not supported yet: the SDFGs have no transients to place in a caller's buffer; "
-            "unset it"
-        )
     require("make_dace_translator", "disable_transforms", disable_transforms, bool)
     if auto_optimize_args is not None:
         require("make_dace_translator", "auto_optimize_args", auto_optimize_args, Mapping)
@@ -55,6 +50,7 @@ def make_dace_translator(
         auto_optimize_args=tuple(sorted((auto_optimize_args or {}).items())),
         disable_transforms=disable_transforms,
         data_layout=cfg.data_layout,
+        external_workspace=cfg.external_workspace,
     )
 
 

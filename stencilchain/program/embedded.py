@@ -176,6 +176,12 @@ def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, 
     evaluator = Evaluator({f.name: f for f in program.field_operators})
     # every domain is checked before any call runs: a DomainError leaves the outputs as they were
     boxes = [resolve_domain(call, sizes, program.name) for call in program.calls]
+    for temporary in program.temporaries:
+        ttype = program.field_type(temporary.name)
+        # uninitialized, like a compiled backend's: no call reads where none wrote
+        values[temporary.name] = np.empty(
+            tuple(sizes[d] for d in ttype.dims), dtype=ttype.dtype.numpy
+        )
     for call, box in zip(program.calls, boxes):
         if box is None:
             continue
@@ -184,9 +190,8 @@ def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, 
         results = tuple(np.array(r) for r in result) if isinstance(result, tuple) else (result,)
         for name, res in zip(call.outs, results):
             out = values[name]
-            param = next(p for p in program.params if p.name == name)
-            assert isinstance(param.type, ir.FieldType)
-            out[tuple(slice(*box[d]) for d in param.type.dims)] = res
+            dims = program.field_type(name).dims
+            out[tuple(slice(*box[d]) for d in dims)] = res
 
 
 @dataclasses.dataclass(frozen=True)

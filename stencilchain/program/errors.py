@@ -25,6 +25,11 @@ class ArgumentError(TypeError, ValueError):
     """A bad argument in a call of a program, found before any work is done."""
 
 
+class WorkspaceError(ArgumentError):
+    """A program whose temporaries live in a caller-provided workspace was called without
+    one, or with one too small for the call."""
+
+
 class DomainError(ValueError):
     """A call's domain reads or writes outside the arrays it was given."""
 

@@ -16,7 +16,8 @@ from stencilchain.program.types import parameter_types
 
 
 class FieldOperator:
-    """A traced field operator. Call it from a @program (with `out=`) or another field operator."""
+    """A traced field operator. Call it from a @program (with `out=`, or without to make a
+    temporary) or from another field operator."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
@@ -89,8 +90,7 @@ class FieldOperator:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         program_trace = _program_trace_of(args, kwargs)
         if program_trace is not None:
-            program_trace.record_call(self, args, kwargs)
-            return None
+            return program_trace.record_call(self, args, kwargs)
         if any(isinstance(a, Symbol) for a in (*args, *kwargs.values())):
             if "out" in kwargs or "domain" in kwargs:
                 raise DefinitionError(

@@ -1,6 +1,8 @@
 """The program IR: frozen dataclasses with a canonical serialization and a fingerprint.
 
-A `Program` is a sequence of `ProgramCall`s of `FieldOperatorDef`s. A field operator's
+A `Program` is a sequence of `ProgramCall`s of `FieldOperatorDef`s. A call writes program
+parameters or makes `temporaries`: program-local fields, written once by the call that
+makes them and read by later calls, that the backend allocates. A field operator's
 body is an expression tree evaluated pointwise over its call's domain; `Shift` reads
 its operand at an offset. Every expression node carries its `type`.
 """
@@ -228,16 +230,30 @@ class ProgramCall:
 
 @dataclasses.dataclass(frozen=True)
 class Program:
+    """`params` are the caller's arguments; `temporaries` (fields only) are allocated by
+    the backend, over the sizes of the parameters' dimensions, and made by calls."""
+
     name: str
     params: tuple[Param, ...]
     field_operators: tuple[FieldOperatorDef, ...]
     calls: tuple[ProgramCall, ...]
+    temporaries: tuple[Param, ...] = ()
 
     def field_operator(self, name: str) -> FieldOperatorDef:
         for fop in self.field_operators:
             if fop.name == name:
                 return fop
         raise KeyError(name)
+
+    def field_type(self, name: str) -> FieldType:
+        """The type of the field parameter or temporary called `name`."""
+        for p in (*self.params, *self.temporaries):
+            if p.name == name and isinstance(p.type, FieldType):
+                return p.type
+        raise KeyError(name)
+
+    def is_temporary(self, name: str) -> bool:
+        return any(t.name == name for t in self.temporaries)
 
     @functools.cached_property
     def canonical(self) -> str:

@@ -44,6 +44,8 @@ def _params(params: tuple[ir.Param, ...]) -> str:
 
 def format_program(program: ir.Program) -> str:
     lines = [f"program {program.name}({_params(program.params)}):"]
+    if program.temporaries:
+        lines.append(f"    temporaries {_params(program.temporaries)}")
     for call in program.calls:
         outs = ", ".join(call.outs)
         args = ", ".join(format_expr(a) for a in call.args)

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.errors import DefinitionError
+from stencilchain.program.errors import DefinitionError, user_location
 from stencilchain.program.extents import field_operator_extents
 from stencilchain.program.field_operator import FieldOperator, check_argument
 from stencilchain.program.tracing import Symbol
@@ -24,20 +24,26 @@ class Backend(Protocol):
 
 
 class ProgramArg:
-    """A program parameter while the program is traced: it can only be passed to calls."""
+    """A program parameter or temporary while the program is traced: it can only be
+    passed to calls."""
 
-    __slots__ = ("ref", "trace")
+    __slots__ = ("ref", "temporary", "trace")
 
-    def __init__(self, trace: ProgramTrace, ref: ir.Ref) -> None:
+    def __init__(self, trace: ProgramTrace, ref: ir.Ref, temporary: bool = False) -> None:
         self.trace = trace
         self.ref = ref
+        self.temporary = temporary
+
+    @property
+    def kind(self) -> str:
+        return "temporary" if self.temporary else "program parameter"
 
     def __repr__(self) -> str:
-        return f"<program parameter {self.ref.name}: {self.ref.type!r}>"
+        return f"<{self.kind} {self.ref.name}: {self.ref.type!r}>"
 
     def _no_arithmetic(self, *_: object) -> None:
         raise DefinitionError(
-            f"program parameter '{self.ref.name}' used in an expression; a program only calls "
+            f"{self.kind} '{self.ref.name}' used in an expression; a program only calls "
             "field operators, arithmetic belongs in a @field_operator"
         )
 
@@ -55,16 +61,19 @@ class ProgramTrace:
         self.calls: list[ir.ProgramCall] = []
         self.fops: dict[str, ir.FieldOperatorDef] = {}
         self.written: dict[str, ir.Domain] = {}
+        self.temporaries: list[ir.Param] = []
+        # per call that made temporaries: their names, the call and where it was made
+        self.made: list[tuple[tuple[str, ...], str, tuple[str, int] | None]] = []
 
     def record_call(
         self, fop: FieldOperator, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> None:
+    ) -> ProgramArg | tuple[ProgramArg, ...] | None:
+        """Record `fop(*args, **kwargs)`. With `out=`, the call writes those fields and
+        returns None; without, it makes temporaries and returns them."""
         kwargs = dict(kwargs)
         out = kwargs.pop("out", None)
         domain = kwargs.pop("domain", None)
         where = f"call of {fop.name} in program {self.name}"
-        if out is None:
-            raise DefinitionError(f"{where}: missing out=; a program call writes its result to out")
         for name, definition in fop.definitions().items():
             known = self.fops.get(name)
             if known is not None and known != definition:
@@ -81,6 +90,9 @@ class ProgramTrace:
                     f"{where}: a traced field operator value cannot reach a program"
                 )
             exprs.append(check_argument(fop.name, param, arg))
+        made = self._make_temporaries(fop, where) if out is None else None
+        if made is not None:
+            out = made if isinstance(fop.return_type, ir.TupleType) else made[0]
         outs = self._outputs(fop, out, where)
         extents = field_operator_extents(fop.definition, self.fops)
         read: dict[str, dict[Dimension, tuple[int, int]]] = {}
@@ -104,6 +116,34 @@ class ProgramTrace:
         self.calls.append(ir.ProgramCall(fop.name, tuple(exprs), outs, call_domain))
         for name in outs:
             self.written[name] = call_domain
+        if made is not None:
+            self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
+            self.made.append((outs, where, user_location()))
+            return made if isinstance(fop.return_type, ir.TupleType) else made[0]
+        return None
+
+    def _make_temporaries(self, fop: FieldOperator, where: str) -> tuple[ProgramArg, ...]:
+        """New temporaries for the result of `fop`, one per field it returns."""
+        rt = fop.return_type
+        types = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
+        sized = {d for p in self.params if isinstance(p.type, ir.FieldType) for d in p.type.dims}
+        taken = {p.name for p in self.params} | {t.name for t in self.temporaries}
+        made: list[ProgramArg] = []
+        for ftype in types:
+            unsized = [d.name for d in ftype.dims if d not in sized]
+            if unsized:
+                raise DefinitionError(
+                    f"{where}: without out= the result becomes a temporary over "
+                    f"{', '.join(d.name for d in ftype.dims)}, but no field parameter of "
+                    f"{self.name} is over {', '.join(unsized)}, so its size is unknown; "
+                    "write the result to a field parameter with out="
+                )
+            name = f"tmp{len(self.temporaries) + len(made)}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            made.append(ProgramArg(self, ir.Ref(name, ftype), temporary=True))
+        return tuple(made)
 
     def _outputs(self, fop: FieldOperator, out: object, where: str) -> tuple[str, ...]:
         rt = fop.return_type
@@ -120,13 +160,19 @@ class ProgramTrace:
             )
         names = []
         for position, (value, etype) in enumerate(zip(given, expected)):
+            slot = f"out[{position}]" if isinstance(out, tuple) else "out="
+            if isinstance(value, ProgramArg) and value.temporary and value.ref.name in self.written:
+                raise DefinitionError(
+                    f"{where}: {slot} is temporary '{value.ref.name}', which an earlier call "
+                    "made; a temporary is written once, by the call that makes it (call "
+                    "without out= to make a new one, or write to a field parameter)"
+                )
             if not isinstance(value, ProgramArg) or value.ref.type != etype:
                 got = (
                     f"{value.ref.type!r} (parameter '{value.ref.name}')"
                     if isinstance(value, ProgramArg)
                     else repr(value)
                 )
-                slot = f"out[{position}]" if isinstance(out, tuple) else "out="
                 raise DefinitionError(f"{where}: {slot} needs a program field {etype!r}, got {got}")
             if value.ref.name in names:
                 raise DefinitionError(f"{where}: '{value.ref.name}' appears twice in out=")
@@ -157,6 +203,7 @@ class ProgramTrace:
             hi = max([0] + [ext[dim][1] for ext in read.values() if dim in ext])
             if dim in given:
                 starts, stops = self._explicit_bounds(where, dim, given[dim], lo, hi)
+                self._check_temporary_reads(where, dim, starts[0], stops[0], read)
             else:
                 starts, stops = self._inferred_bounds(dim, read, lo, hi)
             result.append(ir.DimDomain(dim, starts, stops, (lo, hi)))
@@ -196,6 +243,43 @@ class ProgramTrace:
             )
         return (start,), (stop,)
 
+    def _check_temporary_reads(
+        self,
+        where: str,
+        dim: Dimension,
+        start: ir.Bound,
+        stop: ir.Bound,
+        read: dict[str, dict[Dimension, tuple[int, int]]],
+    ) -> None:
+        """An explicit domain may read a parameter's halo (the array's own values), but a
+        temporary holds values only where the call that made it wrote: every read of one
+        must stay there, for every array size."""
+        temporaries = {t.name for t in self.temporaries}
+        for name, ext in read.items():
+            if name not in temporaries or dim not in ext:
+                continue
+            rlo, rhi = ext[dim]
+            written = next(wd for wd in self.written[name].dims if wd.dim == dim)
+            first = ir.Bound(start.value + rlo, start.from_end)  # the lowest index read
+            end = ir.Bound(stop.value + rhi, stop.from_end)  # one past the highest
+            checks = [(b, first, f"from {first!r}", f"from {b!r} on") for b in written.starts]
+            checks += [(end, b, f"up to {end!r}", f"below {b!r}") for b in written.stops]
+            for low, high, reads, holds in checks:
+                if low.from_end == high.from_end and low.value <= high.value:
+                    continue
+                why = (
+                    "which is not inside for every array size (one bound counts from the "
+                    "start, the other from the end)"
+                    if low.from_end != high.from_end
+                    else "outside"
+                )
+                raise DefinitionError(
+                    f"{where}: domain of {dim.name} reads temporary '{name}' {reads} "
+                    f"({dim.name}{rlo:+d}..{dim.name}{rhi:+d} around [{start!r}, {stop!r})), "
+                    f"but '{name}' has values only {holds}, where the call that made it wrote, "
+                    f"{why}; narrow the domain, or leave {dim.name} out of domain= to infer it"
+                )
+
     def _inferred_bounds(
         self, dim: Dimension, read: dict[str, dict[Dimension, tuple[int, int]]], lo: int, hi: int
     ) -> tuple[tuple[ir.Bound, ...], tuple[ir.Bound, ...]]:
@@ -217,8 +301,19 @@ class ProgramTrace:
     def finish(self) -> ir.Program:
         if not self.calls:
             raise DefinitionError(f"program {self.name} calls no field operator")
+        read = {a.name for call in self.calls for a in call.args if isinstance(a, ir.Ref)}
+        for names, where, location in self.made:
+            if not read.intersection(names):
+                what = f"temporary '{names[0]}'" if len(names) == 1 else f"temporaries {names}"
+                raise DefinitionError(
+                    f"{where}: makes {what} that no later call reads (no out= was given); "
+                    "write the result to a field parameter with out=, or drop the call",
+                    location,
+                )
         fops = tuple(self.fops.values())  # collected by following calls: all are used
-        return ir.Program(self.name, self.params, fops, tuple(self.calls))
+        return ir.Program(
+            self.name, self.params, fops, tuple(self.calls), tuple(self.temporaries)
+        )
 
 
 def _tightest(bounds: list[ir.Bound], pick: Callable[[list[int]], int]) -> tuple[ir.Bound, ...]:

@@ -104,3 +104,13 @@ def transform_program(program: ir.Program) -> ir.Program:
         new_fops.append(ir.FieldOperatorDef(name, fop.params, body))
         calls.append(dataclasses.replace(call, callee=name))
     return dataclasses.replace(program, field_operators=tuple(new_fops), calls=tuple(calls))
+
+
+def unread_temporaries(program: ir.Program) -> frozenset[str]:
+    """The temporaries whose values no call needs: never read, or read only by calls
+    whose own outputs are all such temporaries (found from the last call backwards)."""
+    needed: set[str] = set()
+    for call in reversed(program.calls):
+        if any(not program.is_temporary(o) or o in needed for o in call.outs):
+            needed.update(a.name for a in call.args if isinstance(a, ir.Ref))
+    return frozenset(t.name for t in program.temporaries if t.name not in needed)

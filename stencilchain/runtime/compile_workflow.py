@@ -58,6 +58,7 @@ def encode_program_source(source: ProgramSource) -> str:
             "language": source.language,
             "device": source.device.value,
             "library_deps": list(source.library_deps),
+            "workspace": source.workspace,
             "program": source.program.fingerprint(),
         }
     )
@@ -74,4 +75,5 @@ def decode_program_source(program: ir.Program, text: str) -> ProgramSource:
         language=str(data["language"]),
         device=Device(data["device"]),
         library_deps=tuple(str(d) for d in data["library_deps"]),
+        workspace=data["workspace"] is True,
     )

@@ -3,6 +3,11 @@
 `program.with_backend(toolchain)` returns a `BoundProgram`: its first call compiles (or
 loads from the caches) through the toolchain's compiled-program pool; later calls go
 straight to the compiled entry point, which checks its arguments in native code.
+
+A toolchain configured with an external workspace (DaCe's `external_workspace`) keeps a
+program's temporaries in memory that the caller provides: `workspace_size(*args)` says
+how many bytes a call needs, `set_workspace(buffer)` hands a buffer to the bound program,
+and every later call passes it to the compiled entry point as a last argument.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 from stencilchain.program import ir
 from stencilchain.program.arguments import ArgumentChecker
 from stencilchain.program.device import Device
-from stencilchain.program.errors import ArgumentError
+from stencilchain.program.errors import ArgumentError, WorkspaceError
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
 from stencilchain.runtime.compile_workflow import CompileWorkflow
@@ -28,12 +33,17 @@ from stencilchain.steps.workflow import CachedStep
 
 @dataclasses.dataclass(frozen=True)
 class CompiledProgram:
-    """A loaded program: `entry(*args)` runs it; `artifact` says where it lives."""
+    """A loaded program: `entry(*args)` runs it; `artifact` says where it lives.
+
+    With `workspace`, the entry point takes a last argument: the workspace buffer, or None
+    to return the number of bytes a call with the other arguments needs.
+    """
 
     name: str
     artifact: CompiledArtifact
     entry: Callable[..., Any]
     checker: ArgumentChecker
+    workspace: bool = False
 
     def __call__(self, *args: Any) -> None:
         try:
@@ -114,11 +124,18 @@ class Toolchain:
             entry_metrics = metrics.entry(self.name, program.name)
             entry_metrics.steps.update(times)
             entry_metrics.load_time = t4 - t3
-        return CompiledProgram(program.name, artifact, entry, ArgumentChecker(program, self.device))
+        checker = ArgumentChecker(program, self.device)
+        workspace = extension.program_source.workspace
+        return CompiledProgram(program.name, artifact, entry, checker, workspace)
 
     def executor(self, program: Program) -> BoundProgram:
         """What `program.with_backend(self)` returns."""
         return BoundProgram(self, program)
+
+    @property
+    def external_workspace(self) -> bool:
+        """Whether programs keep their temporaries in a workspace the caller provides."""
+        return getattr(self.config, "external_workspace", False) is True
 
     def __repr__(self) -> str:
         return f"Toolchain(name={self.name!r}, family={self.family!r}, config={self.config!r})"
@@ -133,13 +150,14 @@ _build_lock = threading.RLock()
 class BoundProgram:
     """A program bound to a toolchain; compiled on its first call, then called directly."""
 
-    __slots__ = ("_compiled", "_entry", "program", "toolchain")
+    __slots__ = ("_compiled", "_entry", "_workspace", "program", "toolchain")
 
     def __init__(self, toolchain: Toolchain, program: Program) -> None:
         self.toolchain = toolchain
         self.program = program
         self._compiled: CompiledProgram | None = None
         self._entry: Callable[..., Any] = self._first_call
+        self._workspace: Any = None
 
     def __call__(self, *args: Any) -> None:
         try:
@@ -152,11 +170,64 @@ class BoundProgram:
         if self._compiled is None:
             compiled = self.toolchain.compile(self.program)
             self._compiled = compiled
-            entry = compiled.entry
-            if self.toolchain.collect_metrics:
-                entry = _timed(entry, self.toolchain.name, self.program.name)
-            self._entry = entry
+            self._entry = self._call_path(compiled)
         return self._compiled
+
+    def workspace_size(self, *args: Any) -> int:
+        """The bytes of workspace a call with `args` needs (the arguments are checked as
+        for a call). 0 unless the toolchain keeps the program's temporaries in a
+        caller-provided workspace and the compiled program has some."""
+        compiled = self.compile() if self.toolchain.external_workspace else None
+        if compiled is None or not compiled.workspace:
+            ArgumentChecker(self.program.ir, self.toolchain.device).check(args)
+            return 0
+        try:
+            needed: int = compiled.entry(*args, None)
+        except TypeError as err:
+            self._explain(args, err)
+        return needed
+
+    def set_workspace(self, buffer: Any) -> None:
+        """Use `buffer` for the program's temporaries in every later call: a writeable,
+        contiguous 1-D uint8 array (numpy on the CPU, a GPU array such as cupy on the GPU)
+        of at least `workspace_size(*args)` bytes, at an 8-byte boundary. The bound program
+        keeps a reference to it; calls through one compiled program run one at a time
+        while it takes a workspace (the compiled code holds the pointer)."""
+        if not self.toolchain.external_workspace:
+            raise WorkspaceError(
+                f"{self.program.name}() on toolchain {self.toolchain.name!r}: the toolchain "
+                "allocates the program's temporaries itself; set_workspace is for toolchains "
+                "configured with external_workspace (STENCILCHAIN_DACE_EXTERNAL_WORKSPACE=1)"
+            )
+        _check_workspace_buffer(self.program.name, buffer, self.toolchain.device)
+        self._workspace = buffer
+        if self._compiled is not None:
+            self._entry = self._call_path(self._compiled)
+
+    def _call_path(self, compiled: CompiledProgram) -> Callable[..., Any]:
+        entry = compiled.entry
+        if compiled.workspace:
+            workspace = self._workspace
+            if workspace is None:
+                entry = self._missing_workspace
+            else:
+                native = entry
+
+                def entry(*args: Any) -> None:
+                    native(*args, workspace)
+
+        if self.toolchain.collect_metrics:
+            entry = _timed(entry, self.toolchain.name, self.program.name)
+        return entry
+
+    def _missing_workspace(self, *args: Any) -> None:
+        needed = self.workspace_size(*args)
+        raise WorkspaceError(
+            f"{self.program.name}() on toolchain {self.toolchain.name!r} keeps its temporaries "
+            "in a workspace that the caller provides (external_workspace is on), and none was "
+            f"set: call .set_workspace(numpy.empty({needed}, numpy.uint8)) first ({needed} "
+            "bytes for these arguments; .workspace_size(*args) tells it for others)"
+        )
 
     def _first_call(self, *args: Any) -> None:
         # check first, so that a bad call fails before paying for a compilation
@@ -168,6 +239,35 @@ class BoundProgram:
         if isinstance(err, ArgumentError):
             raise err
         explain_mismatch(self.compile().checker, args, err)
+
+
+def _check_workspace_buffer(program: str, buffer: Any, device: Device) -> None:
+    """What the compiled entry point checks on every call, said when the buffer is set."""
+    where = f"{program}(): set_workspace"
+    if device is Device.GPU:
+        if not hasattr(buffer, "__cuda_array_interface__"):
+            raise WorkspaceError(
+                f"{where} needs a GPU array (e.g. cupy.empty(nbytes, cupy.uint8)), got "
+                f"{type(buffer).__name__}"
+            )
+        return
+    import numpy as np
+
+    if not isinstance(buffer, np.ndarray):
+        raise WorkspaceError(
+            f"{where} needs a numpy array (e.g. numpy.empty(nbytes, numpy.uint8)), got "
+            f"{type(buffer).__name__}"
+        )
+    problems = [
+        (buffer.dtype != np.uint8, f"dtype {buffer.dtype}, not uint8 (pass buffer.view(numpy.uint8))"),
+        (buffer.ndim != 1, f"{buffer.ndim} dimensions, not 1"),
+        (not buffer.flags.c_contiguous, "is not contiguous"),
+        (not buffer.flags.writeable, "is read-only"),
+        (buffer.ctypes.data % 8 != 0, "does not start at an 8-byte boundary"),
+    ]
+    for bad, what in problems:
+        if bad:
+            raise WorkspaceError(f"{where}: the buffer {what}")
 
 
 def _timed(entry: Callable[..., Any], toolchain: str, program: str) -> Callable[..., Any]:

@@ -26,7 +26,9 @@ class ProgramSource:
     """Generated code for one program, before bindings.
 
     `language` is "cpp", "cuda" or "sdfg"; `program` is the IR the code was generated
-    from (the bindings need its signature).
+    from (the bindings need its signature). `workspace` says that the program's
+    temporaries live in a buffer the caller provides (DaCe's external transients): the
+    compiled entry point then takes it as a last argument.
     """
 
     program: Program
@@ -35,6 +37,7 @@ class ProgramSource:
     language: str
     device: Device
     library_deps: tuple[str, ...] = ()
+    workspace: bool = False
 
     def fingerprint(self) -> str:
         return sha256_of(
@@ -43,6 +46,7 @@ class ProgramSource:
             self.source_code,
             self.language,
             self.device.value,
+            f"workspace={self.workspace}",
             *self.library_deps,
         )
 

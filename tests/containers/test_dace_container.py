@@ -345,21 +345,21 @@ def test_cache_lifetime_reaches_the_steps(tmp_path: Path) -> None:
     assert session.parent.name.startswith("stencilchain-session-")
 
 
+def bare(step: Any) -> Any:
+    return step.step if isinstance(step, CachedStep) else step
+
+
 @needs_dace
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "external workspaces are not implemented (issue 4): make_dace_translator refuses "
-        "external_workspace=True with NotImplementedError, since the SDFGs have no transients "
-        "until the DSL has program-local temporaries; the setting should reach the step that "
-        "generates or binds the SDFG (and so its cache keys)"
-    ),
-)
 def test_external_workspace_reaches_a_step(session_cache_dir: Path) -> None:
     off = container_on(session_cache_dir, external_workspace=False).dace.toolchain()
     on = container_on(session_cache_dir, external_workspace=True).dace.toolchain()
     assert on.config.external_workspace is True
     assert on.workflow != off.workflow
+    assert bare(on.workflow.translation).external_workspace is True
+    assert bare(off.workflow.translation).external_workspace is False
+    assert on.external_workspace and not off.external_workspace
+    # and so the translation cache key
+    assert repr(bare(on.workflow.translation)) != repr(bare(off.workflow.translation))
 
 
 # --- 3. typed step builders ------------------------------------------------------------------
@@ -1024,8 +1024,10 @@ def test_session_fixtures_are_the_prebuilt_dace_backends(request: pytest.Fixture
         assert toolchain.identity == prebuilt.identity
 
 
-def test_external_workspace_is_refused_until_supported(private_cache_dir: Path) -> None:
-    """Until external workspaces are implemented the setting is an error, never ignored."""
+def test_external_workspace_through_the_container_and_the_flat_front_end(
+    private_cache_dir: Path,
+) -> None:
+    """The setting reaches the translator both ways, and the two toolchains are equal."""
     import warnings
 
     pytest.importorskip("dace")
@@ -1033,8 +1035,11 @@ def test_external_workspace_is_refused_until_supported(private_cache_dir: Path) 
     from stencilchain.containers import build_container, make_dace_backend
 
     container = build_container({}, cache_dir=private_cache_dir, external_workspace=True)
-    with pytest.raises(NotImplementedError, match="external_workspace"):
-        container.dace.toolchain()
-    with warnings.catch_warnings(), pytest.raises(NotImplementedError, match="external_workspace"):
+    toolchain = container.dace.toolchain()
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        make_dace_backend(environ={}, cache_dir=private_cache_dir, external_workspace=True)
+        flat = make_dace_backend(environ={}, cache_dir=private_cache_dir, external_workspace=True)
+    for t in (toolchain, flat):
+        assert t.external_workspace
+        assert bare(t.workflow.translation).external_workspace is True
+    assert flat.identity == toolchain.identity

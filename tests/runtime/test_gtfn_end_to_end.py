@@ -558,7 +558,73 @@ def dimensions(f1: F1, f3: F3, g3: F3, t: FT, f2: F64, o1: F1, o3: F3, o3b: F3, 
 
 DIMENSIONS_CASE = Case(dimensions, sizes=({I: 7, J: 6, K: 5}, {I: 5, J: 9, K: 4}))
 
-CASES = [FLOAT64_CASE, TYPED_CASE, SHIFTS_CASE, CHAINS_CASE, DIMENSIONS_CASE]
+# --- temporaries: fields a program makes without out=, allocated by the backend ----------------
+
+
+@sc.field_operator
+def mixed(f: F64, g: F32, m: I32):  # type: ignore[no-untyped-def]
+    return g * 2.0, f(I + 1) - f, m + 1, f > 0.0
+
+
+@sc.field_operator
+def pick(positive: B, d: F64) -> F64:
+    return sc.where(positive, d(J + 1), -d)
+
+
+@sc.field_operator
+def add32(a: F32, b: F32) -> F32:
+    return a(I - 1) + b
+
+
+@sc.field_operator
+def mul_int(a: I32, b: I32) -> I32:
+    return a * b(J - 1)
+
+
+@sc.field_operator
+def shift_back(f: F64) -> F64:
+    return f(I - 1, J - 1) + f(I + 1)
+
+
+@sc.program
+def temporaries(
+    f: F64,
+    g: F32,
+    m: I32,
+    t: FT,
+    f1: F1,
+    o1: F64,
+    o2: F64,
+    o3: F32,
+    o4: I32,
+    o5: FT,
+    o6: F1,
+    o7: F64,
+    o8: F64,
+):
+    a = lap(f)  # inferred [1, end-1)
+    lap(a, out=o1)  # inferred where a holds values: [2, end-2)
+    g2, df, m1, positive = mixed(f, g, m)  # four temporaries of four dtypes
+    pick(positive, df, out=o2)
+    add32(g2, g, out=o3, domain={I: (1, None)})  # an explicit domain inside what g2 holds
+    mul_int(m1, m, out=o4)
+    tt = transposed(t)  # a temporary over (J, I), laid out like t
+    transposed(tt, out=o5)
+    x = lap_1d(f1)
+    lap_1d(x, out=o6)
+    b = double(f, domain={I: (1, -1), J: (2, None)})  # an explicit producer
+    shift_back(b, out=o7, domain={I: (2, -2), J: (3, None)})
+    s, _ = pair(a, f)  # a tuple element nobody reads
+    double(s, out=o8)
+
+
+TEMPORARIES_CASE = Case(
+    temporaries,
+    # the last sizes make several domains empty
+    sizes=({I: 9, J: 8}, {I: 5, J: 12}, {I: 3, J: 3}),
+)
+
+CASES = [FLOAT64_CASE, TYPED_CASE, SHIFTS_CASE, CHAINS_CASE, DIMENSIONS_CASE, TEMPORARIES_CASE]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

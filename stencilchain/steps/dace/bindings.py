@@ -85,10 +85,13 @@ class DaCeBindings:
         shim = ProgramSource(
             program=source.program,
             entry_point=source.entry_point,
-            source_code=shim_source(source.program, self.device, self.openmp_threshold),
+            source_code=shim_source(
+                source.program, self.device, self.openmp_threshold, source.workspace
+            ),
             language="cpp",
             device=source.device,
             library_deps=(SHIM_LIBRARY_DEP,),
+            workspace=source.workspace,
         )
         extension = GTFNBindingsStep(self.device, self.data_layout)(shim)
         return DaCeExtensionSource(

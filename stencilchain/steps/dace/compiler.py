@@ -300,6 +300,7 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
                     init_args=generated.init_args,
                     init_reads_symbols=generated.init_reads_symbols,
                     gpu=plan.compiler.device is Device.GPU,
+                    workspace_storage=generated.workspace_storage,
                 )
             except ValueError as error:  # the SDFG takes what the shim cannot give
                 raise CompilationError(str(error), "", None) from error
@@ -334,6 +335,7 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         "device": plan.compiler.device.value,
         "build_type": plan.compiler.build_type.value,
         "init": "per-symbols" if generated.init_reads_symbols else "once",
+        "workspace": generated.workspace_storage or "",
         "codegen_seconds": f"{codegen_done - start:.3f}",
         "dace_compile_seconds": f"{dace_done - codegen_done:.3f}",
         "total_seconds": f"{done - start:.3f}",
@@ -372,6 +374,7 @@ class _Generated:
     program_args: tuple[CArgument, ...]
     init_args: tuple[CArgument, ...]
     init_reads_symbols: bool
+    workspace_storage: str | None  # the storage of the external transients, if any
 
 
 def _generate(plan: DaCeBuildPlan, program_folder: Path, jobs: _Jobs) -> _Generated:
@@ -404,6 +407,19 @@ def _generate(plan: DaCeBuildPlan, program_folder: Path, jobs: _Jobs) -> _Genera
         code, rf"void __program_{name}\({name}_state_t \*__state", entry
     )
     init_args = _exported_params(code, rf"{name}_state_t \*__dace_init_{name}\(", entry)
+    storages = sorted(set(re.findall(r"__dace_get_external_memory_size_(\w+)\(", code)))
+    wanted = plan.source.sdfg_source.workspace
+    if len(storages) > 1 or bool(storages) != wanted:
+        raise CompilationError(
+            f"the SDFG of {entry!r} has external transients in {storages or 'no storage'}, "
+            + (
+                "but stencilchain supports one workspace, in the device's memory"
+                if wanted
+                else "but its translation did not ask for a workspace"
+            ),
+            "",
+            jobs.path,
+        )
     library = Path(
         dace_compiler.get_binary_name(
             object_folder=str(program_folder), sdfg_name=name, folder_mode="development"
@@ -416,7 +432,8 @@ def _generate(plan: DaCeBuildPlan, program_folder: Path, jobs: _Jobs) -> _Genera
         library=library,
         program_args=program_args,
         init_args=init_args,
-        init_reads_symbols=_init_reads_symbols(sdfg, entry),
+        init_reads_symbols=_init_reads_symbols(sdfg),
+        workspace_storage=storages[0] if storages else None,
     )
 
 
@@ -439,24 +456,18 @@ def _exported_params(code: str, head: str, entry: str) -> tuple[CArgument, ...]:
     return tuple(params)
 
 
-def _init_reads_symbols(sdfg: dace.SDFG, entry: str) -> bool:
+def _init_reads_symbols(sdfg: dace.SDFG) -> bool:
     """Whether DaCe's init function uses the symbol values: it allocates persistent and
-    global transients and runs init code, nothing else."""
+    global transients and runs init code, nothing else (external transients live in the
+    caller's workspace)."""
     from dace import dtypes
     from dace.sdfg import nodes
 
     persistent = (dtypes.AllocationLifetime.Persistent, dtypes.AllocationLifetime.Global)
     reads = False
-    for _, name, desc in sdfg.arrays_recursive():
+    for _, _name, desc in sdfg.arrays_recursive():
         if not desc.transient:
             continue
-        if desc.lifetime is dtypes.AllocationLifetime.External:
-            raise CompilationError(
-                f"the SDFG of {entry!r} has a transient '{name}' with External lifetime, whose "
-                "memory the caller must provide; the DaCe bindings do not support that",
-                "",
-                None,
-            )
         reads = reads or desc.lifetime in persistent
     for sd in sdfg.all_sdfgs_recursive():
         reads = reads or any(block.as_string.strip() for block in sd.init_code.values())

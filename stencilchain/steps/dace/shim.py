@@ -27,6 +27,14 @@ change and serializes calls (the transients are shared state). The handle is fin
 process exit (`std::atexit`, registered after the DaCe library and its runtimes have
 initialized, so it runs before their own teardown).
 
+External workspace: when the SDFG's transients have External lifetime (the translator's
+`external_workspace`), `sc_run_<program>` takes the workspace (see `ProgramSignature`).
+A null workspace asks for its size: DaCe's `__dace_get_external_memory_size_<storage>`
+for the call's symbols. Otherwise the shim checks that the buffer is large enough (a
+WorkspaceError, status 4, if not), and the adapter hands it to DaCe with
+`__dace_set_external_memory_<storage>` right before `__program_<sdfg>`, both under the
+adapter's lock: DaCe keeps the pointer in its state, which all calls share.
+
 The two pieces are one translation unit: the compiler appends the adapter to the shim.
 Nothing here imports DaCe.
 """
@@ -93,7 +101,9 @@ def shim_members(program: ir.Program) -> tuple[ShimMember, ...]:
     return tuple(members)
 
 
-def shim_source(program: ir.Program, device: Device, openmp_threshold: int = 65536) -> str:
+def shim_source(
+    program: ir.Program, device: Device, openmp_threshold: int = 65536, workspace: bool = False
+) -> str:
     """The shim: `sc_run_<program>` with GTFN's domain checks, calling `sc_dace::call`.
 
     On the CPU, a call on arrays of fewer than `openmp_threshold` points runs the SDFG's
@@ -104,7 +114,7 @@ def shim_source(program: ir.Program, device: Device, openmp_threshold: int = 655
     DomainError leaves every output untouched; the message is GTFN's, for the first call
     whose domain leaves the arrays.
     """
-    sig = ProgramSignature.of(program)
+    sig = ProgramSignature.of(program, workspace)
     members = shim_members(program)
     # GTFN's halo check, as code: the untransformed program keeps the user's call order
     checks = _Translator(GTFNTranslationStep(device, enable_transforms=False), program)
@@ -124,15 +134,38 @@ def shim_source(program: ir.Program, device: Device, openmp_threshold: int = 655
         f"struct {ARGS_TYPE} {{",
         *(f"    {m.cpp_type} {m.name};" for m in members),
         "};",
-        "// Runs the SDFG (defined by the adapter that DaCeCompiler appends to this unit).",
-        f"int call(const {ARGS_TYPE}& a, char* err, std::size_t err_len);",
+        "// Runs the SDFG (defined by the adapter that DaCeCompiler appends to this unit), its",
+        "// external transients in `workspace` (null without them).",
+        f"int call(const {ARGS_TYPE}& a, char* workspace, char* err, std::size_t err_len);",
+        "// The bytes of workspace a call with these symbols needs.",
+        f"int workspace_size(const {ARGS_TYPE}& a, std::size_t* needed, char* err, std::size_t err_len);",
         f"}}  // namespace {NAMESPACE}",
         "",
         f"{sig.declaration()} {{",
+        f"    {NAMESPACE}::{ARGS_TYPE} sc_a;",
+        *(f"    sc_a.{m.name} = {m.value};" for m in members),
     ]
+    if workspace:
+        lines += [
+            "    if (sc_workspace == nullptr) {  // a query: the size this call needs",
+            f"        return {NAMESPACE}::workspace_size(sc_a, sc_workspace_needed, err, err_len);",
+            "    }",
+        ]
     lines += ["    " + line for line in checks.domain_checks()]
-    lines.append(f"    {NAMESPACE}::{ARGS_TYPE} sc_a;")
-    lines += [f"    sc_a.{m.name} = {m.value};" for m in members]
+    ws = "nullptr"
+    if workspace:
+        ws = "sc_workspace"
+        lines += [
+            "    std::size_t sc_needed = 0;",
+            f"    const int sc_query = {NAMESPACE}::workspace_size(sc_a, &sc_needed, err, err_len);",
+            "    if (sc_query != 0) return sc_query;",
+            "    if (sc_workspace_nbytes < sc_needed) {",
+            f'        std::snprintf(err, err_len, "{program.name}(): the workspace has %zu bytes, but '
+            'this call needs %zu (workspace_size(*args) tells how many)", sc_workspace_nbytes, '
+            "sc_needed);",
+            "        return 4;",
+            "    }",
+        ]
     if device is Device.CPU and sig.dims:
         points = " * ".join(size_var(d) for d in sig.dims)
         lines += [
@@ -140,13 +173,13 @@ def shim_source(program: ir.Program, device: Device, openmp_threshold: int = 655
             f"    if ({points} < {openmp_threshold}) {{  // too small for a thread team",
             "        const int sc_threads = omp_get_max_threads();",
             "        omp_set_num_threads(1);",
-            f"        const int sc_status = {NAMESPACE}::call(sc_a, err, err_len);",
+            f"        const int sc_status = {NAMESPACE}::call(sc_a, {ws}, err, err_len);",
             "        omp_set_num_threads(sc_threads);",
             "        return sc_status;",
             "    }",
             "#endif",
         ]
-    lines += [f"    return {NAMESPACE}::call(sc_a, err, err_len);", "}", ""]
+    lines += [f"    return {NAMESPACE}::call(sc_a, {ws}, err, err_len);", "}", ""]
     return "\n".join(lines)
 
 
@@ -167,13 +200,15 @@ def adapter_source(
     init_args: tuple[CArgument, ...],
     init_reads_symbols: bool,
     gpu: bool,
+    workspace_storage: str | None = None,
 ) -> str:
     """The definition of `sc_dace::call` for the SDFG `sdfg_name`.
 
     `library` is the DaCe library's path relative to the extension module's folder;
     `program_args` and `init_args` are the parameters of `__program_<sdfg>` (after the
-    state handle) and `__dace_init_<sdfg>`, in DaCe's order. ValueError if the SDFG takes
-    an argument the shim does not provide.
+    state handle) and `__dace_init_<sdfg>`, in DaCe's order. `workspace_storage` names
+    the DaCe storage (e.g. "CPU_Heap") of the SDFG's external transients, None without
+    them. ValueError if the SDFG takes an argument the shim does not provide.
     """
     members = {m.name: m for m in shim_members(program)}
     for arg in (*program_args, *init_args):
@@ -220,6 +255,8 @@ def adapter_source(
         f"using program_t = void (*)({program_params});",
         "using exit_t = int (*)(void*);",
         "using last_error_t = int (*)(void*);",
+        f"using memory_size_t = std::size_t (*)({', '.join(['void*', *(x.declaration for x in init_args)])});",
+        f"using set_memory_t = void (*)({', '.join(['void*', 'char*', *(x.declaration for x in init_args)])});",
         "",
         "template <class F> struct sc_params;",
         "template <class R, class... A> struct sc_params<R (*)(A...)> {",
@@ -234,6 +271,8 @@ def adapter_source(
         "program_t sc_program = nullptr;",
         "exit_t sc_exit = nullptr;",
         "last_error_t sc_last_error = nullptr;",
+        "memory_size_t sc_memory_size = nullptr;",
+        "set_memory_t sc_set_memory = nullptr;",
         "pthread_mutex_t sc_mutex = PTHREAD_MUTEX_INITIALIZER;",
         "struct sc_lock {  // <mutex> would double the unit's compile time",
         "    sc_lock() { pthread_mutex_lock(&sc_mutex); }",
@@ -274,6 +313,20 @@ def adapter_source(
         '        std::snprintf(err, err_len, "%s: %s lacks the functions of the SDFG", sc_where, path);',
         "        return false;",
         "    }",
+        *(
+            [
+                "    sc_memory_size = reinterpret_cast<memory_size_t>(dlsym(handle, "
+                f'"__dace_get_external_memory_size_{workspace_storage}"));',
+                "    sc_set_memory = reinterpret_cast<set_memory_t>(dlsym(handle, "
+                f'"__dace_set_external_memory_{workspace_storage}"));',
+                "    if (sc_memory_size == nullptr || sc_set_memory == nullptr) {",
+                '        std::snprintf(err, err_len, "%s: %s lacks the external-memory functions of the SDFG", sc_where, path);',
+                "        return false;",
+                "    }",
+            ]
+            if workspace_storage is not None
+            else []
+        ),
         "    sc_program = program;",
         "    return true;",
         "}",
@@ -307,22 +360,46 @@ def adapter_source(
             f"bool sc_symbols_differ(const {ARGS_TYPE}& a) {{",
             f"    return {differs};",
             "}",
-            "}  // namespace",
-            "",
-            f"int call(const {ARGS_TYPE}& a, char* err, std::size_t err_len) {{",
-            "    // DaCe's state depends on the symbols (persistent transients): one call at a time",
-            "    sc_lock lock;",
-            "    void* state = sc_state.load(std::memory_order_relaxed);",
-            "    if (state == nullptr || sc_symbols_differ(a)) {",
-            "        state = sc_initialize(a, err, err_len);",
-            "        if (state == nullptr) return 3;",
-            "    }",
+        ]
+    stale = "state == nullptr || sc_symbols_differ(a)" if init_reads_symbols else "state == nullptr"
+    # with the lock held: the state for the symbols of `a`
+    locked_state = [
+        "    void* state = sc_state.load(std::memory_order_relaxed);",
+        f"    if ({stale}) {{",
+        "        state = sc_initialize(a, err, err_len);",
+        "        if (state == nullptr) return 3;",
+        "    }",
+    ]
+    init_values = "".join(f", a.{x.name}" for x in init_args)
+    lines.append("}  // namespace")
+    lines.append("")
+    if workspace_storage is None:
+        lines += [
+            f"int workspace_size(const {ARGS_TYPE}&, std::size_t* needed, char*, std::size_t) {{",
+            "    *needed = 0;  // no external transients",
+            "    return 0;",
+            "}",
         ]
     else:
         lines += [
-            "}  // namespace",
-            "",
-            f"int call(const {ARGS_TYPE}& a, char* err, std::size_t err_len) {{",
+            f"int workspace_size(const {ARGS_TYPE}& a, std::size_t* needed, char* err, std::size_t err_len) {{",
+            "    sc_lock lock;",
+            *locked_state,
+            f"    *needed = sc_memory_size(state{init_values});",
+            "    return 0;",
+            "}",
+        ]
+    lines += ["", f"int call(const {ARGS_TYPE}& a, char* workspace, char* err, std::size_t err_len) {{"]
+    if init_reads_symbols or workspace_storage is not None:
+        lines += [
+            "    // DaCe's state holds persistent transients or the workspace pointer, which",
+            "    // depend on the call: one call at a time",
+            "    sc_lock lock;",
+            *locked_state,
+        ]
+    else:
+        lines += [
+            "    (void)workspace;",
             "    void* state = sc_state.load(std::memory_order_acquire);",
             "    if (state == nullptr) {",
             "        sc_lock lock;",
@@ -331,6 +408,8 @@ def adapter_source(
             "        if (state == nullptr) return 3;",
             "    }",
         ]
+    if workspace_storage is not None:
+        lines.append(f"    sc_set_memory(state, workspace{init_values});")
     lines.append(f"    sc_program({program_call});")
     if gpu:
         lines += [

@@ -5,8 +5,15 @@ The SDFG of a program (see `DaCeTranslator`):
 - one array per field parameter, named like the parameter, of shape `(n_<dim>, ...)` and
   strides `(<name>_s0, <name>_s1, ...)` in elements; every size and stride is an int64
   symbol (with `DataLayout.UNIT_STRIDE` the innermost stride is the constant 1 and has no
-  symbol). One scalar argument per scalar parameter, of its dtype. The program writes into
-  the caller's arrays: there are no transients.
+  symbol). One scalar argument per scalar parameter, of its dtype.
+- one transient per temporary of the program (a field a call makes without `out=`),
+  dense in C order over the same size symbols, added widest dtype first (so that packed
+  one after another in a workspace every one stays aligned). With `external_workspace`
+  every transient array ends with External lifetime after optimization: the caller
+  provides its memory (see `stencilchain.steps.dace.shim`). A temporary whose values no
+  call needs is neither allocated nor written, and a call that writes only such
+  temporaries has no map (DaCe's dead-dataflow elimination cannot remove the outputs of
+  C++ tasklets itself); its domain is still checked, as on every backend.
 - per program call, a map over the call's domain (start `max` of the starts, stop `min` of
   the stops, `Bound.from_end` counting from `n_<dim>`) around one C++ tasklet that computes
   the inlined body: one input connector per distinct (field, offset) read, with a memlet
@@ -52,7 +59,12 @@ from stencilchain.program import ir
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
-from stencilchain.program.transforms import fold_constants, inline_calls, substitute
+from stencilchain.program.transforms import (
+    fold_constants,
+    inline_calls,
+    substitute,
+    unread_temporaries,
+)
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
 from stencilchain.steps.gtfn.cpp_expressions import literal
 from stencilchain.steps.settings import DataLayout
@@ -210,7 +222,7 @@ def _local_prefix(program: ir.Program, data_layout: DataLayout) -> str:
     """A prefix for the tasklets' connectors and temporaries that no parameter or symbol
     starts with: they are C++ variables in the scope where the arrays are visible."""
     taken = [
-        *(p.name for p in program.params),
+        *(p.name for p in (*program.params, *program.temporaries)),
         *symbol_names(program, data_layout),
         *(index_symbol(d) for d in _dims(program)),
     ]
@@ -237,6 +249,9 @@ class DaCeTranslator:
     constants are not folded, common subexpressions are not shared, and the SDFG is not
     simplified (except by the auto-optimizer, which always simplifies).
     `data_layout` UNIT_STRIDE makes every innermost stride the constant 1.
+    `external_workspace` gives every transient array (the program's temporaries and any
+    the optimizer adds) External lifetime, so that the caller provides their memory; the
+    ProgramSource then says `workspace=True` if any remain.
     """
 
     device: Device
@@ -244,6 +259,7 @@ class DaCeTranslator:
     auto_optimize_args: tuple[tuple[str, object], ...] = ()
     disable_transforms: bool = False
     data_layout: DataLayout = DataLayout.STRIDED
+    external_workspace: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.device, Device):
@@ -252,7 +268,7 @@ class DaCeTranslator:
             raise TypeError(
                 f"DaCeTranslator.data_layout must be a DataLayout, got {self.data_layout!r}"
             )
-        for name in ("auto_optimize", "disable_transforms"):
+        for name in ("auto_optimize", "disable_transforms", "external_workspace"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(
                     f"DaCeTranslator.{name} must be a bool, got {getattr(self, name)!r}"
@@ -277,12 +293,14 @@ class DaCeTranslator:
         object.__setattr__(self, "auto_optimize_args", tuple(sorted(args)))
 
     def __call__(self, program: ir.Program, /) -> ProgramSource:
+        sdfg = self.build_sdfg(program)
         return ProgramSource(
             program=program,
             entry_point=program.name,
-            source_code=sdfg_to_source(self.build_sdfg(program)),
+            source_code=sdfg_to_source(sdfg),
             language="sdfg",
             device=self.device,
+            workspace=bool(_external_transients(sdfg)),
         )
 
     def derived_auto_optimize_args(self, program: ir.Program) -> dict[str, object]:
@@ -318,6 +336,8 @@ class DaCeTranslator:
             )
             sdfg = _SDFGBuilder(self, program).build()
             self._optimize(sdfg, program)
+            if self.external_workspace:
+                _externalize_transients(sdfg, self.device)
             sdfg.validate()
         return sdfg
 
@@ -343,6 +363,35 @@ class DaCeTranslator:
             sdfg.apply_gpu_transformations(simplify=not self.disable_transforms)
         elif not self.disable_transforms:
             sdfg.simplify()
+
+
+def _externalize_transients(sdfg: dace.SDFG, device: Device) -> None:
+    """Give every transient array of `sdfg` and its nested SDFGs External lifetime, in the
+    device's memory (a transient of another storage, e.g. a GPU kernel's registers, stays)."""
+    import dace
+
+    heap = dace.StorageType.GPU_Global if device is Device.GPU else dace.StorageType.CPU_Heap
+    movable = {heap} if device is Device.GPU else {heap, dace.StorageType.Default}
+    for _, _, desc in sdfg.arrays_recursive():
+        if (
+            desc.transient
+            and type(desc) is dace.data.Array
+            and desc.storage in movable
+            and desc.lifetime is not dace.AllocationLifetime.External
+        ):
+            desc.storage = heap
+            desc.lifetime = dace.AllocationLifetime.External
+
+
+def _external_transients(sdfg: dace.SDFG) -> list[str]:
+    """The names of the transients whose memory the caller provides."""
+    import dace
+
+    return [
+        name
+        for _, name, desc in sdfg.arrays_recursive()
+        if desc.transient and desc.lifetime is dace.AllocationLifetime.External
+    ]
 
 
 def _check_auto_optimize_arg(key: str, value: object) -> None:
@@ -373,9 +422,10 @@ class _SDFGBuilder:
         self.step = step
         self.program = program
         self.transforms = not step.disable_transforms
-        self.params = {p.name: p.type for p in program.params}
+        self.params = {p.name: p.type for p in (*program.params, *program.temporaries)}
         self.fops = {f.name: f for f in program.field_operators}
         self.prefix = _local_prefix(program, step.data_layout)
+        self.unread = unread_temporaries(program)
 
     def build(self) -> dace.SDFG:
         import dace
@@ -399,12 +449,25 @@ class _SDFGBuilder:
                 sdfg.add_array(param.name, shape, _dace_dtype(ftype.dtype), strides=strides)
             else:
                 sdfg.add_scalar(param.name, _dace_dtype(param.type))
+        widest_first = sorted(
+            program.temporaries, key=lambda t: -program.field_type(t.name).dtype.numpy.itemsize
+        )
+        for temporary in widest_first:
+            if temporary.name in self.unread:
+                continue
+            ttype = program.field_type(temporary.name)
+            shape = [symbols[size_symbol(d)] for d in ttype.dims]
+            sdfg.add_transient(temporary.name, shape, _dace_dtype(ttype.dtype))
         previous = None
         for index, call in enumerate(program.calls):
+            if all(o in self.unread for o in call.outs):
+                continue
             block = self.add_call(sdfg, index, call, symbols)
             if previous is not None:
                 sdfg.add_edge(previous, block, dace.InterstateEdge())
             previous = block
+        if previous is None:  # every call writes only temporaries no call reads
+            sdfg.add_state("nothing_to_do", is_start_block=True)
         return sdfg
 
     def body(self, call: ir.ProgramCall) -> ir.Expr:
@@ -434,9 +497,10 @@ class _SDFGBuilder:
             for hi in dd.stops
         )
         tasklet = _Tasklet(self.transforms, self.params, dims, self.prefix)
-        code = tasklet.code(self.body(call), call.outs)
+        outs = tuple(None if o in self.unread else o for o in call.outs)
+        code = tasklet.code(self.body(call), outs)
         block = ConditionalBlock(f"call{index}_{call.callee}", sdfg=sdfg, parent=sdfg)
-        sdfg.add_node(block, is_start_block=index == 0)
+        sdfg.add_node(block, is_start_block=sdfg.number_of_nodes() == 0)
         for inner, condition in self.loop_orders(call, dims):
             order = [d for d in dims if d != inner] + [inner]
             label = f"call{index}_{call.callee}_inner_{inner.name}"
@@ -461,9 +525,10 @@ class _SDFGBuilder:
         self, call: ir.ProgramCall, dims: list[Dimension]
     ) -> list[tuple[Dimension, str | None]]:
         """(innermost dimension, condition on strides) for each map of the call."""
-        if self.step.data_layout is DataLayout.UNIT_STRIDE or len(dims) == 1:
-            return [(dims[-1], None)]
-        out = call.outs[0]
+        parameters = [o for o in call.outs if not self.program.is_temporary(o)]
+        if self.step.data_layout is DataLayout.UNIT_STRIDE or len(dims) == 1 or not parameters:
+            return [(dims[-1], None)]  # C order, like the temporaries
+        out = parameters[0]
         out_type = self.params[out]
         assert isinstance(out_type, ir.FieldType)
 
@@ -545,11 +610,15 @@ class _Tasklet:
         self._memo: dict[tuple[ir.Expr, Position], str] = {}
         self._count = 0
 
-    def code(self, body: ir.Expr, outs: tuple[str, ...]) -> str:
+    def code(self, body: ir.Expr, outs: tuple[str | None, ...]) -> str:
+        """The tasklet computing `body` and writing each element to its output (None: to
+        none, the value is not needed)."""
         values = [self.emit(e, {}) for e in _tuple_elements(body)]
         if len(values) != len(outs):
             raise ValueError(f"{len(values)} results for {len(outs)} outputs {outs}")
         for k, (name, value) in enumerate(zip(outs, values)):
+            if name is None:
+                continue
             connector = f"{self.prefix}out{k}_{name}"
             self.outputs[connector] = f"{name}[{self.subset(name, ())}]"
             self.statements.append(f"{connector} = {value};")

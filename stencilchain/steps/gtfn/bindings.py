@@ -90,6 +90,8 @@ enum sc_dtype_id { SC_FLOAT32 = 0, SC_FLOAT64 = 1, SC_INT32 = 2, SC_INT64 = 3, S
 struct sc_globals_t {
     PyObject* mismatch = nullptr;      // this module's ArgumentMismatch(TypeError)
     PyObject* domain_error = nullptr;  // stencilchain.program.errors.DomainError
+    PyObject* workspace_error = nullptr;  // stencilchain.program.errors.WorkspaceError
+    PyObject* uint8 = nullptr;         // numpy.dtype("uint8"), of a CPU workspace
     PyObject* ndarray = nullptr;
     PyObject* float32 = nullptr;
     PyObject* int32 = nullptr;
@@ -105,6 +107,7 @@ bool sc_init_globals() {
     PyObject* errors = PyImport_ImportModule("stencilchain.program.errors");
     if (np == nullptr || errors == nullptr) return false;
     sc_globals.domain_error = PyObject_GetAttrString(errors, "DomainError");
+    sc_globals.workspace_error = PyObject_GetAttrString(errors, "WorkspaceError");
     sc_globals.ndarray = PyObject_GetAttrString(np, "ndarray");
     sc_globals.float32 = PyObject_GetAttrString(np, "float32");
     sc_globals.int32 = PyObject_GetAttrString(np, "int32");
@@ -116,6 +119,7 @@ bool sc_init_globals() {
     for (int k = 0; k < 5; ++k) {
         sc_globals.dtypes[k] = dtype ? PyObject_CallFunction(dtype, "s", names[k]) : nullptr;
     }
+    sc_globals.uint8 = dtype ? PyObject_CallFunction(dtype, "s", "uint8") : nullptr;
     Py_XDECREF(dtype);
     Py_DECREF(np);
     Py_DECREF(errors);
@@ -284,6 +288,24 @@ sc_array sc_numpy_array(PyObject* o, const char* name, int ndim, int dtype, std:
     sc_check_layout(out, ndim, unit_stride, name);
     return out;
 }
+
+constexpr int SC_NPY_C_CONTIGUOUS = 0x0001;
+
+// The workspace: a writeable, contiguous 1-D uint8 array, 8-byte aligned.
+void sc_workspace(PyObject* o, char** data, std::size_t* nbytes) {
+    const char* what = "must be a writeable, contiguous 1-D numpy array of uint8 (e.g. "
+                       "numpy.empty(nbytes, numpy.uint8)) starting at an 8-byte boundary";
+    if (!PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(sc_globals.ndarray))) sc_fail("workspace", what);
+    auto* a = reinterpret_cast<sc_ndarray*>(o);
+    if (a->nd != 1 || !(a->flags & SC_NPY_C_CONTIGUOUS) || !(a->flags & SC_NPY_WRITEABLE) ||
+        (a->descr != sc_globals.uint8 && PyObject_RichCompareBool(a->descr, sc_globals.uint8, Py_EQ) != 1) ||
+        reinterpret_cast<std::uintptr_t>(a->data) % 8 != 0) {
+        PyErr_Clear();
+        sc_fail("workspace", what);
+    }
+    *data = a->data;
+    *nbytes = static_cast<std::size_t>(a->dimensions[0]);
+}
 }  // namespace
 """
 
@@ -340,6 +362,22 @@ sc_array sc_cuda_array(PyObject* o, const char* name, int ndim, const char* type
     if (!error.empty()) sc_fail(name, error);
     sc_check_layout(out, ndim, unit_stride, name);
     return out;
+}
+
+// The workspace: a writeable, contiguous 1-D uint8 GPU array, 8-byte aligned.
+void sc_workspace(PyObject* o, char** data, std::size_t* nbytes) {
+    const char* what = "must be a writeable, contiguous 1-D uint8 GPU array (e.g. "
+                       "cupy.empty(nbytes, cupy.uint8)) starting at an 8-byte boundary";
+    sc_array a;
+    try {
+        a = sc_cuda_array(o, "workspace", 1, "u1", 1, true, true);
+    } catch (const sc_mismatch&) {
+        sc_fail("workspace", what);
+    }
+    if (a.shape[0] > 1 && a.strides[0] != 1) sc_fail("workspace", what);
+    if (reinterpret_cast<std::uintptr_t>(a.data) % 8 != 0) sc_fail("workspace", what);
+    *data = a.data;
+    *nbytes = static_cast<std::size_t>(a.shape[0]);
 }
 }  // namespace
 """
@@ -403,7 +441,7 @@ class _BindingWriter:
         self.step = step
         self.entry_point = source.entry_point
         self.program = source.program
-        self.signature = ProgramSignature.of(source.program)
+        self.signature = ProgramSignature.of(source.program, source.workspace)
         self.gpu = step.device is Device.GPU
 
     def _field_check(self, index: int, f: FieldArg) -> str:
@@ -424,10 +462,11 @@ class _BindingWriter:
     def entry(self) -> str:
         sig = self.signature
         n = len(sig.params)
+        takes = f"{n} arguments" + (" and a workspace (or None to ask its size)" if sig.workspace else "")
         lines = [
             "PyObject* sc_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {",
             "    try {",
-            f'    if (nargs != {n}) throw sc_mismatch("{self.program.name}() takes {n} arguments");',
+            f'    if (nargs != {n + sig.workspace}) throw sc_mismatch("{self.program.name}() takes {takes}");',
         ]
         lines += [f"    std::int64_t {size_var(d)} = -1;" for d in sig.dims]
         call_args: list[str] = []
@@ -461,17 +500,34 @@ class _BindingWriter:
                     f"a{j}, {len(other.type.dims)}, {other.type.dtype.numpy.itemsize})) "
                     f'sc_fail("{w.name}", "{overlap_message(other.name)}");'
                 )
-        call_args += [size_var(d) for d in sig.dims] + scalar_args + ["err", "sizeof(err)"]
+        call_args += [size_var(d) for d in sig.dims] + scalar_args
+        if sig.workspace:
+            lines += [
+                "    char* workspace = nullptr;",
+                "    std::size_t workspace_nbytes = 0, workspace_needed = 0;",
+                f"    if (args[{n}] != Py_None) sc_workspace(args[{n}], &workspace, &workspace_nbytes);",
+            ]
+            call_args += ["workspace", "workspace_nbytes", "&workspace_needed"]
+        call_args += ["err", "sizeof(err)"]
         lines += [
             "    char err[512] = {0};",
             "    int status;",
             "    Py_BEGIN_ALLOW_THREADS",
             f"    status = {sig.function}({', '.join(call_args)});",
             "    Py_END_ALLOW_THREADS",
-            "    if (status != 0) {",
-            "        PyErr_SetString(sc_globals.domain_error, err);",
+            "    if (status != 0) {  // see signature.py for the codes",
+            "        PyObject* kind = status == 1   ? sc_globals.domain_error",
+            "                         : status == 4 ? sc_globals.workspace_error",
+            "                         : status == 5 ? PyExc_MemoryError",
+            "                                       : PyExc_RuntimeError;",
+            "        PyErr_SetString(kind, err);",
             "        return nullptr;",
             "    }",
+            *(
+                [f"    if (args[{n}] == Py_None) return PyLong_FromSize_t(workspace_needed);"]
+                if sig.workspace
+                else []
+            ),
             "    Py_RETURN_NONE;",
             "    } catch (const sc_mismatch& e) {",
             "        PyErr_SetString(sc_globals.mismatch, e.what());",

@@ -1,10 +1,16 @@
 """The C++ signature of a generated program function, shared by translation and bindings.
 
     int sc_run_<program>(<field pointers and element strides, in parameter order>,
-                         <dimension sizes>, <scalars>, char* err, std::size_t err_len)
+                         <dimension sizes>, <scalars>, [workspace,] char* err, std::size_t err_len)
 
-It returns 0, or non-zero after writing a message to `err` (a domain outside the arrays,
-a failed kernel launch).
+With a workspace (DaCe's external transients) the three parameters `char* sc_workspace,
+std::size_t sc_workspace_nbytes, std::size_t* sc_workspace_needed` come before `err`: a
+null `sc_workspace` asks for the size the call needs (written to `sc_workspace_needed`)
+and runs nothing.
+
+It returns 0, or non-zero after writing a message to `err`: 1 a domain outside the arrays
+(DomainError), 4 a workspace too small for the call (WorkspaceError), 5 a temporary that could not be allocated (MemoryError), anything else a
+failure of the device or runtime (a kernel launch, DaCe's initialization; RuntimeError).
 """
 
 from __future__ import annotations
@@ -54,9 +60,10 @@ class ProgramSignature:
     function: str
     params: tuple[FieldArg | ScalarArg, ...]
     dims: tuple[Dimension, ...]
+    workspace: bool = False
 
     @staticmethod
-    def of(program: ir.Program) -> ProgramSignature:
+    def of(program: ir.Program, workspace: bool = False) -> ProgramSignature:
         written = written_fields(program)
         params: list[FieldArg | ScalarArg] = []
         dims: list[Dimension] = []
@@ -66,7 +73,7 @@ class ProgramSignature:
                 dims += [d for d in p.type.dims if d not in dims]
             else:
                 params.append(ScalarArg(p.name, p.type))
-        return ProgramSignature(f"sc_run_{program.name}", tuple(params), tuple(dims))
+        return ProgramSignature(f"sc_run_{program.name}", tuple(params), tuple(dims), workspace)
 
     @property
     def fields(self) -> tuple[FieldArg, ...]:
@@ -84,11 +91,17 @@ class ProgramSignature:
             parts += [f"std::int64_t {f.stride(a)}" for a in range(len(f.type.dims))]
         parts += [f"std::int64_t {size_var(d)}" for d in self.dims]
         parts += [f"{s.dtype.cpp} {s.variable}" for s in self.scalars]
+        if self.workspace:
+            parts += [
+                "char* sc_workspace",
+                "std::size_t sc_workspace_nbytes",
+                "std::size_t* sc_workspace_needed",
+            ]
         parts += ["char* err", "std::size_t err_len"]
         return f"int {self.function}(" + ", ".join(parts) + ")"
 
     def argument_names(self) -> list[str]:
-        """The C++ names, in declaration order, without the error buffer."""
+        """The C++ names, in declaration order, without the workspace and error buffer."""
         names: list[str] = []
         for f in self.fields:
             names.append(f.pointer)

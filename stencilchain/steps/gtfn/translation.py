@@ -64,7 +64,10 @@ class _Translator:
         self.original = program
         self.program = transform_program(program) if step.enable_transforms else program
         self.signature = ProgramSignature.of(program)
-        self.fields = {f.name: f for f in self.signature.fields}
+        self.temporaries = tuple(
+            FieldArg(t.name, program.field_type(t.name), True) for t in program.temporaries
+        )
+        self.fields = {f.name: f for f in (*self.signature.fields, *self.temporaries)}
         self.scalars = {s.name: s.variable for s in self.signature.scalars}
         self.fops = {f.name: f for f in self.program.field_operators}
         self.gpu = step.device is Device.GPU
@@ -277,6 +280,9 @@ class _Translator:
         dims = [dd.dim for dd in call.domain.dims]
         params = self.signature.declaration()
         params = params[params.index("(") + 1 : params.rindex(", char* err")]
+        for t in self.temporaries:
+            params += f", {t.type.dtype.cpp}* {t.pointer}"
+            params += "".join(f", std::int64_t {t.stride(a)}" for a in range(len(t.type.dims)))
         bounds = ", ".join(f"std::int64_t {d.name}_start, std::int64_t {d.name}_stop" for d in dims)
         lines = [f"__global__ void sc_kernel_{index}({params}, {bounds}) {{"]
         extents = " * ".join(f"({d.name}_stop - {d.name}_start)" for d in dims)
@@ -302,6 +308,7 @@ class _Translator:
         points = " * ".join(f"({d.name}_stop - {d.name}_start)" for d in dims)
         args = ", ".join(
             self.signature.argument_names()
+            + [n for t in self.temporaries for n in _names_of(t)]
             + [f"{d.name}_{s}" for d in dims for s in ("start", "stop")]
         )
         lines += [
@@ -329,6 +336,9 @@ class _Translator:
                 "namespace {\n" + "\n".join(self.function_definitions()) + "}  // namespace\n"
             )
         body = self.domain_checks()
+        if self.temporaries:
+            parts.append(_TEMPORARY_HELPERS_GPU if self.gpu else _TEMPORARY_HELPERS_CPU)
+            body += self.allocations()
         for index, call in enumerate(self.program.calls):
             if self.gpu:
                 parts.append(self.gpu_kernel(index, call))
@@ -351,6 +361,98 @@ class _Translator:
             + "\n    return 0;\n}\n"
         )
         return "\n".join(parts)
+
+
+    def allocations(self) -> list[str]:
+        """The program's temporaries, allocated after the domain checks and freed on every
+        return: dense, with their axes ordered like the strides of the first field
+        parameter over the same dimensions (C order without one, or with a unit-stride
+        layout), so that loops chosen by the output's strides also stream the inputs."""
+        lines = ["// temporaries"]
+        for t in self.temporaries:
+            dims, cpp, name = t.type.dims, t.type.dtype.cpp, t.name
+            n = len(dims)
+            sizes = ", ".join(size_var(d) for d in dims)
+            like = next(
+                (f for f in self.signature.fields if f.type.dims == dims),
+                None,
+            )
+            if like is None or self.step.data_layout is DataLayout.UNIT_STRIDE:
+                reference = ", ".join(["0"] * n)  # all ties: C order
+            else:
+                reference = ", ".join(f"{like.stride(a)}" for a in range(n))
+            points = " * ".join(f"static_cast<std::size_t>({size_var(d)})" for d in dims)
+            lines += [
+                f"sc_temporary sc_t_{name};",
+                f"std::int64_t sc_s_{name}[{n}];",
+                "{",
+                f"    const std::int64_t sc_like[{n}] = {{{reference}}};",
+                f"    const std::int64_t sc_size[{n}] = {{{sizes}}};",
+                f"    sc_dense_like({n}, sc_like, sc_size, sc_s_{name});",
+                "}",
+                f"const std::size_t sc_bytes_{name} = {points} * sizeof({cpp});",
+                f"if (!sc_allocate(sc_t_{name}, sc_bytes_{name})) {{",
+                f'    std::snprintf(err, err_len, "cannot allocate %zu bytes for temporary {name} '
+                f'of {self.original.name}()", sc_bytes_{name});',
+                "    return 5;",
+                "}",
+                f"{cpp}* const {t.pointer} = static_cast<{cpp}*>(sc_t_{name}.data);",
+            ]
+            lines += [f"const std::int64_t {t.stride(a)} = sc_s_{name}[{a}];" for a in range(n)]
+        return lines
+
+
+_TEMPORARY_HELPERS = r"""
+namespace {
+// A program-local temporary: allocated per call, released on every return path.
+struct sc_temporary {
+    void* data = nullptr;
+    sc_temporary() = default;
+    sc_temporary(const sc_temporary&) = delete;
+    sc_temporary& operator=(const sc_temporary&) = delete;
+    ~sc_temporary() { if (data != nullptr) SC_RELEASE(data); }
+};
+
+inline bool sc_allocate(sc_temporary& t, std::size_t bytes) {
+    SC_ACQUIRE(t.data, bytes == 0 ? 1 : bytes);
+    return t.data != nullptr;
+}
+
+// Dense strides (in elements) for `n` axes of sizes `size`, the axis of smallest |like|
+// stride fastest; on ties the later axis is faster (C order).
+inline void sc_dense_like(int n, const std::int64_t* like, const std::int64_t* size, std::int64_t* out) {
+    int order[8];
+    for (int k = 0; k < n; ++k) order[k] = n - 1 - k;
+    for (int k = 1; k < n; ++k) {  // stable insertion sort by |like|
+        const int axis = order[k];
+        int j = k;
+        while (j > 0 && std::llabs(like[order[j - 1]]) > std::llabs(like[axis])) {
+            order[j] = order[j - 1];
+            --j;
+        }
+        order[j] = axis;
+    }
+    std::int64_t stride = 1;
+    for (int k = 0; k < n; ++k) {
+        out[order[k]] = stride;
+        stride *= size[order[k]] > 0 ? size[order[k]] : 1;
+    }
+}
+}  // namespace
+"""
+_TEMPORARY_HELPERS_CPU = (
+    "#include <cstdlib>\n#define SC_RELEASE(p) std::free(p)\n"
+    "#define SC_ACQUIRE(p, bytes) (p) = std::malloc(bytes)\n" + _TEMPORARY_HELPERS
+)
+_TEMPORARY_HELPERS_GPU = (
+    "#include <cstdlib>\n#define SC_RELEASE(p) cudaFreeAsync((p), 0)\n"
+    "#define SC_ACQUIRE(p, bytes) if (cudaMallocAsync(&(p), (bytes), 0) != cudaSuccess) (p) = nullptr\n"
+    + _TEMPORARY_HELPERS
+)
+
+
+def _names_of(field: FieldArg) -> list[str]:
+    return [field.pointer, *(field.stride(a) for a in range(len(field.type.dims)))]
 
 
 def _dims_of(t: ir.FieldType | ir.TupleType) -> tuple[Dimension, ...]:
