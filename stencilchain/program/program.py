@@ -268,16 +268,17 @@ class ProgramTrace:
                 if low.from_end == high.from_end and low.value <= high.value:
                     continue
                 why = (
-                    "which is not inside for every array size (one bound counts from the "
-                    "start, the other from the end)"
-                    if low.from_end != high.from_end
-                    else "outside"
+                    ""
+                    if low.from_end == high.from_end
+                    else " (the bounds count from different ends, so the reads cannot stay "
+                    "inside it for every array size)"
                 )
                 raise DefinitionError(
                     f"{where}: domain of {dim.name} reads temporary '{name}' {reads} "
                     f"({dim.name}{rlo:+d}..{dim.name}{rhi:+d} around [{start!r}, {stop!r})), "
-                    f"but '{name}' has values only {holds}, where the call that made it wrote, "
-                    f"{why}; narrow the domain, or leave {dim.name} out of domain= to infer it"
+                    f"but '{name}' holds values only {holds}, where the call that made it "
+                    f"wrote{why}; narrow the domain, or leave {dim.name} out of domain= to "
+                    "infer it"
                 )
 
     def _inferred_bounds(

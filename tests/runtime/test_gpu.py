@@ -11,7 +11,7 @@ import pytest
 
 import stencilchain as sc
 from stencilchain.containers import build_container
-from stencilchain.examples import hdiff, tuple_chain
+from stencilchain.examples import hdiff, hdiff_staged, tuple_chain
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 
@@ -34,7 +34,7 @@ def _cupy_with_a_gpu() -> Any:
 @needs_nvcc
 @pytest.mark.slow
 def test_gpu_modules_build_and_load_and_refuse_host_arrays(gtfn_gpu: Any) -> None:
-    for module in (hdiff, tuple_chain):
+    for module in (hdiff, hdiff_staged, tuple_chain):
         compiled = gtfn_gpu.compile(module.PROGRAM)
         assert compiled.artifact.module_path.is_file()
         inputs = module.make_inputs(module.DEFAULT_SHAPE, np.random.default_rng(0))
@@ -45,7 +45,9 @@ def test_gpu_modules_build_and_load_and_refuse_host_arrays(gtfn_gpu: Any) -> Non
 
 @needs_nvcc
 @pytest.mark.gpu
-@pytest.mark.parametrize("module", [hdiff, tuple_chain], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize(
+    "module", [hdiff, hdiff_staged, tuple_chain], ids=lambda m: m.__name__.rsplit(".", 1)[-1]
+)
 def test_gpu_results_equal_the_embedded_executor(gtfn_gpu: Any, module: Any) -> None:
     cupy = _cupy_with_a_gpu()
     inputs = module.make_inputs(module.DEFAULT_SHAPE, np.random.default_rng(1))
@@ -69,3 +71,42 @@ def test_dace_gpu_sdfg_builds_and_refuses_host_arrays(session_cache_dir: Path) -
     inputs = hdiff.make_inputs(hdiff.DEFAULT_SHAPE, np.random.default_rng(0))
     with pytest.raises(sc.ArgumentError, match="GPU array"):
         hdiff.PROGRAM.with_backend(toolchain)(*inputs.values())
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_dace_gpu_sdfg_with_an_external_workspace_builds(session_cache_dir: Path) -> None:
+    """The temporaries of hdiff_staged become external transients in GPU memory; the
+    module builds, asks for a GPU workspace, and refuses a host buffer."""
+    pytest.importorskip("dace")
+    toolchain = build_container(
+        {}, cache_dir=session_cache_dir, device="gpu", external_workspace=True
+    ).dace.toolchain()
+    compiled = toolchain.compile(hdiff_staged.PROGRAM)
+    assert compiled.workspace
+    assert compiled.artifact.metadata["workspace"] == "GPU_Global"
+    bound = hdiff_staged.PROGRAM.with_backend(toolchain)
+    with pytest.raises(sc.WorkspaceError, match="GPU array"):
+        bound.set_workspace(np.empty(1024, np.uint8))
+
+
+@needs_nvcc
+@pytest.mark.gpu
+def test_dace_gpu_external_workspace_results(session_cache_dir: Path) -> None:
+    cupy = _cupy_with_a_gpu()
+    pytest.importorskip("dace")
+    toolchain = build_container(
+        {}, cache_dir=session_cache_dir, device="gpu", external_workspace=True
+    ).dace.toolchain()
+    inputs = hdiff_staged.make_inputs(hdiff_staged.DEFAULT_SHAPE, np.random.default_rng(2))
+    expected = hdiff_staged.reference(**{k: v.copy() for k, v in inputs.items()})
+    on_device = [cupy.asarray(v) for v in inputs.values()]
+    bound = hdiff_staged.PROGRAM.with_backend(toolchain)
+    needed = bound.workspace_size(*on_device)
+    assert needed > 0
+    with pytest.raises(sc.WorkspaceError, match="set_workspace"):
+        bound(*on_device)
+    bound.set_workspace(cupy.empty(needed, cupy.uint8))
+    bound(*on_device)
+    cupy.cuda.Device().synchronize()
+    np.testing.assert_allclose(cupy.asnumpy(on_device[-1]), expected["out"], rtol=1e-12)

@@ -196,3 +196,26 @@ def test_it_backs_a_cached_step(tmp_path: Path) -> None:
     assert cached("abc") == "ABC"
     assert cached("abc") == "ABC"
     assert step.calls == 1
+
+
+@pytest.mark.parametrize("workspace", [False, True])
+def test_program_sources_round_trip_with_every_field(workspace: bool) -> None:
+    """What the toolchains store: every field of a ProgramSource comes back, the
+    workspace flag (DaCe's external transients) included."""
+    from stencilchain.examples import hdiff_staged
+    from stencilchain.program.device import Device
+    from stencilchain.runtime.compile_workflow import (
+        decode_program_source,
+        encode_program_source,
+    )
+    from stencilchain.steps.stages import ProgramSource
+
+    program = hdiff_staged.PROGRAM.ir
+    source = ProgramSource(
+        program, "entry", "code", "sdfg", Device.CPU, ("dace-sdfg",), workspace=workspace
+    )
+    again = decode_program_source(program, encode_program_source(source))
+    assert again == source
+    assert again.fingerprint() == source.fingerprint()
+    other = dataclasses.replace(source, workspace=not workspace)
+    assert other.fingerprint() != source.fingerprint()
