@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 import stencilchain as sc
-from stencilchain.examples.hdiff import DEFAULT_SHAPE, I, J, Field3D, hdiff_lap
+from stencilchain.examples.hdiff import DEFAULT_SHAPE, Field3D, I, J, hdiff_lap
 from stencilchain.examples.hdiff import make_inputs as make_inputs
 from stencilchain.examples.hdiff import reference as hdiff_reference
 

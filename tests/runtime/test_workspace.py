@@ -114,7 +114,7 @@ def test_the_size_follows_the_arguments(noopt_workspace_toolchain: Any) -> None:
     bound = lap_lap.with_backend(noopt_workspace_toolchain)
     for shape in [(4, 4), (30, 5), (1, 1)]:
         assert bound.workspace_size(np.zeros(shape), np.zeros(shape)) == shape[0] * shape[1] * 8
-    with pytest.raises(sc.ArgumentError, match="argument 'out'.*size 5 along I"):
+    with pytest.raises(sc.ArgumentError, match=r"argument 'out'.*size 5 along I"):
         bound.workspace_size(np.zeros((4, 4)), np.zeros((5, 4)))
     with pytest.raises(sc.ArgumentError, match="takes 2 arguments"):
         bound.workspace_size(np.zeros((4, 4)))
@@ -186,7 +186,7 @@ def test_the_compiled_entry_point_checks_the_workspace_itself(
     f, out = np.zeros((6, 6)), np.zeros((6, 6))
     assert compiled.entry(f, out, None) == 6 * 6 * 8
     for bad in (np.empty(288, np.float64), np.empty(289, np.uint8)[1:], "buffer"):
-        with pytest.raises(TypeError, match="workspace.*1-D numpy array of uint8"):
+        with pytest.raises(TypeError, match=r"workspace.*1-D numpy array of uint8"):
             compiled.entry(f, out, bad)
     with pytest.raises(TypeError, match="2 arguments and a workspace"):
         compiled.entry(f, out)
