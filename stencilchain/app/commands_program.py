@@ -11,6 +11,7 @@ import numpy as np
 from stencilchain.app.cache_probe import probe
 from stencilchain.app.errors import FAILURE, CLIError
 from stencilchain.app.inputs import (
+    bound_with_workspace,
     compare,
     copy_arguments,
     format_shape,
@@ -150,8 +151,9 @@ def run_run(args: argparse.Namespace) -> int:
     compile_s = 0.0
     if toolchain is not None:
         start = time.perf_counter()
-        call: Any = toolchain.compile(program)
+        toolchain.compile(program)
         compile_s = time.perf_counter() - start
+        call: Any = bound_with_workspace(program, toolchain, to_device(list(inputs), device))
     else:
         call = program.with_backend(backend.value)
     result: dict[str, Any] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,8 @@ from stencilchain.program.arguments import written_fields
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.program import Program
+from stencilchain.runtime.toolchain import Toolchain
 
 DEFAULT_SIZE = 64
 
@@ -149,3 +151,22 @@ def compare(program: ir.Program, actual: Sequence[Any], expected: Sequence[Any])
         if not np.allclose(wide_a, wide_e, rtol=rtol, atol=atol, equal_nan=True):
             mismatched.append(param.name)
     return Comparison(differences, tuple(mismatched))
+
+
+def bound_with_workspace(
+    program: Program, toolchain: Toolchain, args: Sequence[Any]
+) -> Callable[..., None]:
+    """`program` compiled by `toolchain`, ready for calls like `args`: given a workspace of
+    the size those calls need when the toolchain keeps temporaries in one (DaCe's
+    `external_workspace`)."""
+    bound = toolchain.executor(program)  # what program.with_backend(toolchain) returns
+    bound.compile()
+    needed = bound.workspace_size(*args)
+    if needed:
+        if toolchain.device is Device.GPU:
+            import cupy
+
+            bound.set_workspace(cupy.empty(needed, cupy.uint8))
+        else:
+            bound.set_workspace(np.empty(needed, np.uint8))
+    return bound

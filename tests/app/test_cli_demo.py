@@ -70,3 +70,19 @@ def test_demo_errors(cli: CLI, argv: list[str], message: str) -> None:
 def test_demo_quiet_prints_only_errors(cli: CLI) -> None:
     result = cli("demo", "--program", "laplacian_program", "--repeat", "1", "--quiet")
     assert (result.status, result.out, result.err) == (0, "", "")
+
+
+def test_demo_gives_an_external_workspace_its_buffer(
+    cli: CLI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With STENCILCHAIN_DACE_EXTERNAL_WORKSPACE on, the demo sizes and sets the workspace
+    of a program with temporaries (a call without one would be a WorkspaceError)."""
+    pytest.importorskip("dace")
+    monkeypatch.setenv("STENCILCHAIN_DACE_EXTERNAL_WORKSPACE", "1")
+    result = cli(
+        "demo", "--backend", "run_dace_cpu", "--program", "hdiff_staged_program",
+        "--repeat", "1", "--json",
+    )  # fmt: skip
+    assert result.status == 0, result.err
+    [row] = result.json()["rows"]
+    assert row["max_difference"] == 0.0

@@ -170,3 +170,16 @@ def test_quiet_prints_nothing_on_success(cli: CLI, stencils: Path) -> None:
     assert (result.status, result.out, result.err) == (0, "", "")
     result = cli("run", f"{stencils}:smooth", "--backend", "run_embedded", "-q")
     assert (result.status, result.out, result.err) == (0, "", "")
+
+
+def test_run_gives_an_external_workspace_its_buffer(
+    cli: CLI, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("dace")
+    monkeypatch.setenv("STENCILCHAIN_DACE_EXTERNAL_WORKSPACE", "1")
+    result = cli(
+        "run", "stencilchain.examples.hdiff_staged:hdiff_staged_program", "--backend",
+        "run_dace_cpu_noopt", "--shape", "12x10x3", "--check", "--repeat", "2", "--json",
+    )  # fmt: skip
+    assert result.status == 0, result.err
+    assert result.json()["check"]["ok"] is True
