@@ -147,7 +147,8 @@ DACE_EXTERNAL_WORKSPACE = _boolean(
     "external_workspace",
     "STENCILCHAIN_DACE_EXTERNAL_WORKSPACE",
     False,
-    "Let the caller provide DaCe's temporary workspace instead of DaCe allocating it.",
+    "Keep programs' temporaries in a buffer the caller provides (`workspace_size(*args)`, "
+    "`set_workspace(buffer)` on the bound program) instead of memory DaCe allocates.",
 )
 
 SETTINGS: tuple[Setting[Any], ...] = (
