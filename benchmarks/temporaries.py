@@ -37,13 +37,15 @@ def laplap_temporary(f: Field2D, out: Field2D) -> None:
     laplacian(t, out=out)
 
 
-def median_seconds(fn: Callable[[], None], min_time: float = 0.3, min_runs: int = 5) -> float:
-    fn()  # warm: compile, first touch
+def median_seconds(fn: Callable[..., None], *args: Any) -> float:
+    """The median time of `fn(*args)` over at least 5 calls and 0.3 s, after one call
+    (compilation, first touch)."""
+    fn(*args)
     times: list[float] = []
     start = time.perf_counter()
-    while len(times) < min_runs or time.perf_counter() - start < min_time:
+    while len(times) < 5 or time.perf_counter() - start < 0.3:
         t0 = time.perf_counter()
-        fn()
+        fn(*args)
         times.append(time.perf_counter() - t0)
     return float(np.median(times))
 
@@ -76,13 +78,13 @@ def main() -> None:
         for name, toolchain in toolchains.items():
             row: dict[str, Any] = {"n": n, "toolchain": name}
             param = laplap.PROGRAM.with_backend(toolchain)
-            row["laplap_param_s"] = median_seconds(lambda: param(f, tmp, out))
+            row["laplap_param_s"] = median_seconds(param, f, tmp, out)
             temporary = laplap_temporary.with_backend(toolchain)
             needed = temporary.workspace_size(f, out)
             if needed:
                 temporary.set_workspace(np.empty(needed, np.uint8))
             row["workspace_bytes"] = needed
-            row["laplap_temporary_s"] = median_seconds(lambda: temporary(f, out))
+            row["laplap_temporary_s"] = median_seconds(temporary, f, out)
             if inputs3 is not None:
                 values = list(inputs3.values())
                 one = hdiff.PROGRAM.with_backend(toolchain)
@@ -90,16 +92,16 @@ def main() -> None:
                 needed = staged.workspace_size(*values)
                 if needed:
                     staged.set_workspace(np.empty(needed, np.uint8))
-                row["hdiff_s"] = median_seconds(lambda: one(*values))
-                row["hdiff_staged_s"] = median_seconds(lambda: staged(*values))
+                row["hdiff_s"] = median_seconds(one, *values)
+                row["hdiff_staged_s"] = median_seconds(staged, *values)
             rows.append(row)
         if n <= 1024:
             rows.append(
                 {
                     "n": n,
                     "toolchain": "numpy (embedded)",
-                    "laplap_param_s": median_seconds(lambda: laplap.PROGRAM(f, tmp, out)),
-                    "laplap_temporary_s": median_seconds(lambda: laplap_temporary(f, out)),
+                    "laplap_param_s": median_seconds(laplap.PROGRAM, f, tmp, out),
+                    "laplap_temporary_s": median_seconds(laplap_temporary, f, out),
                 }
             )
     if args.json:
