@@ -119,8 +119,8 @@ def test_unit_stride_emits_literal_unit_strides() -> None:
     source = translate(hdiff.PROGRAM, data_layout=DataLayout.UNIT_STRIDE)
     body = body_of(source)
     for name in ("inp", "coeff", "out"):
-        assert f"p_{name}_s2" not in body, name  # the innermost stride is 1, not a variable
-        assert f"p_{name}_s0" in body and f"p_{name}_s1" in body
+        assert f"s2_{name}" not in body, name  # the innermost stride is 1, not a variable
+        assert f"s0_{name}" in body and f"s1_{name}" in body
     assert "i_K]" in body  # the innermost index, unscaled
     assert "sc_inner" not in body  # no run-time choice of the innermost loop
     assert body.count("#pragma omp parallel for") == 1
@@ -129,7 +129,7 @@ def test_unit_stride_emits_literal_unit_strides() -> None:
 def test_strided_layout_reads_every_stride_and_picks_the_inner_loop() -> None:
     body = body_of(translate(hdiff.PROGRAM, data_layout=DataLayout.STRIDED))
     for name in ("inp", "coeff", "out"):
-        assert f"i_K * p_{name}_s2" in body, name
+        assert f"i_K * s2_{name}" in body, name
     assert "sc_inner" in body
     assert body.count("#pragma omp parallel for") == 3  # one loop nest per innermost dimension
 

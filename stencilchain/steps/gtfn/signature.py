@@ -1,5 +1,10 @@
 """The C++ signature of a generated program function, shared by translation and bindings.
 
+Its C++ names are injective in the program's names: a field's pointer is `p_<name>`, its
+strides `s<axis>_<name>`, a scalar `s_<name>`, a size `n_<dim>`, an index `i_<dim>`, and
+every other generated variable starts with `sc_` (a name cannot start with a digit, so
+no two of these patterns meet).
+
     int sc_run_<program>(<field pointers and element strides, in parameter order>,
                          <dimension sizes>, <scalars>, [workspace,] char* err, std::size_t err_len)
 
@@ -34,7 +39,8 @@ class FieldArg:
         return f"p_{self.name}"
 
     def stride(self, axis: int) -> str:
-        return f"p_{self.name}_s{axis}"
+        # not p_<name>_s<axis>: parameters `a` and `a_s0` would both have a `p_a_s0`
+        return f"s{axis}_{self.name}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +59,11 @@ def size_var(dim: Dimension) -> str:
 
 def index_var(dim: Dimension) -> str:
     return f"i_{dim.name}"
+
+
+def bound_var(dim: Dimension, side: str) -> str:
+    """The local variable holding a call's `side` ("start" or "stop") along `dim`."""
+    return f"sc_{side}_{dim.name}"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,6 +18,7 @@ from stencilchain.steps.gtfn.cpp_expressions import (
 from stencilchain.steps.gtfn.signature import (
     FieldArg,
     ProgramSignature,
+    bound_var,
     index_var,
     size_var,
 )
@@ -202,18 +203,19 @@ class _Translator:
                     if len(values) == 1
                     else f"std::{pick}<std::int64_t>({{{', '.join(values)}}})"
                 )
-                lines.append(f"const std::int64_t {d}_{side} = {value};")
+                lines.append(f"const std::int64_t {bound_var(dd.dim, side)} = {value};")
         nonempty = " && ".join(
-            f"{dd.dim.name}_stop > {dd.dim.name}_start" for dd in call.domain.dims
+            f"{bound_var(dd.dim, 'stop')} > {bound_var(dd.dim, 'start')}" for dd in call.domain.dims
         )
         lines.append(f"if ({nonempty}) {{")
         for dd in call.domain.dims:
             d, (lo, hi), n = dd.dim.name, dd.halo, size_var(dd.dim)
+            start, stop = bound_var(dd.dim, "start"), bound_var(dd.dim, "stop")
             lines += [
-                f"    if ({d}_start - {lo} < 0 || {d}_stop + {hi} > {n}) {{",
+                f"    if ({start} - {lo} < 0 || {stop} + {hi} > {n}) {{",
                 f'        std::snprintf(err, err_len, "call of {callee} in {self.original.name}(): '
                 f"domain {d}: [%lld, %lld) with reads from {d}-{lo} to {d}+{hi} leaves the "
-                f'array of size %lld along {d}", (long long){d}_start, (long long){d}_stop, '
+                f'array of size %lld along {d}", (long long){start}, (long long){stop}, '
                 f"(long long){n});",
                 "        return 1;",
                 "    }",
@@ -234,7 +236,7 @@ class _Translator:
         dims = [dd.dim for dd in call.domain.dims]
         body = self.loop_body(call)
         lines = self.domain_code(index, call)
-        points = " * ".join(f"({d.name}_stop - {d.name}_start)" for d in dims)
+        points = " * ".join(f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})" for d in dims)
         lines.append(f"    const std::int64_t sc_points = {points};")
         first_out = self.fields[call.outs[0]]
         if self.step.data_layout is DataLayout.UNIT_STRIDE or len(dims) == 1:
@@ -267,7 +269,7 @@ class _Translator:
         for d in order:
             v = index_var(d)
             lines.append(
-                f"{indent}for (std::int64_t {v} = {d.name}_start; {v} < {d.name}_stop; ++{v}) {{"
+                f"{indent}for (std::int64_t {v} = {bound_var(d, 'start')}; {v} < {bound_var(d, 'stop')}; ++{v}) {{"
             )
             indent += "    "
         lines += [indent + s for s in body]
@@ -283,9 +285,9 @@ class _Translator:
         for t in self.temporaries:
             params += f", {t.type.dtype.cpp}* {t.pointer}"
             params += "".join(f", std::int64_t {t.stride(a)}" for a in range(len(t.type.dims)))
-        bounds = ", ".join(f"std::int64_t {d.name}_start, std::int64_t {d.name}_stop" for d in dims)
+        bounds = ", ".join(f"std::int64_t {bound_var(d, 'start')}, std::int64_t {bound_var(d, 'stop')}" for d in dims)
         lines = [f"__global__ void sc_kernel_{index}({params}, {bounds}) {{"]
-        extents = " * ".join(f"({d.name}_stop - {d.name}_start)" for d in dims)
+        extents = " * ".join(f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})" for d in dims)
         lines += [
             f"    const std::int64_t sc_total = {extents};",
             "    for (std::int64_t sc_idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;",
@@ -293,9 +295,9 @@ class _Translator:
             "        std::int64_t sc_rest = sc_idx;",
         ]
         for d in reversed(dims):
-            extent = f"({d.name}_stop - {d.name}_start)"
+            extent = f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})"
             lines.append(
-                f"        const std::int64_t {index_var(d)} = {d.name}_start + sc_rest % {extent};"
+                f"        const std::int64_t {index_var(d)} = {bound_var(d, 'start')} + sc_rest % {extent};"
             )
             lines.append(f"        sc_rest /= {extent};")
         lines += ["        " + s for s in self.loop_body(call)]
@@ -305,11 +307,11 @@ class _Translator:
     def gpu_call(self, index: int, call: ir.ProgramCall) -> list[str]:
         dims = [dd.dim for dd in call.domain.dims]
         lines = self.domain_code(index, call)
-        points = " * ".join(f"({d.name}_stop - {d.name}_start)" for d in dims)
+        points = " * ".join(f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})" for d in dims)
         args = ", ".join(
             self.signature.argument_names()
             + [n for t in self.temporaries for n in _names_of(t)]
-            + [f"{d.name}_{s}" for d in dims for s in ("start", "stop")]
+            + [bound_var(d, s) for d in dims for s in ("start", "stop")]
         )
         lines += [
             f"    const std::int64_t sc_points = {points};",
