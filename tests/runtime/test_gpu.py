@@ -63,14 +63,17 @@ def test_gpu_results_equal_the_embedded_executor(gtfn_gpu: Any, module: Any) -> 
 
 @needs_nvcc
 @pytest.mark.slow
-def test_dace_gpu_sdfg_builds_and_refuses_host_arrays(session_cache_dir: Path) -> None:
+@pytest.mark.parametrize("module", [hdiff, hdiff_staged], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_dace_gpu_sdfg_builds_and_refuses_host_arrays(session_cache_dir: Path, module: Any) -> None:
+    """hdiff_staged's temporaries are GPU transients that DaCe allocates."""
     pytest.importorskip("dace")
     toolchain = build_container({}, cache_dir=session_cache_dir, device="gpu").dace.toolchain()
-    compiled = toolchain.compile(hdiff.PROGRAM)
+    compiled = toolchain.compile(module.PROGRAM)
     assert compiled.artifact.module_path.is_file()
-    inputs = hdiff.make_inputs(hdiff.DEFAULT_SHAPE, np.random.default_rng(0))
+    assert not compiled.workspace
+    inputs = module.make_inputs(module.DEFAULT_SHAPE, np.random.default_rng(0))
     with pytest.raises(sc.ArgumentError, match="GPU array"):
-        hdiff.PROGRAM.with_backend(toolchain)(*inputs.values())
+        module.PROGRAM.with_backend(toolchain)(*inputs.values())
 
 
 @needs_nvcc
