@@ -142,3 +142,11 @@ def assert_written(
 
 def full(ndim: int) -> tuple[slice, ...]:
     return (slice(None),) * ndim
+
+
+def marked_line(path: str, marker: str) -> int:
+    """The line of the file `path` that ends with `# L:<marker>` (exactly one)."""
+    with open(path) as source:
+        found = [n for n, text in enumerate(source, 1) if text.rstrip().endswith(f"# L:{marker}")]
+    assert len(found) == 1, f"marker {marker!r} found {len(found)} times in {path}"
+    return found[0]

@@ -13,6 +13,8 @@ import pytest
 
 import stencilchain as sc
 
+from ._support import marked_line
+
 I = sc.Dimension("I")
 J = sc.Dimension("J")
 K = sc.Dimension("K")
@@ -29,10 +31,7 @@ HERE = os.path.abspath(__file__)
 
 def line_of(marker: str) -> int:
     """The line of this file that ends with `# L:<marker>`."""
-    with open(HERE) as source:
-        found = [n for n, text in enumerate(source, 1) if text.rstrip().endswith(f"# L:{marker}")]
-    assert len(found) == 1, f"marker {marker!r} found {len(found)} times"
-    return found[0]
+    return marked_line(HERE, marker)
 
 
 def assert_located(err: sc.DefinitionError, marker: str, *lines_after: int) -> None:

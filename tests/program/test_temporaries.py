@@ -18,6 +18,8 @@ import stencilchain as sc
 from stencilchain.program import ir
 from stencilchain.program.transforms import unread_temporaries
 
+from ._support import marked_line
+
 I = sc.Dimension("I")
 J = sc.Dimension("J")
 K = sc.Dimension("K")
@@ -30,10 +32,8 @@ HERE = os.path.abspath(__file__)
 
 
 def line_of(marker: str) -> int:
-    with open(HERE) as source:
-        found = [n for n, text in enumerate(source, 1) if text.rstrip().endswith(f"# L:{marker}")]
-    assert len(found) == 1, f"marker {marker!r} found {len(found)} times"
-    return found[0]
+    """The line of this file that ends with `# L:<marker>`."""
+    return marked_line(HERE, marker)
 
 
 def assert_error(err: sc.DefinitionError, marker: str, *names: str) -> None:
