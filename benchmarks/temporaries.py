@@ -53,7 +53,7 @@ def median_seconds(fn: Callable[..., None], *args: Any) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--sizes", default="64,1024,4096")
+    parser.add_argument("--sizes", default="8,64,1024,4096")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     cache = tempfile.mkdtemp(prefix="stencilchain-bench-")
