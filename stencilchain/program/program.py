@@ -63,7 +63,7 @@ class ProgramTrace:
         self.written: dict[str, ir.Domain] = {}
         self.temporaries: list[ir.Param] = []
         # per call that made temporaries: their names, the call and where it was made
-        self.made: list[tuple[tuple[str, ...], str, tuple[str, int] | None]] = []
+        self.makers: list[tuple[tuple[str, ...], str, tuple[str, int] | None]] = []
 
     def record_call(
         self, fop: FieldOperator, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -118,7 +118,7 @@ class ProgramTrace:
             self.written[name] = call_domain
         if made is not None:
             self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
-            self.made.append((outs, where, user_location()))
+            self.makers.append((outs, where, user_location()))
             return made if isinstance(fop.return_type, ir.TupleType) else made[0]
         return None
 
@@ -303,7 +303,7 @@ class ProgramTrace:
         if not self.calls:
             raise DefinitionError(f"program {self.name} calls no field operator")
         read = {a.name for call in self.calls for a in call.args if isinstance(a, ir.Ref)}
-        for names, where, location in self.made:
+        for names, where, location in self.makers:
             if not read.intersection(names):
                 what = f"temporary '{names[0]}'" if len(names) == 1 else f"temporaries {names}"
                 raise DefinitionError(
