@@ -22,6 +22,7 @@ from test_gtfn_end_to_end import LAYOUTS, TEMPORARIES_CASE, make_arguments, run_
 import stencilchain as sc
 from stencilchain.containers import build_container
 from stencilchain.examples import hdiff_staged, laplacian
+from stencilchain.examples.tuple_chain import backward_divergence, forward_gradient
 
 F = laplacian.Field2D
 I, J = laplacian.I, laplacian.J
@@ -276,3 +277,31 @@ def test_gtfn_reports_a_temporary_it_cannot_allocate(gtfn_cpu: Any) -> None:
     out = np.lib.stride_tricks.as_strided(np.zeros(1), shape=(n, n), strides=(0, 0))
     with pytest.raises(MemoryError, match=r"cannot allocate \d+ bytes for temporary tmp0 of lap_lap"):
         lap_lap.with_backend(gtfn_cpu)(f, out)
+
+
+@sc.program
+def grad_div(f: F, out: F) -> None:
+    gx, gy = forward_gradient(f)
+    backward_divergence(gx, gy, out=out)
+
+
+def test_one_buffer_serves_programs_called_one_after_another(
+    noopt_workspace_toolchain: Any,
+) -> None:
+    f = np.random.default_rng(4).random((16, 12))
+    a, b = np.zeros_like(f), np.zeros_like(f)
+    first = lap_lap.with_backend(noopt_workspace_toolchain)
+    second = grad_div.with_backend(noopt_workspace_toolchain)
+    sizes = (first.workspace_size(f, a), second.workspace_size(f, b))
+    assert sizes == (f.size * 8, 2 * f.size * 8)
+    shared = np.empty(max(sizes), np.uint8)
+    first.set_workspace(shared)
+    second.set_workspace(shared)
+    for _ in range(2):
+        first(f, a)
+        second(f, b)
+    expected_a, expected_b = np.zeros_like(f), np.zeros_like(f)
+    lap_lap(f, expected_a)
+    grad_div(f, expected_b)
+    np.testing.assert_allclose(a, expected_a, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(b, expected_b, rtol=1e-13, atol=1e-13)
