@@ -14,16 +14,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stencilchain import math
+from stencilchain import errors, math
+from stencilchain.errors import (
+    ArgumentError,
+    CacheSecurityError,
+    CompilationError,
+    ConfigError,
+    DefinitionError,
+    DomainError,
+    MissingExtraError,
+    StencilchainError,
+    WorkspaceError,
+)
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension, Offset
 from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
-from stencilchain.program.errors import (
-    ArgumentError,
-    DefinitionError,
-    DomainError,
-    WorkspaceError,
-)
 from stencilchain.program.field_operator import FieldOperator, field_operator
 from stencilchain.program.program import Program, program
 from stencilchain.program.tracing import astype, where
@@ -32,23 +37,30 @@ from stencilchain.program.types import Field
 if TYPE_CHECKING:
     from stencilchain import backends
 
-__version__ = "0.1.0"
+from stencilchain._version import __version__
 
 __all__ = [
     "ArgumentError",
+    "CacheSecurityError",
+    "CompilationError",
+    "ConfigError",
     "DefinitionError",
     "Device",
     "Dimension",
     "DomainError",
     "Field",
     "FieldOperator",
+    "MissingExtraError",
     "Offset",
     "Program",
     "ScalarType",
+    "StencilchainError",
     "WorkspaceError",
+    "__version__",
     "astype",
     "backends",
     "bool_",
+    "errors",
     "field_operator",
     "float32",
     "float64",

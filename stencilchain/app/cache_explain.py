@@ -23,11 +23,11 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from stencilchain._version import package_version
 from stencilchain.app.cache_inventory import BUILD, TRANSLATION, Entry
 from stencilchain.app.cache_probe import Probe
 from stencilchain.program.hashing import sha256_of
 from stencilchain.steps.stages import ProgramSource
-from stencilchain.version import package_version
 
 SAME, DIFFERS, UNKNOWN = "same", "differs", "unknown"
 PROGRAM, SETTINGS, CONTEXT, VERSION = (

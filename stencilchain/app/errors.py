@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from stencilchain.containers.config import ConfigError
-from stencilchain.steps.errors import CompilationError
+from stencilchain.errors import CompilationError, ConfigError
 
 USAGE = 2  # a mistake in the command, its arguments or the environment
 FAILURE = 1  # the command ran and failed (a build, a differing result, a missing device)

@@ -17,7 +17,7 @@ from types import ModuleType
 
 from stencilchain.app.errors import FAILURE, CLIError
 from stencilchain.containers.config import suggest
-from stencilchain.program.errors import DefinitionError
+from stencilchain.errors import DefinitionError
 from stencilchain.program.field_operator import FieldOperator
 from stencilchain.program.program import Program
 

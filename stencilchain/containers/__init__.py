@@ -10,10 +10,9 @@ from stencilchain.containers.builders import (
     make_gtfn_translation,
     make_toolchain,
 )
-from stencilchain.containers.config import ConfigError, DaCeConfig, GTFNConfig, ToolchainConfig
+from stencilchain.containers.config import DaCeConfig, GTFNConfig, ToolchainConfig
 from stencilchain.containers.dace import DaCeContainer
 from stencilchain.containers.dace_builders import (
-    MissingExtraError,
     make_dace_bindings,
     make_dace_compiler,
     make_dace_translator,
@@ -21,6 +20,7 @@ from stencilchain.containers.dace_builders import (
 from stencilchain.containers.flat import make_dace_backend
 from stencilchain.containers.gtfn import GTFNContainer
 from stencilchain.containers.overrides import override_step
+from stencilchain.errors import ConfigError, MissingExtraError
 
 __all__ = [
     "ApplicationContainer",

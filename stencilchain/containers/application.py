@@ -28,7 +28,8 @@ def build_container(
     Keyword `overrides` replace single settings (e.g. `cache_dir=tmp_path`) after the
     environment is read; they are validated like the environment's values.
     """
-    from stencilchain.containers.config import SETTINGS_BY_NAME, ConfigError, suggest
+    from stencilchain.containers.config import SETTINGS_BY_NAME, suggest
+    from stencilchain.errors import ConfigError
 
     values = settings_from_environ(environ)
     for name, value in overrides.items():

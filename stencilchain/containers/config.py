@@ -15,16 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from stencilchain.errors import ConfigError
 from stencilchain.program.device import Device
 from stencilchain.steps.settings import BuildType, CacheLifetime, DataLayout
 
 T = TypeVar("T")
 E = TypeVar("E", bound=enum.Enum)
 C = TypeVar("C", bound="ToolchainConfig")
-
-
-class ConfigError(ValueError):
-    """A configuration value or variable is not valid; the message says which and what is accepted."""
 
 
 @dataclass(frozen=True)

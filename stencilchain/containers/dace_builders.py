@@ -11,14 +11,11 @@ from collections.abc import Mapping
 
 from stencilchain.containers.builders import cache_folder, require, require_config
 from stencilchain.containers.config import DaCeConfig
+from stencilchain.errors import MissingExtraError
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.dace.bindings import DaCeBindings
 from stencilchain.steps.dace.compiler import DEFAULT_CPU_ARGS, DaCeCompiler
 from stencilchain.steps.dace.translator import DaCeTranslator
-
-
-class MissingExtraError(ImportError):
-    """A toolchain family needs an optional extra that is not installed."""
 
 
 def require_dace(builder: str) -> None:

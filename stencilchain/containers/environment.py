@@ -18,10 +18,10 @@ from stencilchain.containers.config import (
     SETTINGS,
     SETTINGS_BY_ENV,
     SETTINGS_BY_NAME,
-    ConfigError,
     Setting,
     suggest,
 )
+from stencilchain.errors import ConfigError
 
 PREFIX = "STENCILCHAIN_"
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from stencilchain.errors import ArgumentError
 from stencilchain.program import ir
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, is_finite_as
-from stencilchain.program.errors import ArgumentError
 
 
 @dataclasses.dataclass(frozen=True)

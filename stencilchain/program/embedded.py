@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
+from stencilchain.errors import DomainError
 from stencilchain.program import ir
 from stencilchain.program.arguments import ArgumentChecker
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.errors import DomainError
 
 if TYPE_CHECKING:
     from stencilchain.program.program import Program

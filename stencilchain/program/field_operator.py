@@ -8,9 +8,9 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dtypes import ScalarType
-from stencilchain.program.errors import DefinitionError
 from stencilchain.program.tracing import Symbol, as_expr, unify_dtype
 from stencilchain.program.types import parameter_types
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from stencilchain.errors import DefinitionError, user_location
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.errors import DefinitionError, user_location
 from stencilchain.program.extents import field_operator_extents
 from stencilchain.program.field_operator import FieldOperator, check_argument
 from stencilchain.program.tracing import Symbol

@@ -10,6 +10,7 @@ from typing import Union
 
 import numpy as np
 
+from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension, Offset
 from stencilchain.program.dtypes import (
@@ -18,7 +19,6 @@ from stencilchain.program.dtypes import (
     from_numpy,
     literal_fits,
 )
-from stencilchain.program.errors import DefinitionError
 
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]

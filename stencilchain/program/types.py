@@ -6,10 +6,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
-from stencilchain.program.errors import DefinitionError
 
 
 class Field:

@@ -6,12 +6,12 @@ import dataclasses
 import json
 from typing import Any
 
+from stencilchain._version import package_version
 from stencilchain.program import ir
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.steps.stages import CompiledArtifact, ExtensionSource, ProgramSource
 from stencilchain.steps.workflow import CachedStep, Step, TextCache
-from stencilchain.version import package_version
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from stencilchain.errors import ArgumentError, WorkspaceError
 from stencilchain.program import ir
 from stencilchain.program.arguments import ArgumentChecker
 from stencilchain.program.device import Device
-from stencilchain.program.errors import ArgumentError, WorkspaceError
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
 from stencilchain.runtime.compile_workflow import CompileWorkflow

@@ -13,8 +13,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from stencilchain.errors import CompilationError
 from stencilchain.program.hashing import sha256_of
-from stencilchain.steps.errors import CompilationError
 
 # Variables CMake would read as flags: the build keys do not cover them, so builds drop them.
 IGNORED_ENVIRONMENT = (

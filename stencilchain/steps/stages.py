@@ -8,6 +8,7 @@ compilation: ExtensionSource -> CompiledArtifact
 from __future__ import annotations
 
 import dataclasses
+import enum
 import importlib.machinery
 import importlib.util
 import json
@@ -19,6 +20,20 @@ from typing import Any
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.ir import Program
+
+
+def step_settings(step: object) -> str:
+    """The settings of a step as canonical JSON text: each dataclass field (a setting) as
+    its text (enums by value). Stages record it, so that a cache miss can name the setting
+    that differs (`stencilchain cache explain`); it never enters a fingerprint, the
+    generated code does."""
+    if not dataclasses.is_dataclass(step) or isinstance(step, type):
+        return json.dumps({"step": repr(step)})
+    values: dict[str, str] = {}
+    for field in dataclasses.fields(step):
+        value = getattr(step, field.name)
+        values[field.name] = str(value.value) if isinstance(value, enum.Enum) else str(value)
+    return json.dumps(values, sort_keys=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +53,7 @@ class ProgramSource:
     device: Device
     library_deps: tuple[str, ...] = ()
     workspace: bool = False
+    settings: str = "{}"  # the producing step's `step_settings`, recorded, not fingerprinted
 
     def fingerprint(self) -> str:
         return sha256_of(
@@ -58,6 +74,7 @@ class BindingSource:
     source_code: str
     language: str
     library_deps: tuple[str, ...] = ()
+    settings: str = "{}"  # the producing step's `step_settings`, recorded, not fingerprinted
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +96,8 @@ class ExtensionSource:
             "key_program": self.program_source.program.fingerprint(),
             "key_source": self.fingerprint(),
             "key_context": context,
+            "translation_settings": self.program_source.settings,
+            "bindings_settings": self.binding_source.settings,
         }
 
     def fingerprint(self) -> str:

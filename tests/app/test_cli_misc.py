@@ -16,7 +16,7 @@ from stencilchain.app.errors import CLIError, exit_status, one_line
 from stencilchain.app.progress import Progress
 from stencilchain.app.units import format_age, format_size, parse_age, parse_size
 from stencilchain.containers.config import ConfigError
-from stencilchain.steps.errors import CompilationError
+from stencilchain.errors import CompilationError
 
 
 def _console_script() -> list[str]:

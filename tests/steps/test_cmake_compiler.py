@@ -16,10 +16,10 @@ import textwrap
 
 import pytest
 
+from stencilchain.errors import CompilationError
 from stencilchain.program.device import Device
 from stencilchain.program.ir import Program
 from stencilchain.steps.caches.build_cache import MARKER_NAME, BuildCache
-from stencilchain.steps.errors import CompilationError
 from stencilchain.steps.gtfn import compiler as compiler_module
 from stencilchain.steps.gtfn.compiler import CMakeCompiler
 from stencilchain.steps.settings import BuildType

@@ -649,7 +649,7 @@ def test_modules_do_not_import_dace() -> None:
 
 
 def test_failed_build_raises_compilation_error_and_leaves_no_marker(tmp_path: Path) -> None:
-    from stencilchain.steps.errors import CompilationError
+    from stencilchain.errors import CompilationError
 
     compiler = DaCeCompiler(
         Device.CPU, BuildType.RELEASE, BuildCache(tmp_path), cpu_args=("-fno-such-flag-anywhere",)

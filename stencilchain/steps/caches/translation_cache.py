@@ -19,7 +19,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from stencilchain.version import package_version
+from stencilchain._version import package_version
 
 _log = logging.getLogger(__name__)
 

@@ -40,6 +40,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from stencilchain._version import package_version
+from stencilchain.errors import CompilationError
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.steps.build_tools import (
@@ -54,10 +56,8 @@ from stencilchain.steps.build_tools import (
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.dace.bindings import SHIM_LIBRARY_DEP, DaCeExtensionSource
 from stencilchain.steps.dace.shim import CArgument, adapter_source
-from stencilchain.steps.errors import CompilationError
 from stencilchain.steps.settings import BuildType
 from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
-from stencilchain.version import package_version
 
 if TYPE_CHECKING:
     import dace

@@ -89,8 +89,8 @@ enum sc_dtype_id { SC_FLOAT32 = 0, SC_FLOAT64 = 1, SC_INT32 = 2, SC_INT64 = 3, S
 // Objects looked up once, when the module is imported.
 struct sc_globals_t {
     PyObject* mismatch = nullptr;      // this module's ArgumentMismatch(TypeError)
-    PyObject* domain_error = nullptr;  // stencilchain.program.errors.DomainError
-    PyObject* workspace_error = nullptr;  // stencilchain.program.errors.WorkspaceError
+    PyObject* domain_error = nullptr;  // stencilchain.errors.DomainError
+    PyObject* workspace_error = nullptr;  // stencilchain.errors.WorkspaceError
     PyObject* uint8 = nullptr;         // numpy.dtype("uint8"), of a CPU workspace
     PyObject* ndarray = nullptr;
     PyObject* float32 = nullptr;
@@ -104,7 +104,7 @@ sc_globals_t sc_globals;
 
 bool sc_init_globals() {
     PyObject* np = PyImport_ImportModule("numpy");
-    PyObject* errors = PyImport_ImportModule("stencilchain.program.errors");
+    PyObject* errors = PyImport_ImportModule("stencilchain.errors");
     if (np == nullptr || errors == nullptr) return false;
     sc_globals.domain_error = PyObject_GetAttrString(errors, "DomainError");
     sc_globals.workspace_error = PyObject_GetAttrString(errors, "WorkspaceError");

@@ -32,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from stencilchain._version import package_version
+from stencilchain.errors import CompilationError
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.steps.build_tools import (
@@ -44,10 +46,8 @@ from stencilchain.steps.build_tools import (
     which,
 )
 from stencilchain.steps.caches.build_cache import BuildCache
-from stencilchain.steps.errors import CompilationError
 from stencilchain.steps.settings import BuildType
 from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
-from stencilchain.version import package_version
 
 _EXTENSIONS = {"cpp": "cpp", "cuda": "cu"}
 _KNOWN_LIBRARIES = ("pybind11",)
