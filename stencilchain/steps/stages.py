@@ -122,6 +122,7 @@ class CompiledArtifact:
     entry_point: str
     build_dir: Path
     metadata_json: str = "{}"
+    built: bool = False  # whether the compilation that returned it built it (else: a cache hit)
 
     @property
     def metadata(self) -> dict[str, Any]:

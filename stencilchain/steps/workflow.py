@@ -1,38 +1,45 @@
-"""Workflow vocabulary: a typed step protocol, chaining, and a cached step."""
+"""Workflow vocabulary: the typed step protocol, a cached step, and the compile workflow,
+the one place that runs the three steps of a toolchain.
+
+    translation: Program IR -> ProgramSource      (behind the translation cache, if any)
+    bindings:    ProgramSource -> ExtensionSource
+    compilation: ExtensionSource -> CompiledArtifact  (a build cache of its own)
+
+A hook passed to a run sees each stage as it finishes (its time, its output, and whether
+a cache held it): metrics, progress and the command line use it; none of them runs a step.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import time
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
+
+from stencilchain.program import ir
+from stencilchain.steps.caches.translation_cache import (
+    TranslationCache,
+    TranslationKey,
+    decode_program_source,
+    encode_program_source,
+    step_settings_key,
+)
+from stencilchain.steps.stages import CompiledArtifact, ExtensionSource, ProgramSource
 
 StartT = TypeVar("StartT")
 StartT_contra = TypeVar("StartT_contra", contravariant=True)
 EndT = TypeVar("EndT")
 EndT_co = TypeVar("EndT_co", covariant=True)
-MidT = TypeVar("MidT")
+
+TRANSLATION, BINDINGS, COMPILATION = "translation", "bindings", "compilation"
+STAGES = (TRANSLATION, BINDINGS, COMPILATION)
 
 
 class Step(Protocol[StartT_contra, EndT_co]):
     """One stage of a toolchain: a pure callable from one stage value to the next."""
 
     def __call__(self, inp: StartT_contra, /) -> EndT_co: ...
-
-
-@dataclasses.dataclass(frozen=True)
-class ChainedStep(Generic[StartT, MidT, EndT]):
-    """`first` then `second`."""
-
-    first: Step[StartT, MidT]
-    second: Step[MidT, EndT]
-
-    def __call__(self, inp: StartT, /) -> EndT:
-        return self.second(self.first(inp))
-
-
-def chain(first: Step[StartT, MidT], second: Step[MidT, EndT]) -> ChainedStep[StartT, MidT, EndT]:
-    """Compose two steps into one."""
-    return ChainedStep(first, second)
 
 
 class TextCache(Protocol):
@@ -48,7 +55,8 @@ class CachedStep(Generic[StartT, EndT]):
     """Wraps `step` in a persistent cache.
 
     `key` maps an input to a content hash of everything that changes the output;
-    `encode`/`decode` turn the output into text and back (never pickle).
+    `encode`/`decode` turn the output into text and back (never pickle). An entry that
+    `decode` cannot read (ValueError, KeyError, TypeError) is a miss.
     """
 
     step: Step[StartT, EndT]
@@ -58,13 +66,112 @@ class CachedStep(Generic[StartT, EndT]):
     decode: Callable[[StartT, str], EndT]
 
     def __call__(self, inp: StartT, /) -> EndT:
+        return self.run(inp)[0]
+
+    def run(self, inp: StartT) -> tuple[EndT, bool]:
+        """The output for `inp`, and whether it came from the cache."""
         key = self.key(inp)
-        text = self.cache.get(key)
-        if text is not None:
-            try:
-                return self.decode(inp, text)
-            except (ValueError, KeyError, TypeError):
-                pass  # an entry we cannot read is a miss; it is overwritten below
+        found = self._decoded(inp, key)
+        if found is not None:
+            return found, True
         out = self.step(inp)
         self.cache.put(key, self.encode(out))
-        return out
+        return out, False
+
+    def lookup(self, inp: StartT) -> EndT | None:
+        """The cached output for `inp`, or None; runs and writes nothing."""
+        return self._decoded(inp, self.key(inp))
+
+    def _decoded(self, inp: StartT, key: str) -> EndT | None:
+        text = self.cache.get(key)
+        if text is None:
+            return None
+        try:
+            return self.decode(inp, text)
+        except (ValueError, KeyError, TypeError):
+            return None  # an entry we cannot read is a miss; a run overwrites it
+
+
+@dataclasses.dataclass(frozen=True)
+class StageReport:
+    """One finished stage of a run: its name (`STAGES`), time, output, and whether its cache
+    held the output (None: the stage has no cache, or does not say)."""
+
+    stage: str
+    seconds: float
+    output: object
+    cached: bool | None
+
+
+StageHook = Callable[[StageReport], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileWorkflow:
+    """translation -> bindings -> compilation, the translation behind `translation_cache`
+    (None: not cached). `translation` is the bare step: the one a container provided."""
+
+    translation: Step[ir.Program, ProgramSource]
+    bindings: Step[ProgramSource, ExtensionSource]
+    compilation: Step[ExtensionSource, CompiledArtifact]
+    translation_cache: TranslationCache | None = None
+
+    def __call__(self, program: ir.Program, /, hook: StageHook | None = None) -> CompiledArtifact:
+        """Run every stage; `hook` sees each as it finishes."""
+        return self.compile(self.bind(self.translate(program, hook), hook), hook)
+
+    @functools.cached_property
+    def cached_translation(self) -> CachedStep[ir.Program, ProgramSource] | None:
+        """The translation behind the translation cache (None without a cache)."""
+        cache = self.translation_cache
+        if cache is None:
+            return None
+        return CachedStep(
+            self.translation,
+            cache,
+            TranslationKey(step_settings_key(self.translation)),
+            encode_program_source,
+            decode_program_source,
+        )
+
+    def translate(self, program: ir.Program, hook: StageHook | None = None) -> ProgramSource:
+        """The program's source: from the translation cache, or translated (and stored)."""
+        start = time.perf_counter()
+        cached_step = self.cached_translation
+        if cached_step is None:
+            source, cached = self.translation(program), None
+        else:
+            source, cached = cached_step.run(program)
+        _report(hook, TRANSLATION, start, source, cached)
+        return source
+
+    def bind(self, source: ProgramSource, hook: StageHook | None = None) -> ExtensionSource:
+        start = time.perf_counter()
+        extension = self.bindings(source)
+        _report(hook, BINDINGS, start, extension, None)
+        return extension
+
+    def compile(
+        self, extension: ExtensionSource, hook: StageHook | None = None
+    ) -> CompiledArtifact:
+        start = time.perf_counter()
+        artifact = self.compilation(extension)
+        _report(hook, COMPILATION, start, artifact, not artifact.built)
+        return artifact
+
+    def translation_key(self, program: ir.Program) -> str | None:
+        """The program's translation cache key (None without a cache)."""
+        cached_step = self.cached_translation
+        return None if cached_step is None else cached_step.key(program)
+
+    def cached_source(self, program: ir.Program) -> ProgramSource | None:
+        """The program's source if the translation cache holds it; runs and writes nothing."""
+        cached_step = self.cached_translation
+        return None if cached_step is None else cached_step.lookup(program)
+
+
+def _report(
+    hook: StageHook | None, stage: str, start: float, output: object, cached: bool | None
+) -> None:
+    if hook is not None:
+        hook(StageReport(stage, time.perf_counter() - start, output, cached))

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from stencilchain.steps.caches.build_cache import BuildCache, BuildFunction, BuildResult
-from stencilchain.steps.caches.cache_root import cache_root
+from stencilchain.steps.caches.cache_root import CacheLocation, cache_location, cache_root
 from stencilchain.steps.caches.translation_cache import TranslationCache
 
-__all__ = ["BuildCache", "BuildFunction", "BuildResult", "TranslationCache", "cache_root"]
+__all__ = [
+    "BuildCache",
+    "BuildFunction",
+    "BuildResult",
+    "CacheLocation",
+    "TranslationCache",
+    "cache_location",
+    "cache_root",
+]

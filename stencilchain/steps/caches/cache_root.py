@@ -7,6 +7,7 @@ Nothing here reads the environment; the configuration decides `lifetime` and
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import os
 import shutil
@@ -14,6 +15,26 @@ import tempfile
 from pathlib import Path
 
 from stencilchain.steps.settings import CacheLifetime
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheLocation:
+    """The folders of one configuration's caches: translated sources and build folders."""
+
+    root: Path
+
+    @property
+    def translations(self) -> Path:
+        return self.root / "translations"
+
+    @property
+    def builds(self) -> Path:
+        return self.root / "builds"
+
+
+def cache_location(lifetime: CacheLifetime, cache_dir: Path | None) -> CacheLocation:
+    """Where the caches of a configuration live (the root is created if missing)."""
+    return CacheLocation(cache_root(lifetime, cache_dir))
 
 
 def cache_root(lifetime: CacheLifetime, cache_dir: Path | None) -> Path:

@@ -18,8 +18,13 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from stencilchain._version import package_version
+from stencilchain.program import ir
+from stencilchain.program.device import Device
+from stencilchain.program.hashing import sha256_of
+from stencilchain.steps.stages import ProgramSource
 
 _log = logging.getLogger(__name__)
 
@@ -122,3 +127,57 @@ def _atomic_write(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+# --- what the toolchains store: translated program sources -------------------------------
+
+
+def step_settings_key(step: object) -> str:
+    """What identifies a translation step's settings in a key: its frozen repr."""
+    return repr(step)
+
+
+@dataclasses.dataclass(frozen=True)
+class TranslationKey:
+    """The translation cache key of a program under the step settings `settings` (a value,
+    so that equal workflows compare equal): the program's fingerprint, the settings and
+    the package version."""
+
+    settings: str
+
+    def __call__(self, program: ir.Program) -> str:
+        return sha256_of("translation/1", program.fingerprint(), self.settings, package_version())
+
+
+def encode_program_source(source: ProgramSource) -> str:
+    """A ProgramSource as the payload of an entry (JSON; the IR is kept by fingerprint)."""
+    return json.dumps(
+        {
+            "entry_point": source.entry_point,
+            "source_code": source.source_code,
+            "language": source.language,
+            "device": source.device.value,
+            "library_deps": list(source.library_deps),
+            "workspace": source.workspace,
+            "settings": source.settings,
+            "program": source.program.fingerprint(),
+        }
+    )
+
+
+def decode_program_source(program: ir.Program, text: str) -> ProgramSource:
+    """The ProgramSource of `program` stored as `text`; ValueError/KeyError/TypeError if it
+    is not one (another program's, or of another format)."""
+    data: dict[str, Any] = json.loads(text)
+    if data["program"] != program.fingerprint():
+        raise ValueError("translation cache entry of another program")
+    return ProgramSource(
+        program=program,
+        entry_point=str(data["entry_point"]),
+        source_code=str(data["source_code"]),
+        language=str(data["language"]),
+        device=Device(data["device"]),
+        library_deps=tuple(str(d) for d in data["library_deps"]),
+        workspace=data["workspace"] is True,
+        settings=str(data["settings"]),
+    )
