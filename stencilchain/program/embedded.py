@@ -27,7 +27,8 @@ Box = Mapping[Dimension, tuple[int, int]]
 Value = Union[np.ndarray, np.generic, tuple[Any, ...]]
 FieldSource = Callable[[Box], np.ndarray]
 
-_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+# The NumPy function of each operator and math function: what they mean.
+BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "add": np.add,
     "sub": np.subtract,
     "mul": np.multiply,
@@ -42,7 +43,8 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "and": np.logical_and,
     "or": np.logical_or,
 }
-_MATH: dict[str, Callable[..., Any]] = {
+UNARY: dict[str, Callable[[Any], Any]] = {"neg": np.negative, "not": np.logical_not}
+MATH: dict[str, Callable[..., Any]] = {
     "sqrt": np.sqrt,
     "exp": np.exp,
     "log": np.log,
@@ -77,8 +79,9 @@ def resolve_domain(
     return box
 
 
-class Evaluator:
-    """Evaluates field-operator bodies of one program over boxes."""
+class Evaluator(ir.ExprVisitor[Value]):
+    """Evaluates field-operator bodies of one program over boxes: `visit(expr, env, box)`
+    gives the value of `expr` over `box`, with parameters bound in `env`."""
 
     def __init__(self, fops: Mapping[str, ir.FieldOperatorDef]) -> None:
         self.fops = fops
@@ -105,52 +108,60 @@ class Evaluator:
             return self.eval(fop.body, env, box)
 
     def eval(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Value:
-        if isinstance(expr, ir.Literal):
-            return expr.type.numpy.type(expr.value)  # type: ignore[no-any-return]
-        if isinstance(expr, ir.Ref):
-            value = env[expr.name]
-            return value(box) if isinstance(expr.type, ir.FieldType) else value  # type: ignore[no-any-return]
-        if isinstance(expr, ir.Shift):
-            moved = dict(box)
-            for dim, amount in expr.offsets:
-                start, stop = moved[dim]
-                moved[dim] = (start + amount, stop + amount)
-            return self.eval(expr.expr, env, moved)
-        if isinstance(expr, ir.Binary):
-            return _BINARY[expr.op](self.eval(expr.left, env, box), self.eval(expr.right, env, box))  # type: ignore[no-any-return]
-        if isinstance(expr, ir.Unary):
-            operand = self.eval(expr.operand, env, box)
-            return np.negative(operand) if expr.op == "neg" else np.logical_not(operand)
-        if isinstance(expr, ir.MathCall):
-            return _MATH[expr.fn](*(self.eval(a, env, box) for a in expr.args))  # type: ignore[no-any-return]
-        if isinstance(expr, ir.Where):
-            return np.where(
-                self.eval(expr.cond, env, box),
-                self.eval(expr.true, env, box),
-                self.eval(expr.false, env, box),
-            )
-        if isinstance(expr, ir.Cast):
-            dtype = expr.type.dtype if isinstance(expr.type, ir.FieldType) else expr.type
-            return np.asarray(self.eval(expr.expr, env, box)).astype(dtype.numpy)[()]
-        if isinstance(expr, ir.Call):
-            return self._call(expr, env, box)
-        if isinstance(expr, ir.MakeTuple):
-            return tuple(self.eval(e, env, box) for e in expr.elems)
-        if isinstance(expr, ir.TupleGet):
-            result = self.eval(expr.expr, env, box)
-            assert isinstance(result, tuple)
-            return result[expr.index]  # type: ignore[no-any-return]
-        raise TypeError(f"unknown IR node {type(expr).__name__}")
+        """The value of `expr` over `box`."""
+        return self.visit(expr, env, box)
 
-    def _call(self, call: ir.Call, env: Mapping[str, Any], box: Box) -> Value:
-        callee = self.fops[call.callee]
+    def visit_Literal(self, expr: ir.Literal, env: Mapping[str, Any], box: Box) -> Value:
+        return expr.type.numpy.type(expr.value)  # type: ignore[no-any-return]
+
+    def visit_Ref(self, expr: ir.Ref, env: Mapping[str, Any], box: Box) -> Value:
+        value = env[expr.name]
+        return value(box) if isinstance(expr.type, ir.FieldType) else value  # type: ignore[no-any-return]
+
+    def visit_Shift(self, expr: ir.Shift, env: Mapping[str, Any], box: Box) -> Value:
+        moved = dict(box)
+        for dim, amount in expr.offsets:
+            start, stop = moved[dim]
+            moved[dim] = (start + amount, stop + amount)
+        return self.eval(expr.expr, env, moved)
+
+    def visit_Binary(self, expr: ir.Binary, env: Mapping[str, Any], box: Box) -> Value:
+        return BINARY[expr.op](self.eval(expr.left, env, box), self.eval(expr.right, env, box))  # type: ignore[no-any-return]
+
+    def visit_Unary(self, expr: ir.Unary, env: Mapping[str, Any], box: Box) -> Value:
+        return UNARY[expr.op](self.eval(expr.operand, env, box))  # type: ignore[no-any-return]
+
+    def visit_MathCall(self, expr: ir.MathCall, env: Mapping[str, Any], box: Box) -> Value:
+        return MATH[expr.fn](*(self.eval(a, env, box) for a in expr.args))  # type: ignore[no-any-return]
+
+    def visit_Where(self, expr: ir.Where, env: Mapping[str, Any], box: Box) -> Value:
+        return np.where(
+            self.eval(expr.cond, env, box),
+            self.eval(expr.true, env, box),
+            self.eval(expr.false, env, box),
+        )
+
+    def visit_Cast(self, expr: ir.Cast, env: Mapping[str, Any], box: Box) -> Value:
+        dtype = expr.type.dtype if isinstance(expr.type, ir.FieldType) else expr.type
+        return np.asarray(self.eval(expr.expr, env, box)).astype(dtype.numpy)[()]
+
+    def visit_Call(self, expr: ir.Call, env: Mapping[str, Any], box: Box) -> Value:
+        callee = self.fops[expr.callee]
         inner: dict[str, Any] = {}
-        for param, arg in zip(callee.params, call.args):
+        for param, arg in zip(callee.params, expr.args):
             if isinstance(param.type, ir.FieldType):
                 inner[param.name] = _lazy(self, arg, env)
             else:
                 inner[param.name] = self.eval(arg, env, box)
         return self.eval(callee.body, inner, box)
+
+    def visit_MakeTuple(self, expr: ir.MakeTuple, env: Mapping[str, Any], box: Box) -> Value:
+        return tuple(self.eval(e, env, box) for e in expr.elems)
+
+    def visit_TupleGet(self, expr: ir.TupleGet, env: Mapping[str, Any], box: Box) -> Value:
+        result = self.eval(expr.expr, env, box)
+        assert isinstance(result, tuple)
+        return result[expr.index]  # type: ignore[no-any-return]
 
 
 def _lazy(evaluator: Evaluator, expr: ir.Expr, env: Mapping[str, Any]) -> FieldSource:

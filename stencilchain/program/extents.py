@@ -9,67 +9,67 @@ from stencilchain.program.dimensions import Dimension
 
 # per parameter name, per dimension, the (min, max) offset at which it is read
 Extents = dict[str, dict[Dimension, tuple[int, int]]]
-_Interval = dict[Dimension, tuple[int, int]]
+_Interval = Mapping[Dimension, tuple[int, int]]
 
 
 def field_operator_extents(
     fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef]
 ) -> Extents:
     """The extents of every field parameter of `fop` that it reads."""
-    out: Extents = {}
-    _walk(fop.body, {}, out, fops)
-    return out
+    walker = ExtentsWalker(fops)
+    walker.visit(fop.body, {})
+    return walker.extents
 
 
-def _walk(
-    expr: ir.Expr, shift: _Interval, out: Extents, fops: Mapping[str, ir.FieldOperatorDef]
-) -> None:
-    if isinstance(expr, ir.Ref):
-        if isinstance(expr.type, ir.FieldType):
-            seen = out.setdefault(expr.name, {})
-            for dim in expr.type.dims:
-                lo, hi = shift.get(dim, (0, 0))
-                old = seen.get(dim)
-                seen[dim] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
-    elif isinstance(expr, ir.Shift):
+class ExtentsWalker(ir.ExprVisitor[None]):
+    """Collects in `extents` the offsets at which each field parameter is read:
+    `visit(expr, shift)` walks `expr` read at the offsets `shift` from the current point."""
+
+    def __init__(self, fops: Mapping[str, ir.FieldOperatorDef]) -> None:
+        self.fops = fops
+        self.extents: Extents = {}
+
+    def visit_Ref(self, expr: ir.Ref, shift: _Interval) -> None:
+        if not isinstance(expr.type, ir.FieldType):
+            return
+        seen = self.extents.setdefault(expr.name, {})
+        for dim in expr.type.dims:
+            lo, hi = shift.get(dim, (0, 0))
+            old = seen.get(dim)
+            seen[dim] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+
+    def visit_Shift(self, expr: ir.Shift, shift: _Interval) -> None:
         inner = dict(shift)
         for dim, amount in expr.offsets:
             lo, hi = inner.get(dim, (0, 0))
             inner[dim] = (lo + amount, hi + amount)
-        _walk(expr.expr, inner, out, fops)
-    elif isinstance(expr, ir.Call):
-        callee = fops[expr.callee]
-        callee_extents = field_operator_extents(callee, fops)
+        self.visit(expr.expr, inner)
+
+    def visit_Call(self, expr: ir.Call, shift: _Interval) -> None:
+        callee = self.fops[expr.callee]
+        callee_extents = field_operator_extents(callee, self.fops)
         for param, arg in zip(callee.params, expr.args):
-            if isinstance(param.type, ir.FieldType):
-                if param.name not in callee_extents:
-                    continue  # the callee never reads this argument
-                inner = dict(shift)
-                for dim, (lo, hi) in callee_extents[param.name].items():
-                    slo, shi = inner.get(dim, (0, 0))
-                    inner[dim] = (slo + lo, shi + hi)
-                _walk(arg, inner, out, fops)
-            else:
-                _walk(arg, shift, out, fops)
-    else:
-        for child in children(expr):
-            _walk(child, shift, out, fops)
+            if not isinstance(param.type, ir.FieldType):
+                self.visit(arg, shift)
+                continue
+            if param.name not in callee_extents:
+                continue  # the callee never reads this argument
+            inner = dict(shift)
+            for dim, (lo, hi) in callee_extents[param.name].items():
+                slo, shi = inner.get(dim, (0, 0))
+                inner[dim] = (slo + lo, shi + hi)
+            self.visit(arg, inner)
 
+    def _visit_children(self, expr: ir.Expr, shift: _Interval) -> None:
+        """A pointwise node reads its operands where it is read itself."""
+        for child in ir.children(expr):
+            self.visit(child, shift)
 
-def children(expr: ir.Expr) -> tuple[ir.Expr, ...]:
-    """The direct sub-expressions of a node."""
-    if isinstance(expr, (ir.Literal, ir.Ref)):
-        return ()
-    if isinstance(expr, (ir.Shift, ir.Cast, ir.TupleGet)):
-        return (expr.expr,)
-    if isinstance(expr, ir.Unary):
-        return (expr.operand,)
-    if isinstance(expr, ir.Binary):
-        return (expr.left, expr.right)
-    if isinstance(expr, ir.Where):
-        return (expr.cond, expr.true, expr.false)
-    if isinstance(expr, (ir.MathCall, ir.Call)):
-        return expr.args
-    if isinstance(expr, ir.MakeTuple):
-        return expr.elems
-    raise TypeError(f"unknown IR node {type(expr).__name__}")
+    visit_Literal = _visit_children
+    visit_Unary = _visit_children
+    visit_Binary = _visit_children
+    visit_Where = _visit_children
+    visit_MathCall = _visit_children
+    visit_Cast = _visit_children
+    visit_MakeTuple = _visit_children
+    visit_TupleGet = _visit_children

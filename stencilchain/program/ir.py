@@ -5,6 +5,10 @@ parameters or makes `temporaries`: program-local fields, written once by the cal
 makes them and read by later calls, that the backend allocates. A field operator's
 body is an expression tree evaluated pointwise over its call's domain; `Shift` reads
 its operand at an offset. Every expression node carries its `type`.
+
+`EXPR_NODES`, `children`, `map_children` and `ExprVisitor` are the one way to walk
+expressions: a new node class is added to `Expr` here and gets one `visit_<ClassName>`
+method in each backend's visitor (tests/program/test_ir_coverage.py names what is missing).
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from typing import Any, Union
+import typing
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, TypeVar, Union
 
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
@@ -144,6 +150,92 @@ class TupleGet:
 
 
 Expr = Union[Literal, Ref, Shift, Unary, Binary, Where, MathCall, Cast, Call, MakeTuple, TupleGet]
+# Every expression node class: the one list that visitors and the coverage test go by.
+EXPR_NODES: tuple[type[Expr], ...] = typing.get_args(Expr)
+
+R = TypeVar("R")
+
+
+# --- one dispatch mechanism ----------------------------------------------------------
+
+
+def _sub_expression_fields(node: type[Expr]) -> tuple[tuple[str, bool], ...]:
+    """(field name, holds a tuple) of each field of `node` that holds an Expr or a tuple of
+    Exprs, read from the dataclass annotations."""
+    hints = typing.get_type_hints(node)
+    fields: list[tuple[str, bool]] = []
+    for field in dataclasses.fields(node):
+        hint = hints[field.name]
+        if hint == Expr:
+            fields.append((field.name, False))
+        elif hint == tuple[Expr, ...]:
+            fields.append((field.name, True))
+    return tuple(fields)
+
+
+_SUB_EXPRESSIONS: dict[type, tuple[tuple[str, bool], ...]] = {
+    node: _sub_expression_fields(node) for node in EXPR_NODES
+}
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of a node, in field order."""
+    out: list[Expr] = []
+    for name, many in _SUB_EXPRESSIONS[type(expr)]:
+        value = getattr(expr, name)
+        if many:
+            out += value
+        else:
+            out.append(value)
+    return tuple(out)
+
+
+def map_children(expr: Expr, fn: Callable[[Expr], Expr]) -> Expr:
+    """`expr` with `fn` applied to each direct sub-expression (`expr` itself when it has none)."""
+    fields = _SUB_EXPRESSIONS[type(expr)]
+    if not fields:
+        return expr
+    changes: dict[str, Any] = {}
+    for name, many in fields:
+        value = getattr(expr, name)
+        changes[name] = tuple(fn(e) for e in value) if many else fn(value)
+    return dataclasses.replace(expr, **changes)
+
+
+class ExprVisitor(Generic[R]):
+    """Dispatches `visit(expr, *args)` to the method `visit_<ClassName>(expr, *args)`.
+
+    A subclass defines one method per node class it handles; the dispatch table is built
+    once per visitor class. `unhandled()` lists the node classes a visitor lacks, so that a
+    test can name them; visiting one of those is a TypeError that names both.
+    """
+
+    _dispatch: ClassVar[dict[type, Callable[..., Any]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        table = {}
+        for node in EXPR_NODES:
+            method = getattr(cls, f"visit_{node.__name__}", None)
+            if method is not None:
+                table[node] = method
+        cls._dispatch = table
+
+    def visit(self, expr: Expr, *args: Any) -> R:
+        try:
+            method = self._dispatch[type(expr)]
+        except KeyError:
+            raise TypeError(
+                f"{type(self).__name__} does not handle the IR node {type(expr).__name__}; "
+                f"define {type(self).__name__}.visit_{type(expr).__name__}"
+            ) from None
+        result: R = method(self, expr, *args)
+        return result
+
+    @classmethod
+    def unhandled(cls) -> tuple[type[Expr], ...]:
+        """The expression node classes this visitor has no `visit_<ClassName>` method for."""
+        return tuple(node for node in EXPR_NODES if node not in cls._dispatch)
 
 
 # --- definitions -----------------------------------------------------------------

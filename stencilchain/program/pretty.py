@@ -6,36 +6,48 @@ from stencilchain.program import ir
 
 
 def format_expr(expr: ir.Expr) -> str:
-    if isinstance(expr, ir.Literal):
+    """`expr` in the DSL's notation, every binary operation parenthesized."""
+    return _Formatter().visit(expr)
+
+
+class _Formatter(ir.ExprVisitor[str]):
+    def visit_Literal(self, expr: ir.Literal) -> str:
         return f"{expr.value!r}:{expr.type}"
-    if isinstance(expr, ir.Ref):
+
+    def visit_Ref(self, expr: ir.Ref) -> str:
         return expr.name
-    if isinstance(expr, ir.Shift):
+
+    def visit_Shift(self, expr: ir.Shift) -> str:
         offsets = ", ".join(f"{d.name}{a:+d}" for d, a in expr.offsets)
-        inner = format_expr(expr.expr)
+        inner = self.visit(expr.expr)
         if not isinstance(expr.expr, ir.Ref):
             inner = f"({inner})"
         return f"{inner}({offsets})"
-    if isinstance(expr, ir.Binary):
-        return f"({format_expr(expr.left)} {ir.OP_SYMBOLS[expr.op]} {format_expr(expr.right)})"
-    if isinstance(expr, ir.Unary):
-        return f"{'-' if expr.op == 'neg' else '~'}{format_expr(expr.operand)}"
-    if isinstance(expr, ir.MathCall):
-        return f"{expr.fn}({', '.join(format_expr(a) for a in expr.args)})"
-    if isinstance(expr, ir.Where):
-        return (
-            f"where({format_expr(expr.cond)}, {format_expr(expr.true)}, {format_expr(expr.false)})"
-        )
-    if isinstance(expr, ir.Cast):
+
+    def visit_Binary(self, expr: ir.Binary) -> str:
+        return f"({self.visit(expr.left)} {ir.OP_SYMBOLS[expr.op]} {self.visit(expr.right)})"
+
+    def visit_Unary(self, expr: ir.Unary) -> str:
+        return f"{'-' if expr.op == 'neg' else '~'}{self.visit(expr.operand)}"
+
+    def visit_MathCall(self, expr: ir.MathCall) -> str:
+        return f"{expr.fn}({', '.join(self.visit(a) for a in expr.args)})"
+
+    def visit_Where(self, expr: ir.Where) -> str:
+        return f"where({self.visit(expr.cond)}, {self.visit(expr.true)}, {self.visit(expr.false)})"
+
+    def visit_Cast(self, expr: ir.Cast) -> str:
         dtype = expr.type.dtype if isinstance(expr.type, ir.FieldType) else expr.type
-        return f"astype({format_expr(expr.expr)}, {dtype})"
-    if isinstance(expr, ir.Call):
-        return f"{expr.callee}({', '.join(format_expr(a) for a in expr.args)})"
-    if isinstance(expr, ir.MakeTuple):
-        return f"({', '.join(format_expr(e) for e in expr.elems)})"
-    if isinstance(expr, ir.TupleGet):
-        return f"{format_expr(expr.expr)}[{expr.index}]"
-    raise TypeError(f"unknown IR node {type(expr).__name__}")
+        return f"astype({self.visit(expr.expr)}, {dtype})"
+
+    def visit_Call(self, expr: ir.Call) -> str:
+        return f"{expr.callee}({', '.join(self.visit(a) for a in expr.args)})"
+
+    def visit_MakeTuple(self, expr: ir.MakeTuple) -> str:
+        return f"({', '.join(self.visit(e) for e in expr.elems)})"
+
+    def visit_TupleGet(self, expr: ir.TupleGet) -> str:
+        return f"{self.visit(expr.expr)}[{expr.index}]"
 
 
 def _params(params: tuple[ir.Param, ...]) -> str:

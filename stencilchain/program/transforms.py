@@ -7,7 +7,7 @@ and after); translations apply them when `enable_transforms` is on.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -15,37 +15,16 @@ from stencilchain.program import ir
 from stencilchain.program.embedded import Evaluator
 
 
-def map_children(expr: ir.Expr, fn: Callable[[ir.Expr], ir.Expr]) -> ir.Expr:
-    """`expr` with `fn` applied to each direct sub-expression."""
-    if isinstance(expr, (ir.Literal, ir.Ref)):
-        return expr
-    if isinstance(expr, (ir.Shift, ir.Cast, ir.TupleGet)):
-        return dataclasses.replace(expr, expr=fn(expr.expr))
-    if isinstance(expr, ir.Unary):
-        return dataclasses.replace(expr, operand=fn(expr.operand))
-    if isinstance(expr, ir.Binary):
-        return dataclasses.replace(expr, left=fn(expr.left), right=fn(expr.right))
-    if isinstance(expr, ir.Where):
-        return dataclasses.replace(
-            expr, cond=fn(expr.cond), true=fn(expr.true), false=fn(expr.false)
-        )
-    if isinstance(expr, (ir.MathCall, ir.Call)):
-        return dataclasses.replace(expr, args=tuple(fn(a) for a in expr.args))
-    if isinstance(expr, ir.MakeTuple):
-        return dataclasses.replace(expr, elems=tuple(fn(e) for e in expr.elems))
-    raise TypeError(f"unknown IR node {type(expr).__name__}")
-
-
 def substitute(expr: ir.Expr, bindings: Mapping[str, ir.Expr]) -> ir.Expr:
     """`expr` with each Ref to a bound name replaced by its binding."""
     if isinstance(expr, ir.Ref):
         return bindings.get(expr.name, expr)
-    return map_children(expr, lambda e: substitute(e, bindings))
+    return ir.map_children(expr, lambda e: substitute(e, bindings))
 
 
 def inline_calls(expr: ir.Expr, fops: Mapping[str, ir.FieldOperatorDef]) -> ir.Expr:
     """`expr` with every call of a field operator replaced by the callee's body."""
-    expr = map_children(expr, lambda e: inline_calls(e, fops))
+    expr = ir.map_children(expr, lambda e: inline_calls(e, fops))
     if isinstance(expr, ir.Call):
         callee = fops[expr.callee]
         bindings = {p.name: a for p, a in zip(callee.params, expr.args)}
@@ -69,23 +48,21 @@ def _push_shift(expr: ir.Shift) -> ir.Expr:
     return expr
 
 
+# The operations on values: those of literals only have a value at translation time.
+_FOLDABLE = (ir.Binary, ir.Unary, ir.MathCall, ir.Cast, ir.Where)
+
+
 def fold_constants(expr: ir.Expr) -> ir.Expr:
     """`expr` with operations on literals only replaced by their value (NumPy semantics)."""
-    expr = map_children(expr, fold_constants)
-    if isinstance(expr, (ir.Binary, ir.Unary, ir.MathCall, ir.Cast, ir.Where)):
-        kids = _children(expr)
+    expr = ir.map_children(expr, fold_constants)
+    if isinstance(expr, _FOLDABLE):
+        kids = ir.children(expr)
         if kids and all(isinstance(k, ir.Literal) for k in kids):
             assert not isinstance(expr.type, (ir.FieldType, ir.TupleType))
             with np.errstate(all="ignore"):
                 value = Evaluator.scalar(expr)
             return ir.Literal(value, expr.type)
     return expr
-
-
-def _children(expr: ir.Expr) -> tuple[ir.Expr, ...]:
-    from stencilchain.program.extents import children
-
-    return children(expr)
 
 
 def transform_program(program: ir.Program) -> ir.Program:

@@ -649,7 +649,7 @@ def test_cases_cover_every_math_function() -> None:
     used: set[str] = set()
 
     def walk(expr: ir.Expr) -> None:
-        from stencilchain.program.extents import children
+        from stencilchain.program.ir import children
 
         if isinstance(expr, ir.MathCall):
             used.add(expr.fn)

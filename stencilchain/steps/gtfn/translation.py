@@ -546,15 +546,13 @@ def _dims_of(t: ir.FieldType | ir.TupleType) -> tuple[Dimension, ...]:
 
 def _callees_first(program: ir.Program) -> list[ir.FieldOperatorDef]:
     """Field operators ordered so that each comes after the ones it calls."""
-    from stencilchain.program.extents import children
-
     fops = {f.name: f for f in program.field_operators}
     done: list[ir.FieldOperatorDef] = []
     seen: set[str] = set()
 
     def calls_in(expr: ir.Expr) -> list[str]:
         names = [expr.callee] if isinstance(expr, ir.Call) else []
-        for child in children(expr):
+        for child in ir.children(expr):
             names += calls_in(child)
         return names
 
