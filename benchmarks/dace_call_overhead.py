@@ -35,7 +35,7 @@ from gtfn_figures import PROGRAMS, best, load_programs
 TOOLCHAIN = """
 from pathlib import Path
 from stencilchain.program.device import Device
-from stencilchain.runtime.compile_workflow import CompileWorkflow, cached_translation
+from stencilchain.runtime.config import DaCeConfig
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.caches.translation_cache import TranslationCache
@@ -43,15 +43,17 @@ from stencilchain.steps.dace.bindings import DaCeBindings
 from stencilchain.steps.dace.compiler import DaCeCompiler
 from stencilchain.steps.dace.translator import DaCeTranslator
 from stencilchain.steps.settings import BuildType
+from stencilchain.steps.workflow import CompileWorkflow
 
 
 def make_toolchain(cache: Path) -> Toolchain:
     workflow = CompileWorkflow(
-        cached_translation(DaCeTranslator(Device.CPU), TranslationCache(cache / "translations")),
+        DaCeTranslator(Device.CPU),
         DaCeBindings(Device.CPU),
         DaCeCompiler(Device.CPU, BuildType.RELEASE, BuildCache(cache / "builds")),
+        TranslationCache(cache / "translations"),
     )
-    return Toolchain(name="bench_dace_cpu", family="dace", config=None, workflow=workflow)
+    return Toolchain(name="bench_dace_cpu", family="dace", config=DaCeConfig(), workflow=workflow)
 """
 
 

@@ -2,6 +2,9 @@
 from a default container (configured by the environment at that moment).
 
     smooth.with_backend(stencilchain.backends.run_gtfn_cpu)(f, out, 0.1)
+
+They share one metrics registry (`METRICS`, also each toolchain's `.metrics`) and one
+compiled-program pool registry: the process-wide state of the pre-built backends.
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stencilchain.program.embedded import EmbeddedBackend, run_embedded
+from stencilchain.runtime.metrics import MetricsRegistry
+from stencilchain.runtime.pools import CompiledProgramPools
 
 if TYPE_CHECKING:
-    from stencilchain.runtime.toolchain import Toolchain
+    from stencilchain.containers.application import ApplicationContainer
+    from stencilchain.runtime.toolchain import CompiledProgram, Toolchain
 
     run_gtfn_cpu: Toolchain
     run_gtfn_cpu_no_transforms: Toolchain
@@ -24,11 +30,27 @@ if TYPE_CHECKING:
     run_dace_gpu: Toolchain
 
 
+METRICS = MetricsRegistry()
+_POOLS: CompiledProgramPools[CompiledProgram] = CompiledProgramPools()
+
+
+def _container(**settings: Any) -> ApplicationContainer:
+    """A container from the environment now, sharing the backends' metrics and pools."""
+    from dependency_injector import providers
+
+    from stencilchain.containers import build_container
+
+    container = build_container(None, **settings)
+    container.metrics.override(providers.Object(METRICS))
+    container.pools.override(providers.Object(_POOLS))
+    return container
+
+
 def _gtfn(device: str, **translation_options: Any) -> Callable[[str], Toolchain]:
     def build(name: str) -> Toolchain:
-        from stencilchain.containers import build_container, make_gtfn_translation, override_step
+        from stencilchain.containers import make_gtfn_translation, override_step
 
-        container = build_container(None, device=device)
+        container = _container(device=device)
         container.gtfn.name.override(name)
         if translation_options:
             override_step(
@@ -43,9 +65,7 @@ def _gtfn(device: str, **translation_options: Any) -> Callable[[str], Toolchain]
 
 def _dace(device: str, auto_optimize: bool) -> Callable[[str], Toolchain]:
     def build(name: str) -> Toolchain:
-        from stencilchain.containers import build_container
-
-        container = build_container(None, device=device, auto_optimize=auto_optimize)
+        container = _container(device=device, auto_optimize=auto_optimize)
         container.dace.name.override(name)
         toolchain: Toolchain = container.dace.toolchain()
         return toolchain
@@ -53,7 +73,7 @@ def _dace(device: str, auto_optimize: bool) -> Callable[[str], Toolchain]:
     return build
 
 
-_BUILDERS: dict[str, Callable[[str], Any]] = {
+_BUILDERS: dict[str, Callable[[str], Toolchain]] = {
     "run_gtfn_cpu": _gtfn("cpu"),
     "run_gtfn_cpu_no_transforms": _gtfn("cpu", enable_transforms=False),
     "run_gtfn_gpu": _gtfn("gpu"),
@@ -67,9 +87,9 @@ _built: dict[str, Any] = {}
 _lock = threading.Lock()
 
 
-def build(name: str) -> Any:
+def build(name: str) -> Toolchain | EmbeddedBackend:
     """A new toolchain `name`, configured by the environment now (the attribute
-    `backends.<name>` is built once and kept)."""
+    `backends.<name>` is built once and kept); `run_embedded` is the NumPy executor."""
     builder = _BUILDERS.get(name)
     if builder is None:
         if name == "run_embedded":
@@ -94,4 +114,4 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_BUILDERS])
 
 
-__all__ = ["NAMES", "EmbeddedBackend", "build", "run_embedded"]
+__all__ = ["METRICS", "NAMES", "EmbeddedBackend", "build", "run_embedded"]

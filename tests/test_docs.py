@@ -117,7 +117,6 @@ def docs_environment(
 ) -> Iterator[tuple[Path, dict[str, str]]]:
     """A working directory and a cache of this test's own; the environment it ran with."""
     from stencilchain import backends
-    from stencilchain.runtime.metrics import metrics
 
     work, cache = tmp_path / "work", tmp_path / "cache"
     work.mkdir()
@@ -128,7 +127,7 @@ def docs_environment(
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     monkeypatch.chdir(work)
     monkeypatch.setattr(backends, "_built", {})  # the pre-built toolchains, built here afresh
-    monkeypatch.setattr(metrics, "_entries", {})
+    monkeypatch.setattr(backends.METRICS, "_entries", {})
     monkeypatch.setattr(sys, "path", list(sys.path))  # the CLI puts the user's folder first
     environ = dict(os.environ)
     modules = set(sys.modules)

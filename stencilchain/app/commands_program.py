@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from stencilchain.app.cache_probe import probe
 from stencilchain.app.errors import FAILURE, CLIError
 from stencilchain.app.inputs import (
     bound_with_workspace,
@@ -28,6 +27,8 @@ from stencilchain.app.toolchains import DEFAULT_BACKEND, load_backend, run_probl
 from stencilchain.app.units import format_seconds
 from stencilchain.program.device import Device
 from stencilchain.program.embedded import run_embedded
+from stencilchain.steps.stages import ProgramSource
+from stencilchain.steps.workflow import COMPILATION, TRANSLATION, StageReport
 
 
 def add_parsers(
@@ -83,28 +84,36 @@ def run_compile(args: argparse.Namespace) -> int:
     backend = load_backend(args.backend)
     toolchain = toolchain_of(backend)
     sizes = parse_shape(args.shape, program.ir) if args.shape is not None else None
-    before = probe(toolchain, program.ir)
+    reports: dict[str, StageReport] = {}
+
+    def record(report: StageReport) -> None:
+        reports.setdefault(report.stage, report)
+
     start = time.perf_counter()
-    compiled = toolchain.compile(program)
+    compiled = toolchain.compile(program, hook=record)
     seconds = time.perf_counter() - start
     artifact = compiled.artifact
+    if TRANSLATION not in reports:  # it was in this process's pool: the stages ran before
+        toolchain.workflow.translate(program.ir, hook=record)
+    translation = reports[TRANSLATION]
     result: dict[str, Any] = {
         "program": program.name,
         "fingerprint": program.ir.fingerprint(),
         "backend": toolchain.name,
         "seconds": seconds,
-        "translation_cache": "off"
-        if before.translation_key is None
-        else _hit(before.translation_hit),
-        "build_cache": "unknown" if before.build_key is None else _hit(before.build_hit),
+        "translation_cache": _cache_state(translation.cached),
+        "build_cache": _cache_state(
+            reports[COMPILATION].cached if COMPILATION in reports else True
+        ),
         "build_dir": str(artifact.build_dir),
         "module": str(artifact.module_path),
         "module_name": artifact.module_name,
         "entry_point": artifact.entry_point,
     }
     if args.show_source:
-        result["language"] = before.source.language
-        result["source"] = describe_source(before.source)
+        assert isinstance(translation.output, ProgramSource)
+        result["language"] = translation.output.language
+        result["source"] = describe_source(translation.output)
     if sizes is not None:
         problem = run_problem(backend)
         if problem:
@@ -134,8 +143,9 @@ def run_compile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hit(hit: bool) -> str:
-    return "hit" if hit else "miss"
+def _cache_state(cached: bool | None) -> str:
+    """How a stage's cache answered: "hit", "miss", or "off" (the stage has no cache)."""
+    return "off" if cached is None else "hit" if cached else "miss"
 
 
 def run_run(args: argparse.Namespace) -> int:

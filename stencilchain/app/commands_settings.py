@@ -15,7 +15,6 @@ from stencilchain.containers.environment import DEFAULT, resolve_settings
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.caches.cache_root import cache_root
 from stencilchain.steps.settings import CacheLifetime
-from stencilchain.steps.workflow import CachedStep
 
 
 def add_parsers(
@@ -119,10 +118,8 @@ def run_backends(args: argparse.Namespace) -> int:
 def _steps(toolchain: Toolchain) -> dict[str, str]:
     """The settings of each bare step (e.g. the translation's transforms)."""
     workflow = toolchain.workflow
-    translation = workflow.translation
-    bare = translation.step if isinstance(translation, CachedStep) else translation
     return {
-        "translation": repr(bare),
+        "translation": repr(workflow.translation),
         "bindings": repr(workflow.bindings),
         "compilation": repr(workflow.compilation),
     }

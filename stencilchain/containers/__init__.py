@@ -1,16 +1,18 @@
-"""Composition: configs, step builders, the DeclarativeContainers and `build_container`."""
+"""Composition: what a user composes toolchains with.
+
+The containers and `build_container`, the frozen configs, the typed step builders, and
+`override_step` to customize a step. How the containers compose the steps (the workflow,
+the toolchain) is internal (`_composition`): override the providers instead.
+"""
 
 from __future__ import annotations
 
 from stencilchain.containers.application import ApplicationContainer, build_container
 from stencilchain.containers.builders import (
-    make_compile_workflow,
     make_gtfn_bindings,
     make_gtfn_compiler,
     make_gtfn_translation,
-    make_toolchain,
 )
-from stencilchain.containers.config import DaCeConfig, GTFNConfig, ToolchainConfig
 from stencilchain.containers.dace import DaCeContainer
 from stencilchain.containers.dace_builders import (
     make_dace_bindings,
@@ -21,6 +23,7 @@ from stencilchain.containers.flat import make_dace_backend
 from stencilchain.containers.gtfn import GTFNContainer
 from stencilchain.containers.overrides import override_step
 from stencilchain.errors import ConfigError, MissingExtraError
+from stencilchain.runtime.config import DaCeConfig, GTFNConfig, ToolchainConfig
 
 __all__ = [
     "ApplicationContainer",
@@ -32,7 +35,6 @@ __all__ = [
     "MissingExtraError",
     "ToolchainConfig",
     "build_container",
-    "make_compile_workflow",
     "make_dace_backend",
     "make_dace_bindings",
     "make_dace_compiler",
@@ -40,6 +42,5 @@ __all__ = [
     "make_gtfn_bindings",
     "make_gtfn_compiler",
     "make_gtfn_translation",
-    "make_toolchain",
     "override_step",
 ]

@@ -10,14 +10,22 @@ from dependency_injector import containers, providers
 from stencilchain.containers.dace import DaCeContainer
 from stencilchain.containers.environment import settings_from_environ
 from stencilchain.containers.gtfn import GTFNContainer
+from stencilchain.runtime.metrics import MetricsRegistry
+from stencilchain.runtime.pools import CompiledProgramPools
+from stencilchain.runtime.toolchain import CompiledProgram
 
 
 class ApplicationContainer(containers.DeclarativeContainer):
-    """stencilchain's top container: `config` feeds every family's container."""
+    """stencilchain's top container: `config` feeds every family's container, and both
+    families share one compiled-program pool registry and one metrics registry."""
 
     config = providers.Configuration()
-    gtfn = providers.Container(GTFNContainer, config=config)
-    dace = providers.Container(DaCeContainer, config=config)
+    pools: providers.Singleton[CompiledProgramPools[CompiledProgram]] = providers.Singleton(
+        CompiledProgramPools
+    )
+    metrics = providers.Singleton(MetricsRegistry)
+    gtfn = providers.Container(GTFNContainer, config=config, pools=pools, metrics=metrics)
+    dace = providers.Container(DaCeContainer, config=config, pools=pools, metrics=metrics)
 
 
 def build_container(

@@ -1,8 +1,10 @@
-"""Toolchain configuration: the frozen config classes and the one table of settings they come from.
+"""Toolchain configuration: the one table of settings the frozen config classes are built from.
 
-Every setting is declared once, in `SETTINGS`: its field name, environment variable, type,
-default and meaning. The config classes take their defaults from it, `environment.py` parses
-variables with it, and `render_configuration_reference` writes docs/configuration.md from it.
+Every setting is declared once, in `SETTINGS`: its config field, environment variable, type,
+default and meaning. The config classes (`stencilchain.runtime.config`, a layer down, so
+that the runtime can name them) hold the defaults, which the table reads; `environment.py`
+parses variables with it, and `render_configuration_reference` writes docs/configuration.md
+from it.
 Run `python -m stencilchain.containers.config > docs/configuration.md` to regenerate the docs.
 """
 
@@ -16,10 +18,16 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from stencilchain.errors import ConfigError
-from stencilchain.program.device import Device
-from stencilchain.steps.settings import BuildType, CacheLifetime, DataLayout
+from stencilchain.runtime.config import DaCeConfig, GTFNConfig, ToolchainConfig
 
 T = TypeVar("T")
+
+
+def _default(name: str) -> Any:
+    """The default of config field `name` (DaCeConfig has every field)."""
+    return next(f.default for f in dataclasses.fields(DaCeConfig) if f.name == name)
+
+
 E = TypeVar("E", bound=enum.Enum)
 C = TypeVar("C", bound="ToolchainConfig")
 
@@ -94,25 +102,28 @@ def _boolean(name: str, env: str, default: bool, meaning: str) -> Setting[bool]:
 
 
 DEVICE = _choice(
-    "device", "STENCILCHAIN_DEVICE", Device.CPU, "Where compiled programs run and their data lives."
+    "device",
+    "STENCILCHAIN_DEVICE",
+    _default("device"),
+    "Where compiled programs run and their data lives.",
 )
 BUILD_TYPE = _choice(
     "build_type",
     "STENCILCHAIN_BUILD_TYPE",
-    BuildType.RELEASE,
+    _default("build_type"),
     "CMake build type of compiled programs.",
 )
 CACHE_LIFETIME = _choice(
     "cache_lifetime",
     "STENCILCHAIN_CACHE_LIFETIME",
-    CacheLifetime.PERSISTENT,
+    _default("cache_lifetime"),
     "`persistent` keeps builds in the cache dir between runs; `session` builds in a temporary folder removed at exit.",
 )
 CACHE_DIR: Setting[Path | None] = Setting(
     name="cache_dir",
     env="STENCILCHAIN_CACHE_DIR",
     type_name="path",
-    default=None,
+    default=_default("cache_dir"),
     default_text="unset",
     accepted="a directory path (`~` is expanded)",
     meaning='Folder of the persistent caches; unset means `platformdirs.user_cache_dir("stencilchain")`.',
@@ -122,28 +133,31 @@ CACHE_DIR: Setting[Path | None] = Setting(
 DATA_LAYOUT = _choice(
     "data_layout",
     "STENCILCHAIN_DATA_LAYOUT",
-    DataLayout.STRIDED,
+    _default("data_layout"),
     "Array layouts compiled programs accept: any strides, or unit stride in the innermost dimension.",
 )
 CACHED_TRANSLATION = _boolean(
     "cached_translation",
     "STENCILCHAIN_CACHED_TRANSLATION",
-    True,
+    _default("cached_translation"),
     "Keep translated programs in the persistent translation cache.",
 )
 METRICS = _boolean(
-    "metrics", "STENCILCHAIN_METRICS", False, "Collect runtime metrics of compiled programs."
+    "metrics",
+    "STENCILCHAIN_METRICS",
+    _default("metrics"),
+    "Collect runtime metrics of compiled programs.",
 )
 DACE_AUTO_OPTIMIZE = _boolean(
     "auto_optimize",
     "STENCILCHAIN_DACE_AUTO_OPTIMIZE",
-    True,
+    _default("auto_optimize"),
     "Run DaCe's auto-optimization on translated SDFGs.",
 )
 DACE_EXTERNAL_WORKSPACE = _boolean(
     "external_workspace",
     "STENCILCHAIN_DACE_EXTERNAL_WORKSPACE",
-    False,
+    _default("external_workspace"),
     "Keep programs' temporaries in a buffer the caller provides (`workspace_size(*args)`, "
     "`set_workspace(buffer)` on the bound program) instead of memory DaCe allocates.",
 )
@@ -176,32 +190,6 @@ VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE)  # every STENCILC
 
 SETTINGS_BY_NAME: Mapping[str, Setting[Any]] = {s.name: s for s in SETTINGS}
 SETTINGS_BY_ENV: Mapping[str, Setting[Any]] = {s.env: s for s in VARIABLES}
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolchainConfig:
-    """Settings shared by every toolchain family; defaults come from `SETTINGS`."""
-
-    device: Device = DEVICE.default
-    build_type: BuildType = BUILD_TYPE.default
-    cache_lifetime: CacheLifetime = CACHE_LIFETIME.default
-    cache_dir: Path | None = CACHE_DIR.default
-    data_layout: DataLayout = DATA_LAYOUT.default
-    cached_translation: bool = CACHED_TRANSLATION.default
-    metrics: bool = METRICS.default
-
-
-@dataclass(frozen=True, kw_only=True)
-class GTFNConfig(ToolchainConfig):
-    """Configuration of the GTFN (C++/CUDA) toolchains."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class DaCeConfig(ToolchainConfig):
-    """Configuration of the DaCe toolchains."""
-
-    auto_optimize: bool = DACE_AUTO_OPTIMIZE.default
-    external_workspace: bool = DACE_EXTERNAL_WORKSPACE.default
 
 
 def suggest(name: str, known: Iterable[str], prefix: str = "") -> str:

@@ -1,6 +1,8 @@
 """Metrics of compiled programs, keyed by toolchain name and program name.
 
-Collected only for toolchains whose config enables them; readable as a table and as JSON.
+Collected only for toolchains whose config enables them (`metrics`); readable as a table
+and as JSON. A container provides the registry (a Singleton a host application may
+override or share): `container.metrics()`, or `toolchain.metrics`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class ProgramMetrics:
 
 
 class MetricsRegistry:
-    """The process's metrics: (toolchain, program) -> ProgramMetrics."""
+    """Metrics by (toolchain name, program name)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -78,6 +80,3 @@ class MetricsRegistry:
 
 def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e3:.1f} ms"
-
-
-metrics = MetricsRegistry()

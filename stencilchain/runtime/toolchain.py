@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,10 +24,11 @@ from stencilchain.program.arguments import ArgumentChecker
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
-from stencilchain.runtime.compile_workflow import CompileWorkflow
-from stencilchain.runtime.metrics import metrics
-from stencilchain.steps.stages import CompiledArtifact
-from stencilchain.steps.workflow import CachedStep
+from stencilchain.runtime.config import ToolchainConfig
+from stencilchain.runtime.metrics import MetricsRegistry, ProgramMetrics
+from stencilchain.runtime.pools import CompiledProgramPools
+from stencilchain.steps.stages import CompiledArtifact, ProgramSource
+from stencilchain.steps.workflow import CompileWorkflow, StageHook, StageReport
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,28 +61,32 @@ def explain_mismatch(checker: ArgumentChecker, args: tuple[Any, ...], err: TypeE
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Toolchain:
-    """A named composition of translation, bindings and compilation.
+    """A named composition of translation, bindings and compilation (its `workflow`).
 
     `name` is unique among the toolchains of a process: metrics and compiled-program
-    pools are keyed by it. `config` is the frozen config the steps were built from.
+    pools are keyed by it. `config` is the frozen config the steps were built from;
+    `pools` and `metrics` are the container's (shared by the toolchains it builds).
     """
 
     name: str
     family: str
-    config: Any
+    config: ToolchainConfig
     workflow: CompileWorkflow
-    device: Device = Device.CPU
-    collect_metrics: bool = False
+    pools: CompiledProgramPools[CompiledProgram] = dataclasses.field(
+        default_factory=CompiledProgramPools
+    )
+    metrics: MetricsRegistry = dataclasses.field(default_factory=MetricsRegistry)
+
+    @property
+    def device(self) -> Device:
+        return self.config.device
 
     @functools.cached_property
     def identity(self) -> str:
-        """What keys this toolchain's compiled-program pool: its name and the settings of
-        its config and bare steps. Toolchains built twice from the same container share a
-        pool; a toolchain with another step (an override) gets its own."""
-        translation = self.workflow.translation
-        bare = translation.step if isinstance(translation, CachedStep) else translation
-        parts = (self.name, self.family, repr(self.config), repr(bare))
-        return sha256_of(*parts, repr(self.workflow.bindings), repr(self.workflow.compilation))
+        """What keys this toolchain's compiled-program pool: its name, its config and its
+        workflow's steps. Toolchains built twice from the same container share a pool; a
+        toolchain with another step (an override) gets its own."""
+        return sha256_of(self.name, self.family, repr(self.config), repr(self.workflow))
 
     @property
     def pool(self) -> dict[str, CompiledProgram]:
@@ -91,41 +95,38 @@ class Toolchain:
         The fingerprint is the whole argument signature too: a program's dtypes and ndims
         are declared, the device and the accepted layouts are the toolchain's, and the
         generated code takes any strides."""
-        with _pools_lock:
-            return _pools.setdefault(self.identity, {})
+        return self.pools.pool(self.identity)
 
-    def compile(self, program: Program | ir.Program) -> CompiledProgram:
-        """The compiled program, from the pool, the caches, or a new build."""
+    def compile(
+        self, program: Program | ir.Program, hook: StageHook | None = None
+    ) -> CompiledProgram:
+        """The compiled program, from the pool, the caches, or a new build (by the
+        workflow; `hook` sees its stages, when they run)."""
         program_ir = program.ir if isinstance(program, Program) else program
-        key = program_ir.fingerprint()
-        pool = self.pool
-        compiled = pool.get(key)
-        if compiled is not None:
-            return compiled
-        with _build_lock:
-            compiled = pool.get(key)
-            if compiled is None:
-                compiled = self._build(program_ir)
-                pool[key] = compiled
-        return compiled
+        return self.pools.get_or_build(
+            self.identity, program_ir.fingerprint(), lambda: self._build(program_ir, hook)
+        )
 
-    def _build(self, program: ir.Program) -> CompiledProgram:
-        t0 = time.perf_counter()
-        source = self.workflow.translation(program)
-        t1 = time.perf_counter()
-        extension = self.workflow.bindings(source)
-        t2 = time.perf_counter()
-        artifact = self.workflow.compilation(extension)
-        t3 = time.perf_counter()
+    def _build(self, program: ir.Program, hook: StageHook | None) -> CompiledProgram:
+        times: dict[str, float] = {}
+        sources: list[ProgramSource] = []
+
+        def observe(report: StageReport) -> None:
+            times[report.stage] = report.seconds
+            if isinstance(report.output, ProgramSource):
+                sources.append(report.output)
+            if hook is not None:
+                hook(report)
+
+        artifact = self.workflow(program, observe)
+        start = time.perf_counter()
         entry = artifact.load()
-        t4 = time.perf_counter()
-        times = {"translation": t1 - t0, "bindings": t2 - t1, "compilation": t3 - t2}
-        if self.collect_metrics:
-            entry_metrics = metrics.entry(self.name, program.name)
+        if self.config.metrics:
+            entry_metrics = self.metrics.entry(self.name, program.name)
             entry_metrics.steps.update(times)
-            entry_metrics.load_time = t4 - t3
-        checker = ArgumentChecker(program, self.device)
-        workspace = extension.program_source.workspace
+            entry_metrics.load_time = time.perf_counter() - start
+        checker = ArgumentChecker(program, self.config.device)
+        workspace = bool(sources) and sources[0].workspace
         return CompiledProgram(program.name, artifact, entry, checker, workspace)
 
     def executor(self, program: Program) -> BoundProgram:
@@ -135,16 +136,10 @@ class Toolchain:
     @property
     def external_workspace(self) -> bool:
         """Whether programs keep their temporaries in a workspace the caller provides."""
-        return getattr(self.config, "external_workspace", False) is True
+        return self.config.external_workspace
 
     def __repr__(self) -> str:
         return f"Toolchain(name={self.name!r}, family={self.family!r}, config={self.config!r})"
-
-
-# The compiled-program pools of the process, by toolchain identity.
-_pools: dict[str, dict[str, CompiledProgram]] = {}
-_pools_lock = threading.Lock()
-_build_lock = threading.RLock()
 
 
 class BoundProgram:
@@ -197,7 +192,7 @@ class BoundProgram:
             raise WorkspaceError(
                 f"{self.program.name}() on toolchain {self.toolchain.name!r}: the toolchain "
                 "allocates the program's temporaries itself; set_workspace is for toolchains "
-                "configured with external_workspace (STENCILCHAIN_DACE_EXTERNAL_WORKSPACE=1)"
+                "whose config has external_workspace on (a DaCe toolchain's setting)"
             )
         _check_workspace_buffer(self.program.name, buffer, self.toolchain.device)
         self._workspace = buffer
@@ -216,8 +211,10 @@ class BoundProgram:
                 def entry(*args: Any) -> None:
                     native(*args, workspace)
 
-        if self.toolchain.collect_metrics:
-            entry = _timed(entry, self.toolchain.name, self.program.name)
+        if self.toolchain.config.metrics:
+            entry = _timed(
+                entry, self.toolchain.metrics.entry(self.toolchain.name, self.program.name)
+            )
         return entry
 
     def _missing_workspace(self, *args: Any) -> None:
@@ -259,7 +256,10 @@ def _check_workspace_buffer(program: str, buffer: Any, device: Device) -> None:
             f"{type(buffer).__name__}"
         )
     problems = [
-        (buffer.dtype != np.uint8, f"dtype {buffer.dtype}, not uint8 (pass buffer.view(numpy.uint8))"),
+        (
+            buffer.dtype != np.uint8,
+            f"dtype {buffer.dtype}, not uint8 (pass buffer.view(numpy.uint8))",
+        ),
         (buffer.ndim != 1, f"{buffer.ndim} dimensions, not 1"),
         (not buffer.flags.c_contiguous, "is not contiguous"),
         (not buffer.flags.writeable, "is read-only"),
@@ -270,9 +270,7 @@ def _check_workspace_buffer(program: str, buffer: Any, device: Device) -> None:
             raise WorkspaceError(f"{where}: the buffer {what}")
 
 
-def _timed(entry: Callable[..., Any], toolchain: str, program: str) -> Callable[..., Any]:
-    record = metrics.entry(toolchain, program)
-
+def _timed(entry: Callable[..., Any], record: ProgramMetrics) -> Callable[..., Any]:
     def call(*args: Any) -> None:
         start = time.perf_counter()
         entry(*args)

@@ -43,19 +43,18 @@ from stencilchain.containers import (
     GTFNContainer,
     ToolchainConfig,
     build_container,
-    make_compile_workflow,
     make_dace_backend,
     make_dace_bindings,
     make_dace_compiler,
     make_dace_translator,
     make_gtfn_translation,
-    make_toolchain,
     override_step,
 )
 from stencilchain.examples import laplacian
 from stencilchain.program import ir
 from stencilchain.program.device import Device
-from stencilchain.runtime.compile_workflow import CompileWorkflow
+from stencilchain.containers._composition import make_compile_workflow, make_toolchain
+from stencilchain.steps.workflow import CompileWorkflow
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.dace.bindings import DaCeBindings
 from stencilchain.steps.dace.compiler import DEFAULT_CPU_ARGS, DaCeCompiler
@@ -329,8 +328,8 @@ def test_steps_carry_the_config(
     assert toolchain.family == "dace"
     assert toolchain.name == f"run_dace_{device}"
     workflow = toolchain.workflow
-    assert isinstance(workflow.translation, CachedStep)
-    assert workflow.translation.step == translation
+    assert isinstance(workflow.cached_translation, CachedStep)
+    assert workflow.translation == translation
     assert workflow.bindings == bindings
     assert workflow.compilation == compiler
 
@@ -346,7 +345,9 @@ def test_cache_lifetime_reaches_the_steps(tmp_path: Path) -> None:
 
 
 def bare(step: Any) -> Any:
-    return step.step if isinstance(step, CachedStep) else step
+    """A workflow's translation is the bare step the container provided."""
+    assert not isinstance(step, CachedStep)
+    return step
 
 
 @needs_dace
@@ -600,7 +601,7 @@ def test_override_with_factory_of_partial(session_cache_dir: Path) -> None:
     no_transforms = functools.partial(make_dace_translator, disable_transforms=True)
     with c.dace.translation.override(providers.Factory(no_transforms, c.dace.toolchain_config)):
         step = c.dace.translation()
-        assert c.dace.toolchain().workflow.translation.step == step
+        assert c.dace.toolchain().workflow.translation == step
     assert step == DaCeTranslator(device=Device.GPU, disable_transforms=True)
     assert c.dace.translation().disable_transforms is False  # restored on exit
 
@@ -611,7 +612,7 @@ def test_override_step_with_partial(session_cache_dir: Path) -> None:
     validated = functools.partial(make_dace_translator, auto_optimize_args={"validate_all": True})
     with override_step(c.dace.translation, validated):
         step = c.dace.translation()
-        assert c.dace.toolchain().workflow.translation.step == step
+        assert c.dace.toolchain().workflow.translation == step
     assert step == DaCeTranslator(
         device=Device.CPU,
         auto_optimize=False,
@@ -637,7 +638,7 @@ def test_override_step_with_any_callable_taking_the_config(session_cache_dir: Pa
     ):
         workflow = c.dace.toolchain().workflow
     assert seen == [c.dace.toolchain_config()]
-    assert workflow.translation.step.disable_transforms is True
+    assert workflow.translation.disable_transforms is True
     assert workflow.compilation.cpu_args == ("-O1",)
     assert workflow.compilation.cuda_architectures == "90"
     assert workflow.compilation.build_type is BuildType.DEBUG  # shared setting from the config
@@ -654,7 +655,7 @@ def test_override_with_a_bare_builder(session_cache_dir: Path) -> None:
             toolchain = c.dace.toolchain()
         except TypeError:
             return  # refusing the bare builder when the toolchain is built is fine too
-    step = toolchain.workflow.translation.step
+    step = toolchain.workflow.translation
     assert isinstance(step, DaCeTranslator)
     assert step.disable_transforms is True
 
@@ -682,7 +683,7 @@ def test_override_is_the_step_inside_the_cache(private_cache_dir: Path) -> None:
 
     with override_step(c.dace.translation, build):
         toolchain = c.dace.toolchain()
-    cached = toolchain.workflow.translation
+    cached = toolchain.workflow.cached_translation
     assert isinstance(cached, CachedStep)
     assert cached.step is counting
     assert Path(cached.cache.root).is_relative_to(private_cache_dir)  # type: ignore[attr-defined]
@@ -708,17 +709,17 @@ def test_compile_workflow_caches_its_translation_by_default(session_cache_dir: P
     c = container_on(session_cache_dir)
     workflow = c.dace.compile_workflow()
     assert isinstance(workflow, CompileWorkflow)
-    assert isinstance(workflow.translation, CachedStep)
-    assert workflow.translation.step == c.dace.translation()
-    assert Path(workflow.translation.cache.root).is_relative_to(session_cache_dir)  # type: ignore[attr-defined]
+    assert isinstance(workflow.cached_translation, CachedStep)
+    assert workflow.translation == c.dace.translation()
+    assert Path(workflow.translation_cache.root).is_relative_to(session_cache_dir)  # type: ignore[attr-defined]
     assert isinstance(workflow.bindings, DaCeBindings)
     assert isinstance(workflow.compilation, DaCeCompiler)
     assert workflow == c.dace.toolchain().workflow
     no_transforms = functools.partial(make_dace_translator, disable_transforms=True)
     with override_step(c.dace.translation, no_transforms):
         overridden = c.dace.compile_workflow()
-    assert isinstance(overridden.translation, CachedStep)
-    assert overridden.translation.step.disable_transforms is True
+    assert isinstance(overridden.cached_translation, CachedStep)
+    assert overridden.translation.disable_transforms is True
 
 
 @needs_dace
@@ -760,14 +761,14 @@ def test_compile_workflow_cache_opt_out(opt_out: dict[str, Any], session_cache_d
 def test_override_after_the_toolchain_was_built_is_not_dropped(session_cache_dir: Path) -> None:
     c = container_on(session_cache_dir)
     before = c.dace.toolchain()
-    assert before.workflow.translation.step.disable_transforms is False
+    assert before.workflow.translation.disable_transforms is False
     no_transforms = functools.partial(make_dace_translator, disable_transforms=True)
     try:
         with override_step(c.dace.translation, no_transforms):
             after = c.dace.toolchain()
     except (RuntimeError, TypeError, ValueError):
         return  # refusing the late override loudly is fine too
-    assert after.workflow.translation.step.disable_transforms is True
+    assert after.workflow.translation.disable_transforms is True
 
 
 # --- 6. the translator derives what the config decides ---------------------------------------
@@ -918,7 +919,7 @@ def test_flat_front_end_maps_each_keyword_where_it_belongs(tmp_path: Path) -> No
     assert flat.name == "run_dace_cpu"
     named = flat_backend(environ={}, cache_dir=tmp_path, name="run_dace_custom", metrics=True)
     assert named.name == "run_dace_custom"
-    assert named.collect_metrics is True
+    assert named.config.metrics is True
 
 
 @needs_dace
@@ -987,7 +988,7 @@ def test_prebuilt_dace_backends(session_cache_dir: Path) -> None:
         assert toolchain.family == "dace"
         assert toolchain.config.auto_optimize is auto_optimize, name
         assert toolchain.config.cache_dir == session_cache_dir  # never the user's cache
-        step = toolchain.workflow.translation.step
+        step = toolchain.workflow.translation
         assert isinstance(step, DaCeTranslator)
         assert step.auto_optimize is auto_optimize
         assert step.device is toolchain.device

@@ -77,7 +77,7 @@ def test_host_embeds_gtfn_container(private_cache_dir: Path) -> None:
     cfg = host.stencil.toolchain_config()
     assert cfg == GTFNConfig(cache_dir=private_cache_dir, build_type=BuildType.DEBUG)
     assert toolchain.config is cfg
-    translation = toolchain.workflow.translation
+    translation = toolchain.workflow.cached_translation
     assert isinstance(translation, CachedStep)
     assert translation.step == GTFNTranslationStep(device=Device.CPU, enable_transforms=False)
     assert toolchain.workflow.compilation.build_type is BuildType.DEBUG

@@ -26,17 +26,16 @@ from stencilchain.containers import (
     GTFNContainer,
     ToolchainConfig,
     build_container,
-    make_compile_workflow,
     make_gtfn_bindings,
     make_gtfn_compiler,
     make_gtfn_translation,
-    make_toolchain,
     override_step,
 )
 from stencilchain.examples import laplacian
 from stencilchain.program import ir
 from stencilchain.program.device import Device
-from stencilchain.runtime.compile_workflow import CompileWorkflow
+from stencilchain.containers._composition import make_compile_workflow, make_toolchain
+from stencilchain.steps.workflow import CompileWorkflow
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.gtfn.bindings import GTFNBindingsStep
 from stencilchain.steps.gtfn.compiler import CMakeCompiler
@@ -231,7 +230,7 @@ def test_boolean_spellings_reach_the_container(
     c = container_on(session_cache_dir, {"STENCILCHAIN_CACHED_TRANSLATION": word})
     assert c.gtfn.toolchain_config().cached_translation is expected
     workflow = c.gtfn.compile_workflow()
-    assert isinstance(workflow.translation, CachedStep) is expected
+    assert isinstance(workflow.cached_translation, CachedStep) is expected
 
 
 # --- 3. the container's providers --------------------------------------------------------
@@ -301,8 +300,8 @@ def test_steps_carry_the_config(device: str, layout: str, session_cache_dir: Pat
     assert toolchain.family == "gtfn"
     assert toolchain.name == f"run_gtfn_{device}"
     workflow = toolchain.workflow
-    assert isinstance(workflow.translation, CachedStep)
-    assert workflow.translation.step == translation
+    assert isinstance(workflow.cached_translation, CachedStep)
+    assert workflow.translation == translation
     assert workflow.bindings == bindings
     assert workflow.compilation == compiler
 
@@ -332,7 +331,7 @@ def test_override_step_with_partial(session_cache_dir: Path) -> None:
     c = container_on(session_cache_dir, data_layout="unit_stride")
     with override_step(c.gtfn.translation, functools.partial(make_gtfn_translation, openmp_threshold=7)):  # fmt: skip
         step = c.gtfn.translation()
-        assert c.gtfn.toolchain().workflow.translation.step == step
+        assert c.gtfn.toolchain().workflow.translation == step
     assert step == GTFNTranslationStep(
         device=Device.CPU, data_layout=DataLayout.UNIT_STRIDE, openmp_threshold=7
     )
@@ -376,7 +375,7 @@ def test_override_with_a_bare_builder(session_cache_dir: Path) -> None:
             toolchain = c.gtfn.toolchain()
         except TypeError:
             return  # refusing the bare builder when the toolchain is built is fine too
-    step = toolchain.workflow.translation.step
+    step = toolchain.workflow.translation
     assert isinstance(step, GTFNTranslationStep)
     assert step.enable_transforms is False
 
@@ -393,7 +392,7 @@ def test_override_is_the_step_inside_the_cache(private_cache_dir: Path) -> None:
 
     with override_step(c.gtfn.translation, build):
         toolchain = c.gtfn.toolchain()
-    cached = toolchain.workflow.translation
+    cached = toolchain.workflow.cached_translation
     assert isinstance(cached, CachedStep)
     assert cached.step is counting
     assert Path(cached.cache.root).is_relative_to(private_cache_dir)  # type: ignore[attr-defined]
@@ -417,15 +416,15 @@ def test_compile_workflow_caches_its_translation_by_default(session_cache_dir: P
     c = container_on(session_cache_dir)
     workflow = c.gtfn.compile_workflow()
     assert isinstance(workflow, CompileWorkflow)
-    assert isinstance(workflow.translation, CachedStep)
-    assert workflow.translation.step == c.gtfn.translation()
+    assert isinstance(workflow.cached_translation, CachedStep)
+    assert workflow.translation == c.gtfn.translation()
     assert isinstance(workflow.bindings, GTFNBindingsStep)
     assert isinstance(workflow.compilation, CMakeCompiler)
     no_transforms = functools.partial(make_gtfn_translation, enable_transforms=False)
     with override_step(c.gtfn.translation, no_transforms):
         overridden = c.gtfn.compile_workflow()
-    assert isinstance(overridden.translation, CachedStep)
-    assert overridden.translation.step.enable_transforms is False
+    assert isinstance(overridden.cached_translation, CachedStep)
+    assert overridden.translation.enable_transforms is False
 
 
 @pytest.mark.parametrize(
@@ -447,11 +446,11 @@ def test_compile_workflow_cache_opt_out(opt_out: dict[str, Any], session_cache_d
 def test_override_after_the_toolchain_was_built_is_not_dropped(session_cache_dir: Path) -> None:
     c = container_on(session_cache_dir)
     before = c.gtfn.toolchain()
-    assert before.workflow.translation.step.enable_transforms is True
+    assert before.workflow.translation.enable_transforms is True
     no_transforms = functools.partial(make_gtfn_translation, enable_transforms=False)
     try:
         with override_step(c.gtfn.translation, no_transforms):
             after = c.gtfn.toolchain()
     except (RuntimeError, TypeError, ValueError):
         return  # refusing the late override loudly is fine too
-    assert after.workflow.translation.step.enable_transforms is False
+    assert after.workflow.translation.enable_transforms is False

@@ -9,7 +9,6 @@ import numpy as np
 
 import stencilchain as sc
 from stencilchain.containers import build_container
-from stencilchain.runtime.metrics import metrics
 
 I, J = sc.Dimension("I"), sc.Dimension("J")
 F = sc.Field[[I, J], sc.float64]
@@ -42,11 +41,12 @@ def test_pool_compiles_a_program_once_per_toolchain(gtfn_cpu) -> None:  # type: 
 
 
 def test_metrics_are_collected_when_enabled(session_cache_dir: Path) -> None:
-    metrics.clear()
     container = build_container({}, cache_dir=session_cache_dir, metrics=True)
+    metrics = container.metrics()
     toolchain_name = "run_gtfn_cpu_metrics_test"
     container.gtfn.name.override(toolchain_name)
     toolchain = container.gtfn.toolchain()
+    assert toolchain.metrics is metrics  # the container's registry, shared by its toolchains
     bound = scale.with_backend(toolchain)
     f = np.ones((6, 6))
     out = np.zeros_like(f)
@@ -64,7 +64,7 @@ def test_metrics_are_collected_when_enabled(session_cache_dir: Path) -> None:
 
 
 def test_metrics_are_off_by_default(gtfn_cpu) -> None:  # type: ignore[no-untyped-def]
-    metrics.clear()
+    gtfn_cpu.metrics.clear()
     f = np.ones((6, 6))
     scale.with_backend(gtfn_cpu)(f, np.zeros_like(f), 1.0)
-    assert json.loads(metrics.as_json()) == []
+    assert json.loads(gtfn_cpu.metrics.as_json()) == []

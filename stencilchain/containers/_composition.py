@@ -1,0 +1,92 @@
+"""What the containers compose the steps with: where the caches are, the compile workflow
+and the toolchain. Not for users: they override providers (see `override_step`)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+
+from stencilchain.program import ir
+from stencilchain.runtime.config import ToolchainConfig
+from stencilchain.runtime.metrics import MetricsRegistry
+from stencilchain.runtime.pools import CompiledProgramPools
+from stencilchain.runtime.toolchain import CompiledProgram, Toolchain
+from stencilchain.steps.caches.cache_root import CacheLocation, cache_location
+from stencilchain.steps.caches.translation_cache import TranslationCache
+from stencilchain.steps.stages import CompiledArtifact, ExtensionSource, ProgramSource
+from stencilchain.steps.workflow import CompileWorkflow, Step
+
+
+def cache_location_of(cfg: ToolchainConfig, /) -> CacheLocation:
+    """The cache folders of `cfg` (a temporary root for `session` lifetime): the one place
+    that says where a configuration's caches are."""
+    return cache_location(cfg.cache_lifetime, cfg.cache_dir)
+
+
+def reject_builder(name: str, step: object) -> None:
+    """TypeError if `step` is a step *builder* (it takes a config), e.g. one passed to
+    `provider.override(...)` directly, which dependency-injector would use as the step."""
+    if not callable(step):
+        raise TypeError(f"the {name} step must be callable, got {step!r}")
+    func = step.func if isinstance(step, functools.partial) else step
+    try:
+        hints = typing.get_type_hints(func)
+        first = next(iter(inspect.signature(func).parameters), None)
+    except (TypeError, ValueError, NameError):
+        return
+    annotation = hints.get(first) if first else None
+    if isinstance(annotation, type) and issubclass(annotation, ToolchainConfig):
+        raise TypeError(
+            f"the {name} provider returned the step builder {step!r}, not a step; override "
+            f"it with override_step(provider, builder) or providers.Factory(builder, toolchain_config)"
+        )
+
+
+def make_compile_workflow(
+    cfg: ToolchainConfig,
+    /,
+    *,
+    translation: Step[ir.Program, ProgramSource],
+    bindings: Step[ProgramSource, ExtensionSource],
+    compilation: Step[ExtensionSource, CompiledArtifact],
+) -> CompileWorkflow:
+    """The three steps composed, the translation behind the persistent translation cache
+    unless `cfg.cached_translation` is off. The cache wraps the step it is given, so an
+    overridden translation is the one that runs on a miss."""
+    for name, step in (
+        ("translation", translation),
+        ("bindings", bindings),
+        ("compilation", compilation),
+    ):
+        reject_builder(name, step)
+    cache = (
+        TranslationCache(cache_location_of(cfg).translations) if cfg.cached_translation else None
+    )
+    return CompileWorkflow(translation, bindings, compilation, cache)
+
+
+def make_toolchain(
+    cfg: ToolchainConfig,
+    /,
+    *,
+    name: str,
+    family: str,
+    workflow: CompileWorkflow,
+    pools: CompiledProgramPools[CompiledProgram],
+    metrics: MetricsRegistry,
+) -> Toolchain:
+    """A toolchain running the container's compile workflow (whatever provided it)."""
+    if not isinstance(workflow, CompileWorkflow):
+        raise TypeError(
+            f"the compile_workflow provider returned {workflow!r}, not a CompileWorkflow; "
+            "override it with a provider of one (e.g. providers.Object(CompileWorkflow(...)))"
+        )
+    return Toolchain(
+        name=name, family=family, config=cfg, workflow=workflow, pools=pools, metrics=metrics
+    )
+
+
+def default_toolchain_name(family: str, cfg: ToolchainConfig) -> str:
+    """run_<family>_<device>, the name the pre-built toolchains use."""
+    return f"run_{family}_{cfg.device.value}"
