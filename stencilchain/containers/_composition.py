@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
+from typing import TypeVar
 
 from stencilchain.program import ir
 from stencilchain.runtime.config import ToolchainConfig
@@ -22,6 +23,19 @@ def cache_location_of(cfg: ToolchainConfig, /) -> CacheLocation:
     """The cache folders of `cfg` (a temporary root for `session` lifetime): the one place
     that says where a configuration's caches are."""
     return cache_location(cfg.cache_lifetime, cfg.cache_dir)
+
+
+C = TypeVar("C", bound=ToolchainConfig)
+
+
+def require_config(builder: str, cfg: object, expected: type[C]) -> C:
+    """`cfg`, if it is the config of the builder's family (a builder checks its config; the
+    step it builds checks its own settings)."""
+    if not isinstance(cfg, expected):
+        raise TypeError(
+            f"{builder}(): the config must be a {expected.__name__}, got {type(cfg).__name__}"
+        )
+    return cfg
 
 
 def reject_builder(name: str, step: object) -> None:

@@ -9,7 +9,7 @@ step built directly is checked the same way.
 
 from __future__ import annotations
 
-from stencilchain.containers._composition import cache_location_of
+from stencilchain.containers._composition import cache_location_of, require_config
 from stencilchain.runtime.config import GTFNConfig
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.gtfn.bindings import GTFNBindingsStep
@@ -21,6 +21,7 @@ def make_gtfn_translation(
     cfg: GTFNConfig, /, *, enable_transforms: bool = True, openmp_threshold: int = 65536
 ) -> GTFNTranslationStep:
     """The C++/CUDA translation for `cfg`'s device and data layout."""
+    cfg = require_config("make_gtfn_translation", cfg, GTFNConfig)
     return GTFNTranslationStep(
         device=cfg.device,
         enable_transforms=enable_transforms,
@@ -31,6 +32,7 @@ def make_gtfn_translation(
 
 def make_gtfn_bindings(cfg: GTFNConfig, /, *, flavor: str = "capi") -> GTFNBindingsStep:
     """The bindings of `cfg`'s device and data layout ("capi" or "pybind11" module)."""
+    cfg = require_config("make_gtfn_bindings", cfg, GTFNConfig)
     return GTFNBindingsStep(device=cfg.device, data_layout=cfg.data_layout, flavor=flavor)
 
 
@@ -38,6 +40,7 @@ def make_gtfn_compiler(
     cfg: GTFNConfig, /, *, extra_flags: tuple[str, ...] = (), openmp: bool = True
 ) -> CMakeCompiler:
     """The CMake + Ninja compiler building into `cfg`'s build cache."""
+    cfg = require_config("make_gtfn_compiler", cfg, GTFNConfig)
     return CMakeCompiler(
         device=cfg.device,
         build_type=cfg.build_type,

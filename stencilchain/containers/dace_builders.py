@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from stencilchain.containers._composition import cache_location_of
+from stencilchain.containers._composition import cache_location_of, require_config
 from stencilchain.runtime.config import DaCeConfig
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.dace.bindings import DaCeBindings
@@ -26,6 +26,7 @@ def make_dace_translator(
 ) -> DaCeTranslator:
     """The SDFG translation for `cfg`'s device, data layout, auto-optimize and external
     workspace settings."""
+    cfg = require_config("make_dace_translator", cfg, DaCeConfig)
     args: object = auto_optimize_args or ()
     if isinstance(args, Mapping):
         args = tuple(args.items())
@@ -42,6 +43,7 @@ def make_dace_translator(
 def make_dace_bindings(cfg: DaCeConfig, /, *, openmp_threshold: int = 65536) -> DaCeBindings:
     """The bindings (the argument-checking module around a shim calling the SDFG); calls on
     arrays of fewer than `openmp_threshold` points run on one thread."""
+    cfg = require_config("make_dace_bindings", cfg, DaCeConfig)
     return DaCeBindings(
         device=cfg.device, data_layout=cfg.data_layout, openmp_threshold=openmp_threshold
     )
@@ -55,6 +57,7 @@ def make_dace_compiler(
     cuda_architectures: str | None = None,
 ) -> DaCeCompiler:
     """DaCe's build of the SDFG plus the extension, into `cfg`'s build cache."""
+    cfg = require_config("make_dace_compiler", cfg, DaCeConfig)
     return DaCeCompiler(
         device=cfg.device,
         build_type=cfg.build_type,

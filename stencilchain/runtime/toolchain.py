@@ -72,10 +72,11 @@ class Toolchain:
     family: str
     config: ToolchainConfig
     workflow: CompileWorkflow
+    # runtime state, not part of what defines the toolchain (compare=False)
     pools: CompiledProgramPools[CompiledProgram] = dataclasses.field(
-        default_factory=CompiledProgramPools
+        default_factory=CompiledProgramPools, compare=False
     )
-    metrics: MetricsRegistry = dataclasses.field(default_factory=MetricsRegistry)
+    metrics: MetricsRegistry = dataclasses.field(default_factory=MetricsRegistry, compare=False)
 
     @property
     def device(self) -> Device:
