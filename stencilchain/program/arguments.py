@@ -43,6 +43,44 @@ def overlap_message(other: str) -> str:
     )
 
 
+def bind_arguments(
+    program: ir.Program, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, ...]:
+    """The arguments of `program(*args, **kwargs)` in parameter order, bound as Python
+    binds them: by position first, then by name. Without keywords `args` comes back as it
+    is (the checker then checks their count), so a positional call pays one test."""
+    if not kwargs:
+        return args
+    names = [p.name for p in program.params]
+    takes = f"{program.name}() takes {len(names)} arguments ({', '.join(names)})"
+    if len(args) > len(names):
+        raise ArgumentError(f"{takes}, got {len(args)} by position and {len(kwargs)} by keyword")
+    bound: list[Any] = [*args, *(_MISSING,) * (len(names) - len(args))]
+    for name, value in kwargs.items():
+        if name not in names:
+            import difflib  # only here: it costs a millisecond at import
+
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ArgumentError(f"{takes}, got an unknown keyword argument '{name}'{hint}")
+        index = names.index(name)
+        if index < len(args):
+            raise ArgumentError(
+                f"{takes}, got '{name}' twice: as argument {index + 1} by position and by keyword"
+            )
+        bound[index] = value
+    missing = [f"'{n}'" for n, value in zip(names, bound) if value is _MISSING]
+    if missing:
+        raise ArgumentError(
+            f"{takes}, got {len(args)} by position and {len(kwargs)} by keyword; "
+            f"missing: {', '.join(missing)}"
+        )
+    return tuple(bound)
+
+
+_MISSING = object()
+
+
 class ArgumentChecker:
     """Validates the arguments of one program; built once, called per call."""
 

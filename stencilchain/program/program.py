@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from stencilchain.errors import DefinitionError, user_location
 from stencilchain.program import ir
+from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import field_operator_extents
 from stencilchain.program.field_operator import FieldOperator, check_argument
@@ -352,12 +353,13 @@ class Program:
         """This program run by `backend` (compiled on first call for compiling backends)."""
         return backend.executor(self)
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> None:
+        """Run the program with NumPy; arguments by position or by parameter name."""
         if self._embedded is None:
             from stencilchain.program.embedded import run_embedded
 
             self._embedded = run_embedded.executor(self)
-        self._embedded(*args)
+        self._embedded(*bind_arguments(self.ir, args, kwargs))
 
 
 def program(fn: Callable[..., Any]) -> Program:
