@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
+from stencilchain.errors import DefinitionError
+
 
 @dataclasses.dataclass(frozen=True)
 class Dimension:
@@ -16,10 +20,10 @@ class Dimension:
             raise ValueError(f"a dimension name must be an identifier, got {self.name!r}")
 
     def __add__(self, offset: int) -> Offset:
-        return Offset(self, _as_offset(offset))
+        return Offset(self, _as_offset(self, "+", offset))
 
     def __sub__(self, offset: int) -> Offset:
-        return Offset(self, -_as_offset(offset))
+        return Offset(self, -_as_offset(self, "-", offset))
 
     def __repr__(self) -> str:
         return self.name
@@ -40,7 +44,29 @@ class Offset:
         return f"{self.dim.name} + {self.amount}"
 
 
-def _as_offset(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"a shift offset must be an int, got {value!r}")
-    return value
+def _as_offset(dim: Dimension, sign: str, value: object) -> int:
+    """`value` as the amount of `dim <sign> value`; anything but a Python int is a
+    DefinitionError at the user's line (a shift is written while tracing)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    written = f"`{dim.name} {sign} {value!r}`"
+    example = f"f({dim.name} {sign} 1)"
+    if isinstance(value, (bool, np.bool_)):
+        why = f"a bool is not a number of grid points; write {example} for one point"
+    elif isinstance(value, np.integer):
+        why = f"write a Python int: f({dim.name} {sign} int(n)) for a NumPy integer n"
+    elif isinstance(value, (float, np.floating)) and float(value).is_integer():
+        why = f"write the int: f({dim.name} {sign} {int(value)})"
+    elif isinstance(value, (float, np.floating)):
+        why = (
+            f"a field is only known at grid points, so a value between them is a weighted "
+            f"sum of neighbours, e.g. 0.5 * (f({dim.name}) + f({dim.name} {sign} 1))"
+        )
+    elif isinstance(value, str):
+        why = f"write the number, not a string: {example}"
+    else:
+        why = f"offsets are fixed when the operator is defined, e.g. {example}"
+    raise DefinitionError(
+        f"{written}: a shift offset is a whole number of grid points (a Python int), "
+        f"got {value!r} ({type(value).__name__}); {why}"
+    )

@@ -49,8 +49,15 @@ class ProgramArg:
         )
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arithmetic
-    __truediv__ = __rtruediv__ = __pow__ = __neg__ = __call__ = _no_arithmetic
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __call__ = _no_arithmetic
     __lt__ = __le__ = __gt__ = __ge__ = __and__ = __or__ = __invert__ = _no_arithmetic
+    __rand__ = __ror__ = __xor__ = __rxor__ = __floordiv__ = __rfloordiv__ = _no_arithmetic
+    __mod__ = __rmod__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _no_arithmetic
+    __matmul__ = __rmatmul__ = __pos__ = __abs__ = _no_arithmetic
+
+    def __array_ufunc__(self, *_: object, **__: object) -> None:
+        """`np.sqrt(f)` or `np.float64(2) * f` on a program parameter."""
+        self._no_arithmetic()
 
 
 class ProgramTrace:

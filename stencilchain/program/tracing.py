@@ -6,7 +6,9 @@ operator on a `Symbol` checks the operand types and records an IR node.
 
 from __future__ import annotations
 
-from typing import Union
+import builtins
+from collections.abc import Callable, Collection
+from typing import Any, Union
 
 import numpy as np
 
@@ -29,7 +31,6 @@ class Symbol:
 
     __slots__ = ("expr",)
     __hash__ = None  # type: ignore[assignment]
-    __array_ufunc__ = None  # numpy scalars defer to our operators, which check dtypes
 
     def __init__(self, expr: ir.Expr) -> None:
         self.expr = expr
@@ -131,11 +132,212 @@ class Symbol:
     def __iter__(self) -> None:
         raise DefinitionError(f"cannot iterate over a traced {self.type!r}")
 
-    def __floordiv__(self, other: Operand) -> Symbol:
-        raise DefinitionError("`//` is not supported; use sc.math.floor(a / b) on floats")
+    # operators the DSL does not have: each error says what to write instead
+    def __floordiv__(self, other: object) -> Symbol:
+        raise _unsupported_operator("//", self)
 
-    def __mod__(self, other: Operand) -> Symbol:
-        raise DefinitionError("`%` is not supported by the DSL")
+    def __rfloordiv__(self, other: object) -> Symbol:
+        raise _unsupported_operator("//", self)
+
+    def __mod__(self, other: object) -> Symbol:
+        raise _unsupported_operator("%", self)
+
+    def __rmod__(self, other: object) -> Symbol:
+        raise _unsupported_operator("%", self)
+
+    def __divmod__(self, other: object) -> Symbol:
+        raise _unsupported_operator("divmod", self)
+
+    def __rdivmod__(self, other: object) -> Symbol:
+        raise _unsupported_operator("divmod", self)
+
+    def __xor__(self, other: object) -> Symbol:
+        raise _unsupported_operator("^", self)
+
+    def __rxor__(self, other: object) -> Symbol:
+        raise _unsupported_operator("^", self)
+
+    def __lshift__(self, other: object) -> Symbol:
+        raise _unsupported_operator("<<", self)
+
+    def __rlshift__(self, other: object) -> Symbol:
+        raise _unsupported_operator("<<", self)
+
+    def __rshift__(self, other: object) -> Symbol:
+        raise _unsupported_operator(">>", self)
+
+    def __rrshift__(self, other: object) -> Symbol:
+        raise _unsupported_operator(">>", self)
+
+    def __matmul__(self, other: object) -> Symbol:
+        raise _unsupported_operator("@", self)
+
+    def __rmatmul__(self, other: object) -> Symbol:
+        raise _unsupported_operator("@", self)
+
+    # NumPy
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """Reached two ways. `x <op> symbol` with a NumPy scalar or array `x` on the left:
+        NumPy's operator hands over to the operator's ufunc, and this runs our reflected
+        operator, which checks dtypes as for any operand. A NumPy function applied to a
+        traced value, `np.sqrt(f)`: a DefinitionError naming the DSL's spelling."""
+        reflected = _REFLECTED_OPERATORS.get(ufunc)
+        if reflected is not None and _is_operator_call(self, method, inputs, kwargs):
+            other = inputs[0]
+            if ufunc in _COMPARISON_UFUNCS and isinstance(other, np.ndarray) and other.ndim == 0:
+                other = other[()]  # a NumPy scalar compares as a 0-d array: unwrap it
+            return reflected(self, other)
+        name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        raise DefinitionError(_numpy_message(name, _UFUNC_HINTS.get(ufunc.__name__), self))
+
+    def __array_function__(
+        self,
+        func: Callable[..., Any],
+        types: Collection[builtins.type],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """A NumPy function other than a ufunc (`np.where`, `np.clip`, `np.sum`, ...) applied
+        to a traced value: a DefinitionError naming the DSL's spelling where there is one."""
+        module = getattr(func, "__module__", None) or "numpy"
+        if module == "numpy" or module.startswith("numpy."):
+            module = "np" + module[len("numpy") :]
+        name = getattr(func, "__name__", repr(func))
+        raise DefinitionError(_numpy_message(f"{module}.{name}", _FUNCTION_HINTS.get(name), self))
+
+
+# --- operators and NumPy functions that the DSL does not have -------------------------
+
+_UNSUPPORTED_OPERATORS = {
+    "//": "floor division is not supported; on floats write sc.math.floor(a / b)",
+    "%": "the remainder is not supported; on floats write a - b * sc.math.floor(a / b)",
+    "divmod": "`//` and `%` are not supported; on floats write sc.math.floor(a / b)",
+    "^": (
+        "bitwise operations on integers are not supported; on bool values exclusive or is "
+        "`a != b`, and the logical operators are `&`, `|`, `~`; a power is `a ** b`"
+    ),
+    "<<": "shifts of integers are not supported; a field's neighbour is read with {shift}",
+    ">>": "shifts of integers are not supported; a field's neighbour is read with {shift}",
+    "@": (
+        "matrix products are not supported (a field operator computes each grid point from "
+        "its neighbours); multiply pointwise with `*`"
+    ),
+}
+
+
+def _shift_example(value: Symbol) -> str:
+    t = value.type
+    dim = t.dims[0].name if isinstance(t, ir.FieldType) else "I"
+    return f"a shift such as f({dim} + 1)"
+
+
+def _unsupported_operator(op: str, value: Symbol) -> DefinitionError:
+    what = "divmod()" if op == "divmod" else f"`{op}`"
+    hint = _UNSUPPORTED_OPERATORS[op].format(shift=_shift_example(value))
+    return DefinitionError(f"{what} of {_describe(value)}: {hint}")
+
+
+def _numpy_message(name: str, hint: str | None, value: Symbol) -> str:
+    fix = (
+        f"write {hint}"
+        if hint is not None
+        else "write it with the DSL's operators (+ - * / ** comparisons & | ~), sc.where and "
+        f"sc.math ({', '.join(ir.MATH_FUNCTIONS)})"
+    )
+    return (
+        f"{name} applied to {_describe(value)}: NumPy functions do not run on traced values "
+        f"(a field operator is traced into a stencil, not run on arrays); {fix}"
+    )
+
+
+def _is_operator_call(
+    symbol: Symbol, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]
+) -> bool:
+    """Whether NumPy calls a ufunc for `x <op> symbol` (or `x <op>= symbol`) with a NumPy
+    scalar or array `x` on the left: the only way an operator reaches a ufunc with a Symbol,
+    since the Symbol's own operator runs first whenever it is on the left."""
+    if method != "__call__" or len(inputs) != 2 or inputs[1] is not symbol:
+        return False
+    other = inputs[0]
+    if not isinstance(other, (np.generic, np.ndarray)):
+        return False
+    if not kwargs:
+        return True
+    out = kwargs.get("out")  # `x <op>= symbol` writes into x
+    return len(kwargs) == 1 and isinstance(out, tuple) and len(out) == 1 and out[0] is other
+
+
+# The ufunc a NumPy operand's operator calls, and the Symbol operator that computes the
+# same with the Symbol on the right (a reflected method, or the mirrored comparison).
+_REFLECTED_OPERATORS: dict[np.ufunc, Callable[[Symbol, Any], Symbol]] = {
+    np.add: Symbol.__radd__,
+    np.subtract: Symbol.__rsub__,
+    np.multiply: Symbol.__rmul__,
+    np.divide: Symbol.__rtruediv__,
+    np.power: Symbol.__rpow__,
+    np.floor_divide: Symbol.__rfloordiv__,
+    np.remainder: Symbol.__rmod__,
+    np.divmod: Symbol.__rdivmod__,
+    np.bitwise_and: Symbol.__rand__,
+    np.bitwise_or: Symbol.__ror__,
+    np.bitwise_xor: Symbol.__rxor__,
+    np.left_shift: Symbol.__rlshift__,
+    np.right_shift: Symbol.__rrshift__,
+    np.matmul: Symbol.__rmatmul__,
+    np.equal: Symbol.__eq__,
+    np.not_equal: Symbol.__ne__,
+    np.less: Symbol.__gt__,
+    np.less_equal: Symbol.__ge__,
+    np.greater: Symbol.__lt__,
+    np.greater_equal: Symbol.__le__,
+}
+_COMPARISON_UFUNCS = frozenset(
+    (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
+)
+
+_UFUNC_HINTS = {
+    **{fn: f"sc.math.{fn}(x)" for fn in ("sqrt", "exp", "log", "sin", "cos", "floor", "ceil")},
+    "minimum": "sc.math.minimum(x, y)",
+    "maximum": "sc.math.maximum(x, y)",
+    "absolute": "sc.math.abs(x) or abs(x)",
+    "fabs": "sc.math.abs(x) or abs(x)",
+    "add": "the operator `+`: a + b",
+    "subtract": "the operator `-`: a - b",
+    "multiply": "the operator `*`: a * b",
+    "divide": "the operator `/`: a / b",
+    "power": "the operator `**`: a ** b",
+    "float_power": "the operator `**`: a ** b",
+    "square": "a * a",
+    "reciprocal": "1.0 / a",
+    "negative": "the operator `-`: -a",
+    "positive": "a",
+    "equal": "the operator `==`: a == b",
+    "not_equal": "the operator `!=`: a != b",
+    "less": "the operator `<`: a < b",
+    "less_equal": "the operator `<=`: a <= b",
+    "greater": "the operator `>`: a > b",
+    "greater_equal": "the operator `>=`: a >= b",
+    "logical_and": "the operator `&` on bool values: a & b",
+    "bitwise_and": "the operator `&` on bool values: a & b",
+    "logical_or": "the operator `|` on bool values: a | b",
+    "bitwise_or": "the operator `|` on bool values: a | b",
+    "logical_not": "the operator `~` on bool values: ~a",
+    "invert": "the operator `~` on bool values: ~a",
+    "logical_xor": "a != b on bool values (exclusive or)",
+    "bitwise_xor": "a != b on bool values (exclusive or)",
+    "floor_divide": "sc.math.floor(a / b) on floats",
+    "remainder": "a - b * sc.math.floor(a / b) on floats",
+    "left_shift": "a shifted read such as f(I + 1) for a field's neighbour",
+    "right_shift": "a shifted read such as f(I + 1) for a field's neighbour",
+}
+
+_FUNCTION_HINTS = {
+    "where": "sc.where(cond, a, b)",
+    "select": "nested sc.where(cond, a, sc.where(...))",
+    "clip": "sc.math.minimum(sc.math.maximum(x, low), high)",
+    "astype": "sc.astype(x, sc.float32)",
+    "roll": "a shifted read such as f(I + 1)",
+}
 
 
 # --- operand handling ------------------------------------------------------------
