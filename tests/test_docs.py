@@ -12,6 +12,10 @@
   parser. Those that are cheap and whose files exist also run, in order, after the file's
   Python blocks: through `main()`, with the variables written before the command.
   `stencilchain config` and `backends` also run once through the installed command.
+- A page whose python blocks use a DaCe toolchain is skipped, not failed, where the `dace`
+  extra is not installed.
+- Every relative link of README.md and docs/**/*.md resolves: to a file or a folder of
+  the repository, and a `#fragment` to a heading of the page it points to.
 
 Blocks that must not run are ```bash or ```text.
 """
@@ -19,6 +23,7 @@ Blocks that must not run are ```bash or ```text.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 import re
 import shlex
@@ -28,6 +33,7 @@ import textwrap
 import types
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -44,6 +50,13 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
 _PYTHON_ALIASES = {"py", "python3", "pycon", "ipython", "py3"}
 # Commands that are not run, only parsed: many compiles, or an optional extra or a GPU.
 _NOT_RUN = re.compile(r"^demo\b|--backend[ =]run_(dace|\w+_gpu)")
+# What a python block uses a DaCe toolchain by: `container.dace.`, `run_dace_cpu`, ...
+_USES_DACE = re.compile(r"\.dace\.|run_dace_|make_dace_|DaCe")
+# Links: inline `[text](target "title")` (also `<target>`), and reference definitions.
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*<?([^\s>]+)>?", re.MULTILINE)
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +118,54 @@ def commands(block: Block) -> Iterator[Command]:
 
 def page_id(page: Path) -> str:
     return str(page.relative_to(ROOT))
+
+
+def dace_skip_reason(page_blocks: list[Block]) -> str | None:
+    """Why a page's examples cannot run here: its python blocks use a DaCe toolchain and
+    the `dace` extra is not installed. None: they can run."""
+    uses = [b for b in page_blocks if b.language == "python" and _USES_DACE.search(b.text)]
+    if not uses or importlib.util.find_spec("dace") is not None:
+        return None
+    return (
+        f"{page_id(uses[0].page)}:{uses[0].line}: the examples use the DaCe toolchains, which "
+        'need the `dace` extra (pip install -e ".[dace]")'
+    )
+
+
+def link_targets(page: Path) -> list[str]:
+    """The targets of the page's links, outside code blocks and code spans."""
+    text = _INLINE_CODE.sub("", _FENCE.sub("", page.read_text(encoding="utf-8")))
+    return [*_LINK.findall(text), *_REFERENCE.findall(text)]
+
+
+def anchors(page: Path) -> set[str]:
+    """The `#fragments` of the page's headings, as GitHub makes them (lower case, no
+    punctuation but `-` and `_`, spaces as `-`, `-1`, `-2`, ... for repeats)."""
+    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    for match in _HEADING.finditer(text):
+        slug = re.sub(r"[^\w\- ]", "", match[1].strip().lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        found.add(slug if count == 0 else f"{slug}-{count}")
+    return found
+
+
+def broken_link(page: Path, target: str, root: Path = ROOT) -> str | None:
+    """What is wrong with a link of `page` to `target`; None if it resolves (an external
+    link is not checked)."""
+    if re.match(r"[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):  # https:, mailto:, ...
+        return None
+    path_part, _, fragment = target.partition("#")
+    path = (page.parent / unquote(path_part)).resolve() if path_part else page.resolve()
+    if not path.is_relative_to(root.resolve()):
+        return f"{target}: outside the repository"
+    if not path.exists():
+        return f"{target}: no such file or folder"
+    if fragment and path.suffix == ".md" and path.is_file() and fragment not in anchors(path):
+        return f"{target}: {path.name} has no heading #{fragment}"
+    return None
 
 
 PYTHON_PAGES = [p for p in PAGES if any(b.language == "python" for b in blocks(p))]
@@ -202,6 +263,9 @@ def test_page_examples_run(
 ) -> None:
     work, environ = docs_environment
     page_blocks = blocks(page)
+    reason = dace_skip_reason(page_blocks)
+    if reason is not None:
+        pytest.skip(reason)
     written = write_files(page_blocks, work)
     run_python(page, page_blocks)
 
@@ -256,16 +320,65 @@ def test_python_blocks_say_python(page: Path) -> None:
     assert not aliases, f"{page_id(page)}: blocks at lines {aliases} must be ```python"
 
 
+def test_pages_are_readme_and_every_docs_page() -> None:
+    """The pages checked: README.md and every Markdown file under docs/."""
+    assert ROOT / "README.md" in PAGES
+    assert set(PAGES) >= set((ROOT / "docs").rglob("*.md"))
+
+
 @pytest.mark.parametrize("page", PAGES, ids=page_id)
 def test_relative_links_resolve(page: Path) -> None:
-    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
-    targets = re.findall(r"\]\(([^)\s]+)\)", text)
-    broken = [
-        t for t in targets
-        if "://" not in t and not t.startswith(("#", "mailto:"))
-        and not (page.parent / t.split("#")[0]).exists()
-    ]  # fmt: skip
+    broken = [p for t in link_targets(page) if (p := broken_link(page, t)) is not None]
     assert not broken, f"{page_id(page)}: broken links {broken}"
+
+
+def test_link_check_finds_what_is_broken(tmp_path: Path) -> None:
+    """The link check itself: files, folders, fragments, references, and what it ignores."""
+    (tmp_path / "docs" / "sub").mkdir(parents=True)
+    (tmp_path / "docs" / "other.md").write_text("# Title\n\n## A `code` heading: yes\n")
+    page = tmp_path / "docs" / "page.md"
+    page.write_text(
+        "# Page\n\n"
+        "[file](other.md) [folder](sub/) [folder](sub) [anchor](other.md#a-code-heading-yes)\n"
+        "[self](#page) [web](https://example.org/x.md) [mail](mailto:a@b.c)\n"
+        '[titled](other.md "a title") [angle](<other.md>)\n'
+        "`[code](missing-in-code.md)`\n\n"
+        "```text\n[fenced](missing-in-fence.md)\n```\n\n"
+        "[missing](missing.md) [gone](gone/) [bad anchor](other.md#nope) [up](../../x.md)\n\n"
+        "[ref]: missing-ref.md\n"
+    )
+    targets = link_targets(page)
+    assert "missing-in-code.md" not in targets and "missing-in-fence.md" not in targets
+    broken = [t for t in targets if broken_link(page, t, root=tmp_path)]
+    assert broken == [
+        "missing.md", "gone/", "other.md#nope", "../../x.md", "missing-ref.md",
+    ]  # fmt: skip
+
+
+def test_dace_pages_skip_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page using the DaCe toolchains is skipped, with a reason naming the `dace` extra,
+    exactly when DaCe is not installed; a page that does not use them always runs."""
+    page = ROOT / "docs" / "guide" / "example.md"
+    uses = [
+        "c.dace.toolchain()", "backends.run_dace_cpu", "make_dace_bindings(cfg)",
+        "# a DaCe SDFG",
+    ]  # fmt: skip
+    plain = [Block(page, 1, "python", "import stencilchain as sc\n")]
+    in_bash = [Block(page, 1, "bash", "stencilchain run x.py --backend run_dace_cpu\n")]
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: object, **kwargs: object) -> object:
+        return None if name == "dace" else real(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    for text in uses:
+        reason = dace_skip_reason([*plain, Block(page, 7, "python", text)])
+        assert reason is not None and "`dace` extra" in reason and ":7:" in reason, text
+    assert dace_skip_reason(plain) is None
+    assert dace_skip_reason(in_bash) is None  # bash commands are not run for DaCe anyway
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, **k: object())
+    assert dace_skip_reason([Block(page, 1, "python", uses[0])]) is None
 
 
 def test_index_links_every_guide_page() -> None:
