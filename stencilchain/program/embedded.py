@@ -17,7 +17,7 @@ import numpy as np
 
 from stencilchain.errors import DomainError
 from stencilchain.program import ir
-from stencilchain.program.arguments import ArgumentChecker
+from stencilchain.program.arguments import ArgumentChecker, bind_arguments
 from stencilchain.program.dimensions import Dimension
 
 if TYPE_CHECKING:
@@ -215,8 +215,8 @@ class EmbeddedBackend:
         ir_program = program.ir
         checker = ArgumentChecker(ir_program)
 
-        def run(*args: Any) -> None:
-            run_program(ir_program, checker, args)
+        def run(*args: Any, **kwargs: Any) -> None:
+            run_program(ir_program, checker, bind_arguments(ir_program, args, kwargs))
 
         return run
 

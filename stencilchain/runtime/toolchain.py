@@ -20,7 +20,7 @@ from typing import Any
 
 from stencilchain.errors import ArgumentError, WorkspaceError
 from stencilchain.program import ir
-from stencilchain.program.arguments import ArgumentChecker
+from stencilchain.program.arguments import ArgumentChecker, bind_arguments
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
@@ -155,7 +155,9 @@ class BoundProgram:
         self._entry: Callable[..., Any] = self._first_call
         self._workspace: Any = None
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> None:
+        if kwargs:  # by parameter name, as Python binds them
+            args = bind_arguments(self.program.ir, args, kwargs)
         try:
             self._entry(*args)
         except TypeError as err:
@@ -169,10 +171,11 @@ class BoundProgram:
             self._entry = self._call_path(compiled)
         return self._compiled
 
-    def workspace_size(self, *args: Any) -> int:
+    def workspace_size(self, /, *args: Any, **kwargs: Any) -> int:
         """The bytes of workspace a call with `args` needs (the arguments are checked as
         for a call). 0 unless the toolchain keeps the program's temporaries in a
         caller-provided workspace and the compiled program has some."""
+        args = bind_arguments(self.program.ir, args, kwargs)
         compiled = self.compile() if self.toolchain.external_workspace else None
         if compiled is None or not compiled.workspace:
             ArgumentChecker(self.program.ir, self.toolchain.device).check(args)

@@ -143,12 +143,6 @@ def test_binding_orders_by_parameter():
     assert bind_arguments(smooth.ir, (), {"alpha": 3, "f": 1, "out": 2}) == (1, 2, 3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="EmbeddedBackend.executor (program/embedded.py) does not bind keywords yet; "
-    "remove this mark when it calls bind_arguments",
-)
 def test_keywords_through_the_embedded_backend():
     from stencilchain.program.embedded import run_embedded
 
