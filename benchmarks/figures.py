@@ -1,4 +1,5 @@
-"""The speed figures of DESIGN.md for GTFN and DaCe, side by side with baselines, in one run.
+"""The speed figures of the design (docs/guide/backends.md shows the latest) for GTFN and
+DaCe, side by side with baselines, in one run.
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/figures.py [--json] [--families gtfn,dace]
 
