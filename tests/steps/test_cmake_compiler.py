@@ -19,8 +19,8 @@ import pytest
 from stencilchain.errors import CompilationError
 from stencilchain.program.device import Device
 from stencilchain.program.ir import Program
+from stencilchain.steps.build.runner import BuildRunner
 from stencilchain.steps.caches.build_cache import MARKER_NAME, BuildCache
-from stencilchain.steps.gtfn import compiler as compiler_module
 from stencilchain.steps.gtfn.compiler import CMakeCompiler
 from stencilchain.steps.settings import BuildType
 from stencilchain.steps.stages import (
@@ -175,9 +175,10 @@ def test_a_second_compile_loads_without_running_cmake(
     def no_commands(*args: object, **kwargs: object) -> None:
         raise AssertionError("CMake or Ninja ran for a complete build")
 
-    monkeypatch.setattr(compiler_module._Log, "run", no_commands)
+    monkeypatch.setattr(BuildRunner, "start", no_commands)
     again = CMakeCompiler(device=Device.CPU, build_type=BuildType.RELEASE, cache=cache)(AXPY)
-    assert again == artifact
+    assert artifact.built and not again.built  # a cache hit
+    assert dataclasses.replace(again, built=True) == artifact
 
 
 def test_the_key_covers_source_and_settings(compiler: CMakeCompiler) -> None:

@@ -14,6 +14,7 @@ Each test builds into a temporary cache, never the user's. A build takes about a
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import subprocess
@@ -32,7 +33,7 @@ import stencilchain as sc  # noqa: E402
 from stencilchain.examples import hdiff, laplacian  # noqa: E402
 from stencilchain.program import ir  # noqa: E402
 from stencilchain.program.device import Device  # noqa: E402
-from stencilchain.runtime.compile_workflow import CompileWorkflow  # noqa: E402
+from stencilchain.runtime.config import DaCeConfig  # noqa: E402
 from stencilchain.runtime.toolchain import Toolchain  # noqa: E402
 from stencilchain.steps.caches.build_cache import MARKER_NAME, BuildCache  # noqa: E402
 from stencilchain.steps.dace.bindings import DaCeBindings, DaCeExtensionSource  # noqa: E402
@@ -41,6 +42,7 @@ from stencilchain.steps.dace.shim import shim_members  # noqa: E402
 from stencilchain.steps.dace.translator import DaCeTranslator  # noqa: E402
 from stencilchain.steps.settings import BuildType  # noqa: E402
 from stencilchain.steps.stages import CompiledArtifact, ExtensionSource, ProgramSource  # noqa: E402
+from stencilchain.steps.workflow import CompileWorkflow  # noqa: E402
 
 I = sc.Dimension("I")
 J = sc.Dimension("J")
@@ -200,7 +202,9 @@ def dace_toolchain(cache: Path, name: str, build_type: BuildType = BuildType.REL
         DaCeBindings(Device.CPU),
         DaCeCompiler(Device.CPU, build_type, BuildCache(cache)),
     )
-    return Toolchain(name=name, family="dace", config=None, workflow=workflow)
+    return Toolchain(
+        name=name, family="dace", config=DaCeConfig(build_type=build_type), workflow=workflow
+    )
 
 
 @pytest.fixture(scope="module")
@@ -349,11 +353,11 @@ def test_explicit_domain_errors_match_embedded(n_i: int, fits: bool, toolchain: 
 def _pin_package_version() -> str:
     """Code that makes a subprocess see this process's package version: the version hashes
     the package's sources, which may be edited while the tests run (a new key, a rebuild)."""
-    from stencilchain.steps.dace import compiler
+    from stencilchain.steps.build import plan
 
     return (
-        "import stencilchain.steps.dace.compiler as _c\n"
-        f"_c.package_version = lambda: {compiler.package_version()!r}\n"
+        "import stencilchain.steps.build.plan as _plan\n"
+        f"_plan.package_version = lambda: {plan.package_version()!r}\n"
     )
 
 
@@ -499,7 +503,9 @@ def test_folder_without_marker_or_files_is_rebuilt(tmp_path: Path) -> None:
     check(third)
     # a complete folder is loaded as is
     log = _build_log(third)
-    assert compiler(extension) == third
+    loaded = compiler(extension)
+    assert third.built and not loaded.built
+    assert dataclasses.replace(loaded, built=True) == third
     assert _build_log(third) == log
 
 

@@ -1,0 +1,157 @@
+"""The processes of one build and its log.
+
+Every command a build runs goes through its BuildRunner: one at a time or side by side,
+with the build's explicit environment, and appended with its output to `build.log` in the
+build folder, which stays on disk. A failed command raises CompilationError with the
+compiler's own message and the log's path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+from stencilchain.errors import CompilationError
+
+LOG_NAME = "build.log"
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """A started command: its process and the file its output goes to until it is logged."""
+
+    process: subprocess.Popen[bytes]
+    output: IO[bytes]
+    command: tuple[str, ...]
+    what: str
+
+
+class BuildRunner:
+    """Runs the commands of the build in `folder` with the environment `env` (nothing
+    else: no variable of this process is changed or read at run time).
+
+    Use it as a context manager: leaving it stops any job still running (after a failure
+    elsewhere) and removes the jobs' temporary output files.
+    """
+
+    def __init__(self, folder: Path, env: Mapping[str, str]) -> None:
+        self.log_path = folder / LOG_NAME
+        self._env = dict(env)
+        self._running: list[Job] = []
+        self._count = 0
+
+    def __enter__(self) -> BuildRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for job in self._running:
+            job.process.kill()
+            job.process.wait()
+            _close(job)
+        self._running.clear()
+
+    def note(self, text: str) -> None:
+        """Append `text` (a line or more) to the log."""
+        with self.log_path.open("a") as log:
+            log.write(text if text.endswith("\n") else text + "\n")
+
+    def start(self, command: Sequence[str], what: str, *, cwd: Path | None = None) -> Job:
+        """Start `command` (`what` names it in errors) beside the jobs already running."""
+        self._count += 1
+        output = self.log_path.with_name(f"{LOG_NAME}.{self._count}").open("w+b")
+        try:
+            process = subprocess.Popen(
+                list(command),
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env=self._env,
+                cwd=cwd,
+            )
+        except OSError as error:
+            output.close()
+            os.unlink(output.name)
+            self.note(f"$ {' '.join(command)}\n[cannot run: {error}]")
+            raise CompilationError(
+                f"{what} failed: cannot run {command[0]}: {error}", "", self.log_path
+            ) from error
+        job = Job(process, output, tuple(command), what)
+        self._running.append(job)
+        return job
+
+    def wait(self, job: Job, *, check: bool = True) -> bool:
+        """Wait for `job` and log it; whether it succeeded (CompilationError if not and
+        `check`)."""
+        self._running.remove(job)
+        status = job.process.wait()
+        job.output.seek(0)
+        text = job.output.read().decode(errors="replace")
+        _close(job)
+        tail = "" if status == 0 else f"[exit status {status}]\n"
+        if text and not text.endswith("\n"):
+            text += "\n"
+        self.note(f"$ {' '.join(job.command)}\n{text}{tail}")
+        if status != 0 and check:
+            raise self.failure(f"{job.what} failed", text)
+        return status == 0
+
+    def wait_all(self) -> None:
+        """Wait for every running job; CompilationError naming the first that failed."""
+        failed: CompilationError | None = None
+        while self._running:
+            try:
+                self.wait(self._running[0])
+            except CompilationError as error:
+                failed = failed or error
+        if failed is not None:
+            raise failed
+
+    def run(
+        self, command: Sequence[str], what: str, *, cwd: Path | None = None, check: bool = True
+    ) -> bool:
+        """Run `command` to its end (other jobs keep running); whether it succeeded."""
+        return self.wait(self.start(command, what, cwd=cwd), check=check)
+
+    def output(self, command: Sequence[str], what: str, *, cwd: Path | None = None) -> str | None:
+        """The standard output of `command`, or None if it failed; the log gets the command,
+        its status and its error output, not the output (data, not a message)."""
+        try:
+            done = subprocess.run(
+                list(command),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                env=self._env,
+                cwd=cwd,
+                check=False,
+            )
+        except OSError as error:
+            self.note(f"$ {' '.join(command)}\n[{what}: cannot run: {error}]")
+            return None
+        tail = "" if done.returncode == 0 else f"[exit status {done.returncode}]\n"
+        self.note(f"$ {' '.join(command)}\n{done.stderr.decode(errors='replace')}{tail}")
+        return done.stdout.decode(errors="replace") if done.returncode == 0 else None
+
+    def failure(self, summary: str, output: str) -> CompilationError:
+        """The CompilationError of this build: `summary`, the compiler's message found in
+        `output`, and the log."""
+        return CompilationError(summary, compiler_message(output), self.log_path)
+
+
+def compiler_message(output: str, max_lines: int = 60) -> str:
+    """The part of a failed command's output that says what went wrong: from its first
+    line mentioning an error, else its last lines."""
+    lines = output.rstrip().splitlines()
+    for index, line in enumerate(lines):
+        if re.search(r"\berror\b", line, re.IGNORECASE):
+            return "\n".join(lines[index : index + max_lines])
+    return "\n".join(lines[-max_lines:])
+
+
+def _close(job: Job) -> None:
+    job.output.close()
+    os.unlink(job.output.name)

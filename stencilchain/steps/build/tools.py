@@ -1,0 +1,129 @@
+"""The tools of a build: the C++ and CUDA compilers, the CMake and Ninja of their Python
+packages, the Python the extensions are built against, and what identifies them in build
+keys (cheaply: by path, size and mtime, without running or importing them)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import sysconfig
+from collections.abc import Sequence
+from pathlib import Path
+
+from stencilchain.errors import CompilationError
+from stencilchain.program.hashing import sha256_of
+
+# Variables CMake would read as flags: the build keys do not cover them, so builds drop them.
+IGNORED_ENVIRONMENT = (
+    "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CUDAFLAGS", "CUDAARCHS",
+    "CC", "CXX", "CUDACXX", "CUDAHOSTCXX",
+)  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Tools:
+    """The compilers of a build (paths) and what identifies the whole tool set (JSON text,
+    part of every build key)."""
+
+    cxx: str
+    nvcc: str | None
+    identity: str
+
+    @property
+    def cmake(self) -> str:
+        return package_programs()[0]
+
+    @property
+    def ninja(self) -> str:
+        return package_programs()[1]
+
+
+@functools.cache
+def find_tools(cxx: str, nvcc: str | None, packages: tuple[str, ...]) -> Tools:
+    """The compilers `cxx` and `nvcc` (names looked up on PATH, or paths) and the installed
+    Python `packages` a build uses; looked up once per process, since every call computes
+    a key, builds or not."""
+    cxx_path = which(cxx, "C++ compiler")
+    nvcc_path = None if nvcc is None else which(nvcc, "CUDA compiler (needed for the GPU)")
+    identity: dict[str, str | None] = {
+        "cxx": executable_identity(cxx_path),
+        "nvcc": None if nvcc_path is None else executable_identity(nvcc_path),
+    }
+    identity.update((name, package_identity(name)) for name in packages)
+    return Tools(cxx=cxx_path, nvcc=nvcc_path, identity=json.dumps(identity, sort_keys=True))
+
+
+@functools.cache
+def package_programs() -> tuple[str, str]:
+    """The cmake and ninja executables of their Python packages (imported only to build)."""
+    import cmake
+    import ninja
+
+    return str(Path(cmake.CMAKE_BIN_DIR) / "cmake"), str(Path(ninja.BIN_DIR) / "ninja")
+
+
+def executable_identity(path: str) -> str:
+    """The executable at `path`: the resolved file's size and modification time change with
+    any upgrade; `--version` would cost a process start on every cached first call."""
+    real = os.path.realpath(path)
+    stat = os.stat(real)
+    return sha256_of(path, real, str(stat.st_size), str(stat.st_mtime_ns))
+
+
+def package_identity(name: str) -> str:
+    """The installed Python package `name`, without importing it: where its `__init__.py`
+    (and `version.py`, where it has one) are, their sizes and modification times."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise CompilationError(
+            f"the Python package {name!r}, which the build runs, is not installed; "
+            f"install it (pip install {name})",
+            "",
+            None,
+        )
+    origin = Path(spec.origin)
+    files = [origin, *(p for p in (origin.with_name("version.py"),) if p.is_file())]
+    return "|".join(f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
+
+
+def which(name: str, what: str) -> str:
+    """The absolute path of the executable `name` (a name on PATH, or a path)."""
+    found = shutil.which(name)
+    if found is None:
+        raise CompilationError(
+            f"{what} {name!r} not found (looked on PATH); install it or give its path",
+            "",
+            None,
+        )
+    return os.path.abspath(found)
+
+
+@functools.lru_cache(maxsize=1)
+def python_build_info() -> dict[str, str]:
+    """What an extension is built against: Python headers, ABI suffix, pybind11."""
+    import pybind11
+
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    return {
+        "python_include": sysconfig.get_paths()["include"],
+        "ext_suffix": str(suffix) if suffix else ".so",
+        "python_version": sys.version,
+        "pybind11_include": pybind11.get_include(),
+        "pybind11_version": pybind11.__version__,
+    }
+
+
+def build_environment(path_first: Sequence[str] = ()) -> dict[str, str]:
+    """The explicit environment of a build's processes: this process's, without the flag
+    variables CMake would read, and with `path_first` folders put first on PATH. It reads
+    os.environ and never changes it."""
+    env = {k: v for k, v in os.environ.items() if k not in IGNORED_ENVIRONMENT}
+    if path_first:
+        old = env.get("PATH")
+        env["PATH"] = os.pathsep.join([*dict.fromkeys(path_first), *([old] if old else [])])
+    return env

@@ -1,0 +1,61 @@
+"""DaCe's configuration for one build, set in the building thread only (DaCe's
+configuration is thread-local) and restored exactly afterwards, so that a host
+application that also uses DaCe sees no change."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from stencilchain.program.device import Device
+from stencilchain.steps.settings import BuildType
+
+
+@contextlib.contextmanager
+def dace_settings(
+    *,
+    device: Device,
+    build_type: BuildType,
+    cxx: str,
+    cpu_args: tuple[str, ...],
+    cuda_args: tuple[str, ...],
+    cuda_architectures: str | None,
+    build_jobs: int | None,
+) -> Iterator[None]:
+    """Every `compiler.*` setting at its default (a user's .dace.conf or DACE_* variables
+    are not part of the build key), then the ones the compiler step decides."""
+    from dace.config import Config, set_temporary
+
+    settings: dict[tuple[str, ...], object] = {}
+
+    def defaults(meta: dict[str, Any], path: tuple[str, ...]) -> None:
+        for key, entry in meta.items():
+            if entry.get("type") == "dict":
+                defaults(entry["required"], (*path, key))
+                continue
+            leaf = (*path, key)
+            with contextlib.suppress(KeyError):
+                settings[leaf] = Config.get_default(*leaf)
+
+    defaults(Config.get_metadata("compiler")["required"], ("compiler",))
+    settings.update(
+        {
+            ("compiler", "build_type"): build_type.cmake_name,
+            ("compiler", "build_folder_mode"): "development",
+            ("compiler", "use_cache"): False,
+            ("compiler", "cpu", "executable"): cxx,
+            ("compiler", "cpu", "args"): " ".join(cpu_args),
+            ("compiler", "cuda", "args"): " ".join(cuda_args),
+            ("compiler", "cuda", "cuda_arch"): cuda_architectures or "",
+            ("debugprint",): False,
+        }
+    )
+    if device is Device.GPU:
+        settings[("compiler", "cuda", "backend")] = "cuda"
+    if build_jobs is not None:
+        settings[("compiler", "build_jobs")] = build_jobs
+    with contextlib.ExitStack() as stack:
+        for path, value in settings.items():
+            stack.enter_context(set_temporary(*path, value=value))
+        yield

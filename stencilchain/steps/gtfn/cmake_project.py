@@ -1,0 +1,314 @@
+"""The CMake project of a GTFN extension: its CMakeLists.txt, the configure and Ninja
+commands, the one-time "toolchain" folder each build starts from, and the precompiled
+pybind11 header.
+
+Speed (a new program should build in about half a second on two cores):
+- a one-time "toolchain" folder per tool set holds CMake's compiler detection and the
+  OpenMP search; each build starts from a copy of it, so CMake skips both (CMake reuses
+  these files the same way between its own configure runs);
+- the program unit, which holds the loops, gets the build type's flags (Release: -O3);
+  the bindings unit is glue and gets `bindings_optimization` (-O1), which takes about a
+  third off a pybind11 unit for a call path a few nanoseconds slower;
+- bindings using pybind11 get a precompiled `<pybind11/pybind11.h>`, built once per build
+  context; GCC uses it only where it is exact (it checks flags and macros itself);
+- the two units compile in parallel, and CMake/Ninja run directly (no find_package of
+  Python or pybind11 per build: their include folders are passed in).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from stencilchain._version import package_version
+from stencilchain.program.hashing import sha256_of
+from stencilchain.steps.build.runner import BuildRunner
+from stencilchain.steps.build.tools import Tools, build_environment, python_build_info
+from stencilchain.steps.caches.build_cache import BuildCache, BuildResult
+from stencilchain.steps.settings import BuildType
+
+TARGET = "sc_module"
+PCH_HEADER = "pybind11/pybind11.h"
+# Cache entries the toolchain folder found and each build is given back: FindOpenMP's
+# results (it then skips its try-compiles) and the CUDA architectures CMake detected.
+_CARRIED_CACHE = re.compile(
+    r"OpenMP_(CXX_FLAGS|CXX_LIB_NAMES|CXX_SPEC_DATE|\w+_LIBRARY)|CMAKE_CUDA_ARCHITECTURES"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class CMakeProject:
+    """What the CMake project of one build depends on besides its sources: the tools, the
+    languages ("CXX", "CUDA"), the flags, the libraries; `context_digest` identifies the
+    build context (the precompiled header is shared by the builds of one context)."""
+
+    tools: Tools
+    build_type: BuildType
+    languages: tuple[str, ...]
+    openmp: bool
+    libraries: tuple[str, ...]
+    extra_flags: tuple[str, ...]
+    cuda_flags: tuple[str, ...]
+    bindings_optimization: str | None
+    cuda_architectures: str | None
+    jobs: int | None
+    context_digest: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Unit:
+    """One source file of the module: its language ("cpp" or "cuda") and role."""
+
+    file: str
+    language: str
+    bindings: bool
+    header: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Timings:
+    """Seconds spent configuring (CMake) and compiling (Ninja) one build."""
+
+    configure: float
+    compile: float
+
+
+def build_project(
+    project: CMakeProject,
+    cache: BuildCache,
+    folder: Path,
+    *,
+    module_name: str | None,
+    units: Sequence[Unit],
+    pch_dir: Path | None,
+    what: str,
+    targets: Sequence[str] = (),
+) -> Timings:
+    """Configure and build the project of `units` (in `folder`/src) in `folder`/build,
+    starting from the toolchain folder; `targets` limits Ninja to those outputs."""
+    src, build = folder / "src", folder / "build"
+    (src / "CMakeLists.txt").write_text(cmake_lists(project, module_name, units, pch_dir))
+    toolchain = toolchain_folder(project, cache)
+    platform_args = _reuse_platform(toolchain, build)
+    with BuildRunner(folder, build_environment()) as runner:
+        start = time.perf_counter()
+        runner.run([*configure_command(project, src, build), *platform_args], f"configuring {what}")
+        configured = time.perf_counter()
+        runner.run([*ninja_command(project, build), *targets], f"compiling {what}")
+        done = time.perf_counter()
+    return Timings(configure=configured - start, compile=done - configured)
+
+
+def toolchain_folder(project: CMakeProject, cache: BuildCache) -> BuildResult:
+    """The one-time folder of `project`'s tool set and languages: CMake's compiler
+    detection and the OpenMP search, configured once for an empty project."""
+    digest = sha256_of(
+        "stencilchain-toolchain/1",
+        package_version(),
+        project.tools.identity,
+        *project.languages,
+        f"openmp={project.openmp}",
+        f"cuda_architectures={project.cuda_architectures}",
+    )
+    return cache.get_or_build(
+        f"toolchain-{digest[:32]}", functools.partial(_build_toolchain, project)
+    )
+
+
+def precompiled_header(project: CMakeProject, cache: BuildCache) -> Path:
+    """The folder holding `pybind11/pybind11.h.gch` for `project`'s bindings units (built
+    once per build context); builds put it first on the include path."""
+    pch = cache.get_or_build(
+        f"pch-{project.context_digest[:32]}", functools.partial(_build_pch, project, cache)
+    )
+    return pch.folder / pch.metadata["include_dir"]
+
+
+def cmake_lists(
+    project: CMakeProject, module_name: str | None, units: Sequence[Unit], pch_dir: Path | None
+) -> str:
+    """The CMakeLists.txt of one module; per-unit flags, so one rule serves both units."""
+    info = python_build_info()
+    includes = [info["python_include"]]
+    if "pybind11" in project.libraries:
+        includes.append(info["pybind11_include"])
+    q = _quote
+    lines = [
+        "cmake_minimum_required(VERSION 3.20)",
+        f"project(stencilchain_extension LANGUAGES {' '.join(project.languages)})",
+    ]
+    if project.openmp:
+        lines.append("find_package(OpenMP REQUIRED COMPONENTS CXX)")
+    lines += [
+        f"add_library({TARGET} MODULE {' '.join(q(u.file) for u in units)})",
+        f"set_target_properties({TARGET} PROPERTIES",
+        f'  OUTPUT_NAME {q(module_name or "_sc_pch")} PREFIX "" SUFFIX {q(info["ext_suffix"])}',
+        '  DEFINE_SYMBOL "" POSITION_INDEPENDENT_CODE ON',
+        "  CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF",
+        "  CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON",
+    ]
+    if "CUDA" in project.languages:
+        lines += [
+            "  CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF",
+            "  CUDA_VISIBILITY_PRESET hidden",
+        ]
+        if project.cuda_architectures is not None:
+            lines.append(f"  CUDA_ARCHITECTURES {q(project.cuda_architectures)}")
+    lines += [
+        ")",
+        f"target_include_directories({TARGET} SYSTEM PRIVATE {' '.join(map(q, includes))})",
+    ]
+    if module_name is not None:  # absent from the precompiled header, which GCC then accepts
+        lines.append(
+            f"target_compile_definitions({TARGET} PRIVATE STENCILCHAIN_MODULE_NAME={module_name})"
+        )
+    if project.openmp:
+        lines.append(f"target_link_libraries({TARGET} PRIVATE OpenMP::OpenMP_CXX)")
+    for unit in units:
+        options = _unit_options(project, unit, pch_dir)
+        if unit.header:
+            lines.append(f"set_source_files_properties({q(unit.file)} PROPERTIES LANGUAGE CXX)")
+        if options:
+            lines.append(
+                f"set_property(SOURCE {q(unit.file)} APPEND PROPERTY COMPILE_OPTIONS "
+                f"{' '.join(map(q, options))})"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def configure_command(project: CMakeProject, src: Path, build: Path) -> list[str]:
+    """CMake's configure of `src` into `build`, with the tools and no flags of its own."""
+    tools = project.tools
+    command = [
+        tools.cmake,
+        "-S", str(src),
+        "-B", str(build),
+        "-G", "Ninja",
+        f"-DCMAKE_MAKE_PROGRAM:FILEPATH={tools.ninja}",
+        f"-DCMAKE_BUILD_TYPE:STRING={project.build_type.cmake_name}",
+        f"-DCMAKE_CXX_COMPILER:FILEPATH={tools.cxx}",
+        "-DCMAKE_CXX_FLAGS:STRING=",
+        "-DCMAKE_MODULE_LINKER_FLAGS:STRING=",
+    ]  # fmt: skip
+    if "CUDA" in project.languages:
+        assert tools.nvcc is not None
+        command += [
+            f"-DCMAKE_CUDA_COMPILER:FILEPATH={tools.nvcc}",
+            f"-DCMAKE_CUDA_HOST_COMPILER:FILEPATH={tools.cxx}",
+            "-DCMAKE_CUDA_FLAGS:STRING=",
+        ]
+        if project.cuda_architectures is not None:
+            command.append(f"-DCMAKE_CUDA_ARCHITECTURES:STRING={project.cuda_architectures}")
+    return command
+
+
+def ninja_command(project: CMakeProject, build: Path) -> list[str]:
+    """Ninja's build of the configured `build` folder."""
+    jobs = [] if project.jobs is None else ["-j", str(project.jobs)]
+    return [project.tools.ninja, "-C", str(build), *jobs]
+
+
+def _unit_options(project: CMakeProject, unit: Unit, pch_dir: Path | None) -> list[str]:
+    """Flags of one unit, after the build type's: integers wrap like NumPy's (-fwrapv)."""
+    if unit.language == "cuda":
+        return ["-Xcompiler=-fwrapv", *project.cuda_flags]
+    options = ["-fwrapv", *project.extra_flags]
+    if unit.bindings and project.bindings_optimization is not None:
+        options.append(project.bindings_optimization)
+    if unit.header:
+        options += ["-x", "c++-header"]
+    if pch_dir is not None and unit.bindings:
+        # -I folders are searched before the -isystem pybind11 folder: GCC finds the .gch
+        options += [f"-I{pch_dir}", "-Winvalid-pch"]
+    return options
+
+
+def _build_toolchain(project: CMakeProject, folder: Path) -> dict[str, str]:
+    """Configure an empty project once: CMake's compiler detection and the OpenMP search."""
+    src, build = folder / "src", folder / "build"
+    src.mkdir()
+    lines = [
+        "cmake_minimum_required(VERSION 3.20)",
+        f"project(stencilchain_toolchain LANGUAGES {' '.join(project.languages)})",
+    ]
+    if project.openmp:
+        lines.append("find_package(OpenMP REQUIRED COMPONENTS CXX)")
+    (src / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+    with BuildRunner(folder, build_environment()) as runner:
+        runner.run(configure_command(project, src, build), "setting up the CMake toolchain")
+    platform = [p.parent for p in (build / "CMakeFiles").glob("*/CMakeSystem.cmake")]
+    cache_args = [
+        f"-D{name}:{kind}={value}"
+        for name, kind, value in _cmake_cache_entries(build / "CMakeCache.txt")
+        if _CARRIED_CACHE.fullmatch(name)
+    ]
+    return {
+        "platform_dir": str(platform[0].relative_to(folder)) if len(platform) == 1 else "",
+        "cache_args": json.dumps(cache_args),
+    }
+
+
+def _reuse_platform(toolchain: BuildResult, build: Path) -> list[str]:
+    """Copy the toolchain's detection files into `build`; the CMake arguments that use them."""
+    args: list[str] = json.loads(toolchain.metadata.get("cache_args", "[]"))
+    platform = toolchain.metadata.get("platform_dir", "")
+    if platform:
+        target = build / "CMakeFiles" / Path(platform).name
+        target.mkdir(parents=True)
+        for file in (toolchain.folder / platform).iterdir():
+            if file.is_file():
+                shutil.copy2(file, target / file.name)
+        # CMake loads CMakeFiles/<version>/ only in a tree it marked as initialized
+        args.append("-DCMAKE_PLATFORM_INFO_INITIALIZED:INTERNAL=1")
+    return args
+
+
+def _build_pch(project: CMakeProject, cache: BuildCache, folder: Path) -> dict[str, str]:
+    """Precompile `<pybind11/pybind11.h>` with exactly the flags of a bindings unit.
+
+    The header is compiled as the bindings unit of a project generated like every build
+    (so CMake adds the same flags), then stored as `pybind11/pybind11.h.gch` in a folder
+    that builds put first on the include path.
+    """
+    stub = "pch_stub.cpp"
+    (folder / "src").mkdir()
+    (folder / "src" / stub).write_text(f"#include <{PCH_HEADER}>\n")
+    obj = f"CMakeFiles/{TARGET}.dir/{stub}.o"
+    build_project(
+        project,
+        cache,
+        folder,
+        module_name=None,
+        units=[Unit(stub, "cpp", bindings=True, header=True)],
+        pch_dir=None,
+        what="the pybind11 header",
+        targets=[obj],
+    )
+    target = folder / "include" / PCH_HEADER
+    target.parent.mkdir(parents=True)
+    os.replace(folder / "build" / obj, target.with_name(target.name + ".gch"))
+    shutil.rmtree(folder / "build", ignore_errors=True)
+    return {"include_dir": "include"}
+
+
+def _cmake_cache_entries(path: Path) -> list[tuple[str, str, str]]:
+    """(name, type, value) of each entry of a CMakeCache.txt."""
+    entries = []
+    for line in path.read_text().splitlines():
+        match = re.fullmatch(r"([A-Za-z0-9_.+-]+):([A-Z]+)=(.*)", line)
+        if match is not None:
+            entries.append((match[1], match[2], match[3]))
+    return entries
+
+
+def _quote(text: str) -> str:
+    """`text` as one quoted CMake argument."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+    return f'"{escaped}"'
