@@ -204,7 +204,7 @@ def test_program_sources_round_trip_with_every_field(workspace: bool) -> None:
     workspace flag (DaCe's external transients) included."""
     from stencilchain.examples import hdiff_staged
     from stencilchain.program.device import Device
-    from stencilchain.runtime.compile_workflow import (
+    from stencilchain.steps.caches.translation_cache import (
         decode_program_source,
         encode_program_source,
     )

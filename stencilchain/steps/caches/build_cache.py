@@ -1,10 +1,13 @@
-"""Build folders keyed by content, safe under concurrent processes and crashes.
+"""Build folders keyed by content, safe under concurrent processes and crashes, and trusted
+only when no other user can have written them.
 
 Each key owns a folder `<root>/<key>` and a lock file `<root>/<key>.lock`. A build runs
 under an exclusive `flock` of the lock file, so concurrent processes build once and the
 others wait; a small JSON completion marker is written last, atomically, so a folder
 without one (a crashed, killed or failed build) is never trusted: it is cleared and
-rebuilt. A complete folder is found without taking the lock.
+rebuilt. A complete folder is found without taking the lock, after checking that it and
+every folder up to the cache root belong to this user alone (see `trust`): its module is
+about to run in this process.
 """
 
 from __future__ import annotations
@@ -16,14 +19,41 @@ import json
 import os
 import re
 import shutil
-import tempfile
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+
+from stencilchain.steps.caches import entries as kinds
+from stencilchain.steps.caches.entries import CacheEntry, settings_dict, times
+from stencilchain.steps.caches.files import (
+    atomic_write,
+    children,
+    folder_size,
+    open_entry,
+    read_all,
+    record_use,
+    remove_folder,
+    stale_folder_of,
+)
+from stencilchain.steps.caches.trust import (
+    PRIVATE_FILE,
+    PRIVATE_FOLDER,
+    make_private_folder,
+    require_trusted,
+    require_trusted_file,
+)
 
 MARKER_NAME = ".stencilchain-complete.json"
 _FORMAT = 1
 _KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}")
+_LOCK_SUFFIX = ".lock"
+_RISK = (
+    "Another user could replace the compiled module in it, which this process would then "
+    "load and run as its own code."
+)
+# What marks a build of a program in its metadata: the compilers record `entry_point`
+# (and ExtensionSource.key_metadata `key_program`); a folder recording neither is support
+# shared by the builds (CMake's compiler detection, precompiled headers).
+_PROGRAM_FIELDS = ("entry_point", "key_program")
 
 BuildFunction = Callable[[Path], Mapping[str, str]]
 """Builds into the (empty) folder it is given; returns metadata stored in the marker."""
@@ -40,9 +70,26 @@ class BuildResult:
 
 @dataclasses.dataclass(frozen=True)
 class BuildCache:
-    """Build folders under `root`, one per key."""
+    """Build folders under `root`, one per key.
+
+    `cache_root` is the outermost folder of the caches (`root` or a parent of it, e.g.
+    `CacheLocation.root`; None: `root`): a build is trusted only if its folder and every
+    folder up to `cache_root` belong to this user and no other can write to them.
+    """
 
     root: Path
+    cache_root: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.cache_root is not None and not Path(self.root).is_relative_to(self.cache_root):
+            raise ValueError(
+                f"the build cache {self.root} must be inside its cache root {self.cache_root}"
+            )
+
+    @property
+    def top(self) -> Path:
+        """The outermost folder the trust check covers (`cache_root`, else `root`)."""
+        return self.root if self.cache_root is None else self.cache_root
 
     def folder(self, key: str) -> Path:
         """The build folder of `key` (it may not exist yet)."""
@@ -54,9 +101,13 @@ class BuildCache:
         return self.root / key
 
     def lookup(self, key: str) -> BuildResult | None:
-        """The complete build of `key`, or None; takes no lock."""
+        """The complete build of `key`, or None; takes no lock.
+
+        CacheSecurityError if the build exists but its folder, its marker or a folder up
+        to the cache root could have been written by another user.
+        """
         folder = self.folder(key)
-        metadata = _read_marker(folder, key)
+        metadata = self._trusted_marker(folder, key)
         return None if metadata is None else BuildResult(folder, metadata, built=False)
 
     def get_or_build(self, key: str, build: BuildFunction) -> BuildResult:
@@ -65,77 +116,205 @@ class BuildCache:
         Concurrent callers for one key (threads or processes) wait for the one that
         builds. If `build` raises, the folder keeps what it wrote (e.g. a log) but no
         marker, and the exception propagates; the next call clears it and builds again.
+        A build is made only in a folder no other user can write to (CacheSecurityError).
         """
         found = self.lookup(key)
         if found is not None:
             return found
         folder = self.folder(key)
-        with self._locked(key):
-            metadata = _read_marker(folder, key)
+        with self._locked(key, wait=True):
+            metadata = self._trusted_marker(folder, key)
             if metadata is not None:  # another process finished it while we waited
                 return BuildResult(folder, metadata, built=False)
-            _clear(folder)
-            folder.mkdir(parents=True)
+            require_trusted(self.root, self.top, entry=f"the build cache {self.root}", risk=_RISK)
+            remove_folder(folder)
+            folder.mkdir(mode=PRIVATE_FOLDER)
             metadata = dict(build(folder))
             for name, value in metadata.items():
                 if not isinstance(name, str) or not isinstance(value, str):
                     raise TypeError(f"build metadata must map str to str, got {name!r}: {value!r}")
-            _write_marker(folder, key, metadata)
+            data = json.dumps({"format": _FORMAT, "key": key, "metadata": metadata}).encode()
+            atomic_write(folder / MARKER_NAME, data)
         return BuildResult(folder, metadata, built=True)
 
-    def discard(self, key: str) -> None:
-        """Remove the build of `key` (e.g. found damaged), waiting for a running build."""
-        with self._locked(key):
-            _clear(self.folder(key))
+    def discard(self, item: str | CacheEntry, *, wait: bool = True) -> bool:
+        """Remove a build (by key, or an entry of `entries()`), e.g. one found damaged.
+
+        Waits for a build of it that is running, or with `wait=False` removes nothing and
+        returns False if one is. Lock files are kept: removing one while another process
+        holds it would let two processes build the same folder at once.
+        """
+        if isinstance(item, CacheEntry):
+            self._require_own(item)
+            if item.kind == kinds.STALE:  # nobody builds in a folder left aside
+                shutil.rmtree(item.path, ignore_errors=True)
+                return True
+            key = item.key
+        else:
+            key = item
+        folder = self.folder(key)
+        with self._locked(key, wait=wait) as locked:
+            if locked:
+                remove_folder(folder)
+            return locked
+
+    def is_busy(self, key: str) -> bool:
+        """Whether another process or thread holds the lock of `key` (is building it)."""
+        with self._locked(key, wait=False) as locked:
+            return not locked
+
+    def lock_count(self) -> int:
+        """The number of lock files (one per key ever built; they are never removed)."""
+        return sum(1 for item in children(self.root) if _lock_key(item) is not None)
+
+    def entries(self) -> Iterator[CacheEntry]:
+        """Every build folder stencilchain made under `root`, by key: complete builds
+        (BUILD, or SUPPORT shared by builds), INCOMPLETE ones (a lock, no marker), DAMAGED
+        ones (a marker that cannot be read) and STALE ones (left aside by a removal).
+        Anything else, and every symbolic link, is not the cache's and is skipped. Listing
+        is not using: no access time changes, and no trust check (nothing is loaded)."""
+        items = children(self.root)
+        locks = {key for key in map(_lock_key, items) if key is not None}
+        for item in items:
+            if not item.is_dir(follow_symlinks=False):
+                continue
+            folder = Path(item.path)
+            original = stale_folder_of(item.name)
+            if original is not None:
+                mtime = item.stat(follow_symlinks=False).st_mtime
+                yield CacheEntry(
+                    kinds.STALE, item.name, folder, folder_size(folder), mtime, mtime,
+                    name=original,
+                )  # fmt: skip
+            elif _KEY.fullmatch(item.name) is not None:
+                entry = _entry(folder, item.name, has_lock=item.name in locks)
+                if entry is not None:
+                    yield entry
+
+    def _trusted_marker(self, folder: Path, key: str) -> dict[str, str] | None:
+        """The metadata of a complete, trusted build of `key` in `folder`, or None."""
+        marker = folder / MARKER_NAME
+        try:
+            fd = open_entry(marker)
+        except OSError:  # no marker (no build, or an unfinished one), or a link
+            return None
+        try:
+            info = os.fstat(fd)
+            require_trusted_file(
+                marker, info, self.top, entry=f"the build cache entry {folder}", risk=_RISK
+            )
+            metadata, _ = _parse_marker(read_all(fd), key)
+            if metadata is not None:
+                record_use(fd, info)
+            return metadata
+        finally:
+            os.close(fd)
 
     @contextlib.contextmanager
-    def _locked(self, key: str) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    def _locked(self, key: str, *, wait: bool) -> Iterator[bool]:
+        """The lock of `key`; yields False if `wait` is off and another holds it."""
+        make_private_folder(self.root, self.top)
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(self.folder(key).with_name(key + _LOCK_SUFFIX), flags, PRIVATE_FILE)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # released by the kernel if this process dies
-            yield
+            try:  # released by the kernel if this process dies
+                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
+    def _require_own(self, entry: CacheEntry) -> None:
+        """ValueError unless `entry` names a folder of this cache (never anything outside)."""
+        name = entry.path.name
+        if entry.kind == kinds.STALE:
+            own = stale_folder_of(name) is not None
+        else:
+            own = name == entry.key and _KEY.fullmatch(name) is not None
+        if entry.path.parent != self.root or not own:
+            raise ValueError(
+                f"{entry.path} is not a {entry.kind} folder of the build cache {self.root}"
+            )
 
-def _read_marker(folder: Path, key: str) -> dict[str, str] | None:
-    """The metadata of a complete build of `key` in `folder`, or None."""
+
+def _lock_key(item: os.DirEntry[str]) -> str | None:
+    """The key whose lock file `item` is, or None."""
+    key = item.name.removesuffix(_LOCK_SUFFIX)
+    if key == item.name or _KEY.fullmatch(key) is None:
+        return None
+    return key if item.is_file(follow_symlinks=False) else None
+
+
+def _entry(folder: Path, key: str, *, has_lock: bool) -> CacheEntry | None:
+    """The entry of the build folder of `key`; None if it is not the cache's (no marker,
+    no lock)."""
     try:
-        marker = json.loads((folder / MARKER_NAME).read_bytes())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(marker, dict) or marker.get("format") != _FORMAT or marker.get("key") != key:
-        return None
+        fd = open_entry(folder / MARKER_NAME)
+    except OSError:
+        if not has_lock:
+            return None
+        mtime = folder.lstat().st_mtime
+        return CacheEntry(
+            kinds.INCOMPLETE, key, folder, folder_size(folder), mtime, mtime, name=key
+        )
+    try:
+        info = os.fstat(fd)
+        metadata, problem = _parse_marker(read_all(fd), key)
+    finally:
+        os.close(fd)
+    completed, last_used = times(info)
+    size = folder_size(folder)
+    if metadata is None:
+        return CacheEntry(
+            kinds.DAMAGED, key, folder, size, completed, last_used, name=key, problem=problem
+        )
+    context = settings_dict(metadata.get("key_context"))
+    program = any(field in metadata for field in _PROGRAM_FIELDS)
+    return CacheEntry(
+        kinds.BUILD if program else kinds.SUPPORT,
+        key,
+        folder,
+        size,
+        completed,
+        last_used,
+        family=metadata.get("family") or _unrecorded_family(key, metadata),
+        name=metadata.get("entry_point", key),
+        device=metadata.get("device") or str(context.get("device") or ""),
+        build_type=metadata.get("build_type") or str(context.get("build_type") or ""),
+        version=str(context.get("package") or ""),
+        program=metadata.get("key_program", ""),
+        translation_settings=settings_dict(metadata.get("translation_settings")),
+        bindings_settings=settings_dict(metadata.get("bindings_settings")),
+        build_context=context,
+        metadata=metadata,
+    )
+
+
+def _unrecorded_family(key: str, metadata: Mapping[str, str]) -> str:
+    """The family of a build whose marker does not record it (older markers, and the GTFN
+    compiler's support folders, `toolchain-*` and `pch-*`), from what it does record."""
+    if "sdfg_name" in metadata or "dace_library" in metadata:
+        return "dace"
+    if "precompiled_header" in metadata or key.startswith(("toolchain-", "pch-")):
+        return "gtfn"
+    return ""
+
+
+def _parse_marker(raw: bytes, key: str) -> tuple[dict[str, str] | None, str]:
+    """(metadata, "") of a valid marker of `key`, else (None, what is wrong with it)."""
+    try:
+        marker = json.loads(raw)
+    except ValueError:
+        return None, "its completion marker is not valid JSON (corrupt or truncated)"
+    if not isinstance(marker, dict) or marker.get("format") != _FORMAT:
+        return None, "its completion marker is of an unknown format"
+    if marker.get("key") != key:
+        return None, f"its completion marker is for another key ({marker.get('key')!r})"
     metadata = marker.get("metadata")
     if not isinstance(metadata, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
     ):
-        return None
-    return metadata
-
-
-def _write_marker(folder: Path, key: str, metadata: Mapping[str, str]) -> None:
-    """Publish the marker atomically (temporary file, fsync, rename): it is written last."""
-    data = json.dumps({"format": _FORMAT, "key": key, "metadata": dict(metadata)}).encode()
-    fd, tmp = tempfile.mkstemp(prefix=f"{MARKER_NAME}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, folder / MARKER_NAME)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _clear(folder: Path) -> None:
-    """Remove a stale folder: renamed aside first (atomic), so a half-removed folder is
-    never mistaken for a build even if removal fails (e.g. files still open on NFS)."""
-    if not folder.exists():
-        return
-    aside = folder.with_name(f".{folder.name}.stale-{uuid.uuid4().hex[:12]}")
-    os.rename(folder, aside)
-    shutil.rmtree(aside, ignore_errors=True)
+        return None, "its completion marker's metadata is not text"
+    return metadata, ""

@@ -1,7 +1,8 @@
 """Where the caches live: a per-process temporary folder or a persistent one.
 
 Nothing here reads the environment; the configuration decides `lifetime` and
-`cache_dir` (see stencilchain.containers).
+`cache_dir` (see stencilchain.containers). A root that stencilchain creates is private
+to the user (mode 0700), as every folder the caches create below it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from stencilchain.steps.caches.build_cache import BuildCache
+from stencilchain.steps.caches.translation_cache import TranslationCache
+from stencilchain.steps.caches.trust import make_private_folder
 from stencilchain.steps.settings import CacheLifetime
 
 
@@ -30,6 +34,16 @@ class CacheLocation:
     @property
     def builds(self) -> Path:
         return self.root / "builds"
+
+    def translation_cache(self) -> TranslationCache:
+        """The translation cache here, trusted only if no other user can write to it or to
+        a folder up to `root`."""
+        return TranslationCache(self.translations, cache_root=self.root)
+
+    def build_cache(self) -> BuildCache:
+        """The build cache here, trusted only if no other user can write to it or to a
+        folder up to `root`."""
+        return BuildCache(self.builds, cache_root=self.root)
 
 
 def cache_location(lifetime: CacheLifetime, cache_dir: Path | None) -> CacheLocation:
@@ -53,15 +67,16 @@ def cache_root(lifetime: CacheLifetime, cache_dir: Path | None) -> Path:
         import platformdirs  # imported here: only the persistent default needs it
 
         parent = Path(platformdirs.user_cache_dir("stencilchain"))
-    parent.mkdir(parents=True, exist_ok=True)
+    make_private_folder(parent, parent)
     return parent
 
 
 @functools.cache
 def _session_root(parent: Path | None) -> Path:
-    """The session folder of this process under `parent` (the system temp dir if None)."""
+    """The session folder of this process under `parent` (the system temp dir if None),
+    private to the user (`mkdtemp`'s mode 0700)."""
     if parent is not None:
-        parent.mkdir(parents=True, exist_ok=True)
+        make_private_folder(parent, parent)
     root = Path(tempfile.mkdtemp(prefix="stencilchain-session-", dir=parent))
     atexit.register(_remove_session_root, root, os.getpid())
     return root

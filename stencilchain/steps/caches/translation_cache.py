@@ -1,10 +1,12 @@
-"""A persistent store of text entries (translated sources), safe to share between processes.
+"""A persistent store of text entries (translated sources), safe to share between processes,
+and trusted only when no other user can have written it.
 
 Each entry is a small JSON file holding its key, the package version, the payload and
-the payload's sha256. Entries are written to a temporary file in the same folder and
-published with an atomic rename, so a reader sees either the old entry, the new one, or
-none; an entry that is corrupt, truncated or for another key is a miss (logged), never a
-crash.
+the payload's sha256. Entries are written to a private temporary file in the same folder
+and published with an atomic rename, so a reader sees either the old entry, the new one,
+or none; an entry that is corrupt, truncated or for another key is a miss (logged), never
+a crash. An entry is read only after checking that it and every folder up to the cache
+root belong to this user alone (see `trust`): its source is compiled and run.
 """
 
 from __future__ import annotations
@@ -16,27 +18,63 @@ import json
 import logging
 import os
 import re
-import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from stencilchain._version import package_version
+from stencilchain.errors import CacheSecurityError
 from stencilchain.program import ir
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
+from stencilchain.steps.caches import entries as kinds
+from stencilchain.steps.caches.entries import CacheEntry, settings_dict, times
+from stencilchain.steps.caches.files import (
+    atomic_write,
+    children,
+    is_temporary,
+    open_entry,
+    read_all,
+    record_use,
+)
+from stencilchain.steps.caches.trust import make_private_folder, require_trusted_file
 from stencilchain.steps.stages import ProgramSource
 
 _log = logging.getLogger(__name__)
 
 _FORMAT = 1
 _KEY = re.compile(r"[A-Za-z0-9_-]{2,200}")
+_SUFFIX = ".json"
+_RISK = (
+    "Another user could replace the source code in it, which this process would then "
+    "compile and run as its own code."
+)
+_ABANDONED = 3600.0  # a temporary file this old was abandoned by its writer
 
 
 @dataclasses.dataclass(frozen=True)
 class TranslationCache:
-    """Text entries under `root`, fanned out into subfolders by the first two key characters."""
+    """Text entries under `root`, fanned out into subfolders by the first two key characters.
+
+    `cache_root` is the outermost folder of the caches (`root` or a parent of it, e.g.
+    `CacheLocation.root`; None: `root`): an entry is trusted only if its file and every
+    folder up to `cache_root` belong to this user and no other can write to them.
+    """
 
     root: Path
+    cache_root: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.cache_root is not None and not Path(self.root).is_relative_to(self.cache_root):
+            raise ValueError(
+                f"the translation cache {self.root} must be inside its cache root {self.cache_root}"
+            )
+
+    @property
+    def top(self) -> Path:
+        """The outermost folder the trust check covers (`cache_root`, else `root`)."""
+        return self.root if self.cache_root is None else self.cache_root
 
     def path(self, key: str) -> Path:
         """The file of `key`'s entry."""
@@ -45,13 +83,17 @@ class TranslationCache:
                 f"translation cache key {key!r} is not valid: expected 2 to 200 characters "
                 "from [A-Za-z0-9_-] (a content hash)"
             )
-        return Path(self.root, key[:2], f"{key}.json")
+        return Path(self.root, key[:2], f"{key}{_SUFFIX}")
 
     def get(self, key: str) -> str | None:
-        """The payload stored under `key`, or None on a miss (missing or unreadable entry)."""
+        """The payload stored under `key`, or None on a miss (missing or unreadable entry).
+
+        CacheSecurityError if the entry exists but it, or a folder up to the cache root,
+        could have been written by another user.
+        """
         path = self.path(key)
         try:
-            raw = path.read_bytes()
+            fd = open_entry(path)
         except FileNotFoundError:
             return None
         except OSError as error:
@@ -59,11 +101,27 @@ class TranslationCache:
                 "translation cache entry %s cannot be read (%s); treated as a miss", path, error
             )
             return None
-        problem, payload = _decode(raw, key)
-        if problem:
-            _log.warning("translation cache entry %s is %s; treated as a miss", path, problem)
+        try:
+            info = os.fstat(fd)
+            require_trusted_file(
+                path, info, self.top, entry=f"the translation cache entry {path}", risk=_RISK
+            )
+            raw = read_all(fd)
+            problem, payload = _decode(raw, key)
+            if problem:
+                _log.warning("translation cache entry %s is %s; treated as a miss", path, problem)
+                return None
+            record_use(fd, info)
+            return payload
+        except CacheSecurityError:
+            raise
+        except OSError as error:
+            _log.warning(
+                "translation cache entry %s cannot be read (%s); treated as a miss", path, error
+            )
             return None
-        return payload
+        finally:
+            os.close(fd)
 
     def put(self, key: str, text: str) -> None:
         """Store `text` under `key`, replacing any previous entry atomically.
@@ -84,49 +142,135 @@ class TranslationCache:
             }
         ).encode()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(path, data)
+            make_private_folder(path.parent, self.top)
+            atomic_write(path, data)
         except OSError as error:
             _log.warning("translation cache entry %s cannot be written (%s)", path, error)
 
+    def entries(self) -> Iterator[CacheEntry]:
+        """Every entry stencilchain wrote under `root`, by fan-out folder and key: the
+        TRANSLATION entries (of any stencilchain version), DAMAGED ones (that a `get` would
+        miss whatever the program), and STALE temporary files that a writer abandoned.
+        Anything else, and every symbolic link, is skipped. Listing is not using: no
+        access time changes, and no trust check (nothing is compiled)."""
+        for folder in children(self.root):
+            if not folder.is_dir(follow_symlinks=False) or len(folder.name) != 2:
+                continue
+            for item in children(Path(folder.path)):
+                if not item.is_file(follow_symlinks=False):
+                    continue
+                path, key = Path(item.path), item.name.removesuffix(_SUFFIX)
+                if item.name.endswith(_SUFFIX) and _KEY.fullmatch(key) and key[:2] == folder.name:
+                    entry = _entry(path, key)
+                    if entry is not None:
+                        yield entry
+                elif is_temporary(item.name):
+                    info = item.stat(follow_symlinks=False)
+                    if time.time() - info.st_mtime > _ABANDONED:
+                        completed, used = times(info)
+                        yield CacheEntry(
+                            kinds.STALE, item.name, path, info.st_size, completed, used,
+                            name=item.name,
+                        )  # fmt: skip
 
-def _decode(raw: bytes, key: str) -> tuple[str, str]:
-    """(problem, payload): `problem` is empty when the entry is valid for `key`."""
+    def discard(self, item: str | CacheEntry) -> bool:
+        """Remove an entry (by key, or an entry of `entries()`); its fan-out folder too
+        once empty. Returns True (nothing waits: an entry is replaced atomically)."""
+        if isinstance(item, CacheEntry):
+            path = item.path
+            own = item.kind == kinds.STALE and is_temporary(path.name)
+            own = own or (_KEY.fullmatch(item.key) is not None and path == self.path(item.key))
+            if path.parent.parent != self.root or not own:
+                raise ValueError(
+                    f"{path} is not a {item.kind} entry of the translation cache {self.root}"
+                )
+        else:
+            path = self.path(item)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        with contextlib.suppress(OSError):  # not empty, or already gone
+            path.parent.rmdir()
+        return True
+
+
+def _entry(path: Path, key: str) -> CacheEntry | None:
+    """The entry of `key` stored in `path`; None if it vanished meanwhile."""
+    try:
+        fd = open_entry(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        info = path.lstat()
+        completed, used = times(info)
+        return CacheEntry(
+            kinds.DAMAGED, key, path, info.st_size, completed, used, name=key,
+            problem=f"it cannot be read ({error})",
+        )  # fmt: skip
+    try:
+        info = os.fstat(fd)
+        problem, envelope = _envelope(read_all(fd), key)
+    finally:
+        os.close(fd)
+    completed, used = times(info)
+    fields: dict[str, Any] = {}
+    if not problem:
+        try:
+            fields = _payload_fields(envelope["payload"])
+        except (ValueError, KeyError, TypeError):
+            problem = "its payload is not a translated program source"
+    if problem:
+        return CacheEntry(
+            kinds.DAMAGED, key, path, info.st_size, completed, used, name=key, problem=problem
+        )
+    return CacheEntry(
+        kinds.TRANSLATION,
+        key,
+        path,
+        info.st_size,
+        completed,
+        used,
+        family=_FAMILY_OF_LANGUAGE.get(fields["language"], ""),
+        name=fields["entry_point"],
+        device=fields["device"],
+        version=str(envelope.get("version", "")),
+        program=fields["program"],
+        translation_settings=settings_dict(fields["settings"]),
+        metadata={"language": fields["language"]},
+    )
+
+
+def _envelope(raw: bytes, key: str) -> tuple[str, dict[str, Any]]:
+    """(problem, entry): `problem` is empty when `raw` is an intact entry of `key`, of any
+    stencilchain version."""
     try:
         entry = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return "not valid JSON (corrupt or truncated)", ""
+    except ValueError:
+        return "not valid JSON (corrupt or truncated)", {}
     if not isinstance(entry, dict) or entry.get("format") != _FORMAT:
-        return "of an unknown format", ""
+        return "of an unknown format", {}
     payload = entry.get("payload")
     if not isinstance(payload, str):
-        return "missing its payload", ""
+        return "missing its payload", {}
     if entry.get("key") != key:
-        return f"stored for another key ({entry.get('key')!r})", ""
+        return f"stored for another key ({entry.get('key')!r})", {}
+    if entry.get("sha256") != _sha256(payload):
+        return "damaged (its payload does not match its sha256)", {}
+    return "", entry
+
+
+def _decode(raw: bytes, key: str) -> tuple[str, str]:
+    """(problem, payload): `problem` is empty when the entry is valid for `key` and was
+    written by this stencilchain version."""
+    problem, entry = _envelope(raw, key)
+    if problem:
+        return problem, ""
     if entry.get("version") != package_version():
         return f"written by stencilchain {entry.get('version')!r}, not {package_version()!r}", ""
-    if entry.get("sha256") != _sha256(payload):
-        return "damaged (its payload does not match its sha256)", ""
-    return "", payload
+    return "", str(entry["payload"])
 
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to a temporary file next to `path`, then rename it onto `path`."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 # --- what the toolchains store: translated program sources -------------------------------
@@ -168,16 +312,43 @@ def encode_program_source(source: ProgramSource) -> str:
 def decode_program_source(program: ir.Program, text: str) -> ProgramSource:
     """The ProgramSource of `program` stored as `text`; ValueError/KeyError/TypeError if it
     is not one (another program's, or of another format)."""
-    data: dict[str, Any] = json.loads(text)
+    data = _payload_fields(text)
     if data["program"] != program.fingerprint():
         raise ValueError("translation cache entry of another program")
     return ProgramSource(
         program=program,
-        entry_point=str(data["entry_point"]),
-        source_code=str(data["source_code"]),
-        language=str(data["language"]),
+        entry_point=data["entry_point"],
+        source_code=data["source_code"],
+        language=data["language"],
         device=Device(data["device"]),
-        library_deps=tuple(str(d) for d in data["library_deps"]),
-        workspace=data["workspace"] is True,
-        settings=str(data["settings"]),
+        library_deps=tuple(data["library_deps"]),
+        workspace=data["workspace"],
+        settings=data["settings"],
     )
+
+
+_PAYLOAD_FIELDS: dict[str, type] = {
+    "entry_point": str,
+    "source_code": str,
+    "language": str,
+    "device": str,
+    "library_deps": list,
+    "workspace": bool,
+    "settings": str,
+    "program": str,
+}
+_FAMILY_OF_LANGUAGE = {"cpp": "gtfn", "cuda": "gtfn", "sdfg": "dace"}
+
+
+def _payload_fields(text: str) -> dict[str, Any]:
+    """The fields of a payload written by `encode_program_source`, each of its type;
+    ValueError/KeyError/TypeError if `text` is not one."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise TypeError(f"a translated program source is a JSON object, not {type(data).__name__}")
+    for name, kind in _PAYLOAD_FIELDS.items():
+        if not isinstance(data[name], kind):
+            raise TypeError(f"the field {name!r} of a translated program source is not a {kind}")
+    if not all(isinstance(dep, str) for dep in data["library_deps"]):
+        raise TypeError("the library_deps of a translated program source are not all text")
+    return data
