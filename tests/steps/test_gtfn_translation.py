@@ -18,8 +18,8 @@ import pytest
 import stencilchain as sc
 from stencilchain.examples import hdiff, tuple_chain, upwind
 from stencilchain.program.device import Device
+from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.gtfn.bindings import GTFNBindingsStep
-from stencilchain.steps.gtfn.cpp_expressions import literal
 from stencilchain.steps.gtfn.translation import GTFNTranslationStep
 from stencilchain.steps.settings import DataLayout
 from stencilchain.steps.stages import ProgramSource

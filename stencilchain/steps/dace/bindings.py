@@ -1,12 +1,13 @@
 """DaCe bindings: ProgramSource("sdfg") -> DaCeExtensionSource.
 
-The Python side is the GTFN bindings module, unchanged: `GTFNBindingsStep` wraps a C++
-shim that defines GTFN's `sc_run_<program>` (see `stencilchain.steps.dace.shim`), so a
-call checks its arguments in C (exact dtype and ndim, sizes per dimension, writeable
-outputs, overlap, unit stride) with GTFN's messages, checks the domains with GTFN's
-code, and then calls the DaCe-compiled SDFG through function pointers, with the
-argument vector built in C from the pointers, strides, sizes and scalars of the call.
-DaCe's generic `CompiledSDFG.__call__` is never on the call path.
+The Python side is the argument-checking module of both families
+(`stencilchain.steps.cpp.extension_module`) around a C++ shim that defines
+`sc_run_<program>` (see `stencilchain.steps.dace.shim`), so a call checks its arguments
+in C (exact dtype and ndim, sizes per dimension, writeable outputs, overlap, unit stride)
+with GTFN's messages, checks the domains with the same code as GTFN, and then calls the
+DaCe-compiled SDFG through function pointers, with the argument vector built in C from
+the pointers, strides, sizes and scalars of the call. DaCe's generic
+`CompiledSDFG.__call__` is never on the call path.
 
 This step does not import DaCe: the bindings run on every first call of a program in a
 process, cached or not, and importing DaCe takes about a second. Which arguments the
@@ -21,10 +22,11 @@ import dataclasses
 
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
+from stencilchain.steps.cpp.checks import require_non_negative_int, require_type
+from stencilchain.steps.cpp.extension_module import extension_module_source
 from stencilchain.steps.dace.shim import shim_source
-from stencilchain.steps.gtfn.bindings import GTFNBindingsStep
 from stencilchain.steps.settings import DataLayout
-from stencilchain.steps.stages import ExtensionSource, ProgramSource
+from stencilchain.steps.stages import BindingSource, ExtensionSource, ProgramSource, step_settings
 
 __all__ = ["SHIM_LIBRARY_DEP", "DaCeBindings", "DaCeExtensionSource"]
 
@@ -37,8 +39,8 @@ SHIM_LIBRARY_DEP = "dace-sdfg"
 class DaCeExtensionSource(ExtensionSource):
     """An ExtensionSource whose program is a DaCe SDFG.
 
-    `program_source` is the C++ shim (language "cpp") and `binding_source` the GTFN
-    bindings module around it; `sdfg_source` is the translator's SDFG (language "sdfg"),
+    `program_source` is the C++ shim (language "cpp") and `binding_source` the
+    argument-checking module around it; `sdfg_source` is the translator's SDFG (language "sdfg"),
     which the compiler builds with DaCe. The fingerprint covers all three.
     """
 
@@ -50,25 +52,17 @@ class DaCeExtensionSource(ExtensionSource):
 
 @dataclasses.dataclass(frozen=True)
 class DaCeBindings:
-    """ProgramSource("sdfg") -> DaCeExtensionSource: GTFN's bindings around a C++ shim
-    that checks the domains and calls the SDFG (see the module docstring)."""
+    """ProgramSource("sdfg") -> DaCeExtensionSource: the argument-checking module around a
+    C++ shim that checks the domains and calls the SDFG (see the module docstring)."""
 
     device: Device
     data_layout: DataLayout = DataLayout.STRIDED
     openmp_threshold: int = 65536  # arrays of fewer points run on one thread (CPU)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.device, Device):
-            raise TypeError(f"DaCeBindings.device must be a Device, got {self.device!r}")
-        threshold = self.openmp_threshold
-        if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 0:
-            raise TypeError(
-                f"DaCeBindings.openmp_threshold must be a non-negative int, got {threshold!r}"
-            )
-        if not isinstance(self.data_layout, DataLayout):
-            raise TypeError(
-                f"DaCeBindings.data_layout must be a DataLayout, got {self.data_layout!r}"
-            )
+        require_type(self, "device", Device)
+        require_type(self, "data_layout", DataLayout)
+        require_non_negative_int(self, "openmp_threshold")
 
     def __call__(self, source: ProgramSource, /) -> DaCeExtensionSource:
         if not isinstance(source, ProgramSource):
@@ -92,10 +86,14 @@ class DaCeBindings:
             device=source.device,
             library_deps=(SHIM_LIBRARY_DEP,),
             workspace=source.workspace,
+            settings=step_settings(self),
         )
-        extension = GTFNBindingsStep(self.device, self.data_layout)(shim)
+        module = extension_module_source(
+            shim, device=self.device, data_layout=self.data_layout, flavor="capi"
+        )
+        language = "cuda" if self.device is Device.GPU else "cpp"
         return DaCeExtensionSource(
             program_source=shim,
-            binding_source=extension.binding_source,
+            binding_source=BindingSource(module, language, settings=step_settings(self)),
             sdfg_source=source,
         )

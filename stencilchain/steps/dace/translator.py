@@ -65,10 +65,13 @@ from stencilchain.program.transforms import (
     substitute,
     unread_temporaries,
 )
+from stencilchain.steps.cpp.checks import require_type
+from stencilchain.steps.cpp.expressions import ExpressionEmitter
+from stencilchain.steps.cpp.literals import literal
+from stencilchain.steps.dace.extra import require_dace
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
-from stencilchain.steps.gtfn.cpp_expressions import literal
 from stencilchain.steps.settings import DataLayout
-from stencilchain.steps.stages import ProgramSource
+from stencilchain.steps.stages import ProgramSource, step_settings
 
 if TYPE_CHECKING:
     import dace
@@ -116,23 +119,6 @@ _DACE_DTYPES = {
     "int64": "int64",
     "bool": "bool_",
 }
-_CPP_TYPES = {
-    "float32": "float",
-    "float64": "double",
-    "int32": "int32_t",
-    "int64": "int64_t",
-    "bool": "bool",
-}
-_UNSIGNED = {"int32": "uint32_t", "int64": "uint64_t"}
-_INFIX = {
-    "add": "+", "sub": "-", "mul": "*", "div": "/",
-    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-    "and": "&&", "or": "||",
-}  # fmt: skip
-_FLOAT_MATH = {
-    "sqrt": "std::sqrt", "exp": "std::exp", "log": "std::log", "sin": "std::sin",
-    "cos": "std::cos", "floor": "std::floor", "ceil": "std::ceil", "abs": "std::abs",
-}  # fmt: skip
 # Words a parameter may not be called: C++ keywords and names the generated C++ uses.
 _CPP_RESERVED_WORDS = """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
     char16_t char32_t class compl concept const consteval constexpr constinit const_cast
@@ -262,17 +248,11 @@ class DaCeTranslator:
     external_workspace: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.device, Device):
-            raise TypeError(f"DaCeTranslator.device must be a Device, got {self.device!r}")
-        if not isinstance(self.data_layout, DataLayout):
-            raise TypeError(
-                f"DaCeTranslator.data_layout must be a DataLayout, got {self.data_layout!r}"
-            )
+        require_dace("DaCeTranslator")
+        require_type(self, "device", Device)
         for name in ("auto_optimize", "disable_transforms", "external_workspace"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(
-                    f"DaCeTranslator.{name} must be a bool, got {getattr(self, name)!r}"
-                )
+            require_type(self, name, bool)
+        require_type(self, "data_layout", DataLayout)
         args = self.auto_optimize_args
         if isinstance(args, Mapping):
             args = tuple(args.items())
@@ -280,8 +260,8 @@ class DaCeTranslator:
             isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) for a in args
         ):
             raise TypeError(
-                "DaCeTranslator.auto_optimize_args must be a tuple of (name, value) pairs, "
-                f"got {self.auto_optimize_args!r}"
+                "DaCeTranslator.auto_optimize_args must be a tuple of (name, value) pairs "
+                f"(or a mapping of names to values), got {self.auto_optimize_args!r}"
             )
         seen: set[str] = set()
         for key, value in args:
@@ -301,6 +281,7 @@ class DaCeTranslator:
             language="sdfg",
             device=self.device,
             workspace=bool(_external_transients(sdfg)),
+            settings=step_settings(self),
         )
 
     def derived_auto_optimize_args(self, program: ir.Program) -> dict[str, object]:
@@ -586,7 +567,8 @@ Position = tuple[tuple[Dimension, int], ...]
 
 
 class _Tasklet:
-    """The C++ code of one call's tasklet, in SSA form, with its connectors and memlets.
+    """The C++ code of one call's tasklet (the one expression emitter of
+    `stencilchain.steps.cpp.expressions`), with its connectors and memlets.
 
     `inputs` and `outputs` map connector names to memlet text; field reads are keyed by
     (field, offset), so each distinct access is one connector.
@@ -599,30 +581,35 @@ class _Tasklet:
         dims: list[Dimension],
         prefix: str,
     ) -> None:
-        self.cse = cse
         self.prefix = prefix
         self.params = params
         self.dims = dims
         self.inputs: dict[str, str] = {}
         self.outputs: dict[str, str] = {}
-        self.statements: list[str] = []
         self._reads: dict[tuple[str, Position], str] = {}
-        self._memo: dict[tuple[ir.Expr, Position], str] = {}
-        self._count = 0
+        self.emitter = ExpressionEmitter(
+            self.read,
+            lambda name: self.read(name, {}),
+            cse=cse,
+            decimal_literals=True,
+            tuples=False,
+            prefix=f"{prefix}t",
+        )
 
     def code(self, body: ir.Expr, outs: tuple[str | None, ...]) -> str:
         """The tasklet computing `body` and writing each element to its output (None: to
         none, the value is not needed)."""
-        values = [self.emit(e, {}) for e in _tuple_elements(body)]
+        values = [self.emitter.emit(e, {}) for e in _tuple_elements(body)]
         if len(values) != len(outs):
             raise ValueError(f"{len(values)} results for {len(outs)} outputs {outs}")
+        statements = list(self.emitter.statements)
         for k, (name, value) in enumerate(zip(outs, values)):
             if name is None:
                 continue
             connector = f"{self.prefix}out{k}_{name}"
             self.outputs[connector] = f"{name}[{self.subset(name, ())}]"
-            self.statements.append(f"{connector} = {value};")
-        return "\n".join(self.statements)
+            statements.append(f"{connector} = {value};")
+        return "\n".join(statements)
 
     def subset(self, name: str, pos: Position) -> str:
         ftype = self.params[name]
@@ -653,94 +640,6 @@ class _Tasklet:
                 self.inputs[connector] = f"{name}[0]"
         return connector
 
-    def bind(self, dtype: ScalarType, value: str) -> str:
-        name = f"{self.prefix}t{self._count}"
-        self._count += 1
-        self.statements.append(f"const {_CPP_TYPES[dtype.name]} {name} = {value};")
-        return name
-
-    def emit(self, expr: ir.Expr, pos: Mapping[Dimension, int]) -> str:
-        """A C++ expression (a literal, a connector or a temporary) for `expr` at `pos`."""
-        if isinstance(expr, ir.Literal):
-            return cpp_literal(expr.value, expr.type)
-        if isinstance(expr, ir.Ref):
-            return self.read(expr.name, pos)
-        if isinstance(expr, ir.Shift):
-            moved = dict(pos)
-            for dim, amount in expr.offsets:
-                moved[dim] = moved.get(dim, 0) + amount
-            return self.emit(expr.expr, moved)
-        if isinstance(expr, (ir.Call, ir.MakeTuple, ir.TupleGet)):
-            raise ValueError(f"{type(expr).__name__} left in an inlined body: {expr!r}")
-        key = (expr, () if isinstance(expr.type, ScalarType) else _position(pos))
-        if self.cse and key in self._memo:
-            return self._memo[key]
-        name = self.value(expr, pos)
-        if self.cse:
-            self._memo[key] = name
-        return name
-
-    def value(self, expr: ir.Expr, pos: Mapping[Dimension, int]) -> str:
-        dtype = _dtype(expr.type)
-        if isinstance(expr, ir.Binary):
-            left, right = self.emit(expr.left, pos), self.emit(expr.right, pos)
-            operand = _dtype(expr.left.type)
-            if expr.op == "pow":
-                if dtype.is_float:
-                    return self.bind(dtype, f"std::pow({left}, {right})")
-                assert isinstance(expr.right, ir.Literal), "an integer power has a literal exponent"
-                return self.int_power(dtype, left, int(expr.right.value))
-            if operand.is_integer and expr.op in ("add", "sub", "mul"):
-                return self.bind(dtype, _wrapping(operand, left, _INFIX[expr.op], right))
-            return self.bind(dtype, f"({left} {_INFIX[expr.op]} {right})")
-        if isinstance(expr, ir.Unary):
-            arg = self.emit(expr.operand, pos)
-            if expr.op == "not":
-                return self.bind(dtype, f"(!{arg})")
-            if dtype.is_integer:
-                return self.bind(dtype, _wrapping(dtype, "0", "-", arg))
-            return self.bind(dtype, f"(-{arg})")
-        if isinstance(expr, ir.MathCall):
-            args = [self.emit(a, pos) for a in expr.args]
-            if expr.fn in ("minimum", "maximum"):
-                a, b = args
-                pick = (
-                    f"({b} < {a} ? {b} : {a})"
-                    if expr.fn == "minimum"
-                    else f"({a} < {b} ? {b} : {a})"
-                )
-                if dtype.is_float:  # NaN propagates, as in numpy.minimum/maximum
-                    pick = f"(({a} != {a} || {b} != {b}) ? {a} + {b} : {pick})"
-                return self.bind(dtype, pick)
-            if expr.fn == "abs" and dtype.is_integer:  # abs(min) wraps to min, as in NumPy
-                (a,) = args
-                return self.bind(dtype, f"({a} < 0 ? {_wrapping(dtype, '0', '-', a)} : {a})")
-            return self.bind(dtype, f"{_FLOAT_MATH[expr.fn]}({args[0]})")
-        if isinstance(expr, ir.Where):
-            cond = self.emit(expr.cond, pos)
-            true, false = self.emit(expr.true, pos), self.emit(expr.false, pos)
-            return self.bind(dtype, f"({cond} ? {true} : {false})")
-        if isinstance(expr, ir.Cast):
-            value = self.emit(expr.expr, pos)
-            return self.bind(dtype, f"static_cast<{_CPP_TYPES[dtype.name]}>({value})")
-        raise TypeError(f"unknown IR node {type(expr).__name__}")
-
-    def int_power(self, dtype: ScalarType, base: str, exponent: int) -> str:
-        """`base ** exponent` by squaring, wrapping around like NumPy's integer power."""
-        result: str | None = None
-        square = base
-        while exponent:
-            if exponent & 1:
-                result = (
-                    square
-                    if result is None
-                    else self.bind(dtype, _wrapping(dtype, result, "*", square))
-                )
-            exponent >>= 1
-            if exponent:
-                square = self.bind(dtype, _wrapping(dtype, square, "*", square))
-        return result if result is not None else cpp_literal(1, dtype)
-
 
 def _tuple_elements(body: ir.Expr) -> tuple[ir.Expr, ...]:
     return body.elems if isinstance(body, ir.MakeTuple) else (body,)
@@ -748,23 +647,6 @@ def _tuple_elements(body: ir.Expr) -> tuple[ir.Expr, ...]:
 
 def _position(pos: Mapping[Dimension, int]) -> Position:
     return tuple(sorted(((d, a) for d, a in pos.items() if a != 0), key=lambda x: x[0].name))
-
-
-def _dtype(t: ir.Type) -> ScalarType:
-    if isinstance(t, ir.FieldType):
-        return t.dtype
-    if isinstance(t, ir.TupleType):
-        raise TypeError(f"a tuple {t!r} has no single dtype")
-    return t
-
-
-def _wrapping(dtype: ScalarType, left: str, op: str, right: str) -> str:
-    """`left op right` in the integer `dtype`, wrapping around (in the unsigned type)."""
-    unsigned = _UNSIGNED[dtype.name]
-    return (
-        f"static_cast<{_CPP_TYPES[dtype.name]}>(static_cast<{unsigned}>({left}) {op} "
-        f"static_cast<{unsigned}>({right}))"
-    )
 
 
 def cpp_literal(value: bool | int | float, dtype: ScalarType) -> str:

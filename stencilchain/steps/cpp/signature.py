@@ -1,4 +1,4 @@
-"""The C++ signature of a generated program function, shared by translation and bindings.
+"""The C++ signature of a generated program function, shared by translations and bindings.
 
 Its C++ names are injective in the program's names: a field's pointer is `p_<name>`, its
 strides `s<axis>_<name>`, a scalar `s_<name>`, a size `n_<dim>`, an index `i_<dim>`, and

@@ -1,0 +1,69 @@
+"""Each call's domain, as C++ in the program function: its bounds and the check that its
+reads stay inside the arrays (status 1, a DomainError, with the embedded executor's
+message). Both families emit it, so they raise the same errors at the same points.
+
+The code uses the names of `stencilchain.steps.cpp.signature`: sizes `n_<dim>`, the
+call's bounds `sc_start_<dim>`/`sc_stop_<dim>`, and the error buffer `err`/`err_len`.
+"""
+
+from __future__ import annotations
+
+from stencilchain.program import ir
+from stencilchain.steps.cpp.signature import bound_var, size_var
+
+
+def domain_bounds(call: ir.ProgramCall) -> list[str]:
+    """The declarations of the call's bounds along each dimension of its domain."""
+    lines = []
+    for dd in call.domain.dims:
+        for side, bounds, pick in (("start", dd.starts, "max"), ("stop", dd.stops, "min")):
+            values = [
+                f"{size_var(dd.dim)} + ({b.value})" if b.from_end else f"{b.value}" for b in bounds
+            ]
+            value = (
+                values[0]
+                if len(values) == 1
+                else f"std::{pick}<std::int64_t>({{{', '.join(values)}}})"
+            )
+            lines.append(f"const std::int64_t {bound_var(dd.dim, side)} = {value};")
+    return lines
+
+
+def nonempty(call: ir.ProgramCall) -> str:
+    """The C++ condition that the call's domain (after `domain_bounds`) is not empty."""
+    return " && ".join(
+        f"{bound_var(dd.dim, 'stop')} > {bound_var(dd.dim, 'start')}" for dd in call.domain.dims
+    )
+
+
+def halo_checks(program_name: str, call: ir.ProgramCall) -> list[str]:
+    """Returns 1 with a message in `err` where the call's reads leave the arrays (after
+    `domain_bounds`, inside the `nonempty` branch: an empty domain does nothing)."""
+    lines = []
+    for dd in call.domain.dims:
+        d, (lo, hi), n = dd.dim.name, dd.halo, size_var(dd.dim)
+        start, stop = bound_var(dd.dim, "start"), bound_var(dd.dim, "stop")
+        lines += [
+            f"if ({start} - {lo} < 0 || {stop} + {hi} > {n}) {{",
+            f'    std::snprintf(err, err_len, "call of {call.callee} in {program_name}(): '
+            f"domain {d}: [%lld, %lld) with reads from {d}-{lo} to {d}+{hi} leaves the "
+            f'array of size %lld along {d}", (long long){start}, (long long){stop}, '
+            f"(long long){n});",
+            "    return 1;",
+            "}",
+        ]
+    return lines
+
+
+def domain_checks(program: ir.Program) -> list[str]:
+    """Every call's domain check, in a block of its own, before any call runs: a
+    DomainError then leaves the outputs as they were. `program` is the program as the user
+    wrote it (the callee names are those of its calls)."""
+    lines = []
+    for index, call in enumerate(program.calls):
+        lines.append(f"{{  // domain of call {index}")
+        lines += ["    " + line for line in domain_bounds(call)]
+        lines.append(f"    if ({nonempty(call)}) {{")
+        lines += ["        " + line for line in halo_checks(program.name, call)]
+        lines += ["    }", "}"]
+    return lines

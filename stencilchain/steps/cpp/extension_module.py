@@ -1,0 +1,178 @@
+"""The Python extension module around a program function `sc_run_<program>`: both
+families' bindings are this module (GTFN around its program, DaCe around its shim).
+
+Its entry point takes the program's arguments in order and converts nothing (the
+`noconvert()` contract): arrays must be NumPy arrays (CPU) or expose
+`__cuda_array_interface__` (GPU) with exactly the declared dtype and ndim; scalars must
+be of the declared kind. Any mismatch raises the module's `ArgumentMismatch` (a
+TypeError) before any work; the runtime then reports it through the shared Python
+argument checker, so every backend gives the same messages. The GIL is released
+around the program.
+
+The entry point is a METH_FASTCALL function written against the CPython API, so a call
+costs well under a microsecond and the module compiles without parsing pybind11's
+headers (about 5 s each on a 2-core machine); flavor "pybind11" defines the same
+entry point inside a `PYBIND11_MODULE` instead (see docs/adr/0004-bindings.md). The fixed
+parts are the module_*.h/.cpp files beside this module.
+"""
+
+from __future__ import annotations
+
+from stencilchain.program.arguments import overlap_message
+from stencilchain.program.device import Device
+from stencilchain.steps.cpp.package_text import package_text
+from stencilchain.steps.cpp.signature import FieldArg, ProgramSignature, ScalarArg, size_var
+from stencilchain.steps.settings import DataLayout
+from stencilchain.steps.stages import ProgramSource
+
+FLAVORS = ("capi", "pybind11")
+_TYPESTR = {"float32": "f4", "float64": "f8", "int32": "i4", "int64": "i8", "bool": "b1"}
+_DTYPE_ID = {
+    "float32": "SC_FLOAT32",
+    "float64": "SC_FLOAT64",
+    "int32": "SC_INT32",
+    "int64": "SC_INT64",
+    "bool": "SC_BOOL",
+}
+
+
+def extension_module_source(
+    source: ProgramSource, *, device: Device, data_layout: DataLayout, flavor: str
+) -> str:
+    """The C++ (CUDA on the GPU) of the module that checks the arguments of
+    `source.program` and calls its `sc_run_<program>`, which `source` defines."""
+    if flavor not in FLAVORS:
+        raise ValueError(f"extension module flavor must be one of {FLAVORS}, got {flavor!r}")
+    return _ModuleWriter(source, device, data_layout).source(flavor)
+
+
+def extension_module_deps(flavor: str) -> tuple[str, ...]:
+    """The libraries a module of this flavor is built against."""
+    return ("pybind11",) if flavor == "pybind11" else ()
+
+
+def _text(name: str) -> str:
+    return package_text("stencilchain.steps.cpp", name)
+
+
+class _ModuleWriter:
+    def __init__(self, source: ProgramSource, device: Device, data_layout: DataLayout) -> None:
+        self.entry_point = source.entry_point
+        self.program = source.program
+        self.signature = ProgramSignature.of(source.program, source.workspace)
+        self.gpu = device is Device.GPU
+        self.unit_stride = data_layout is DataLayout.UNIT_STRIDE
+
+    def _field_check(self, index: int, f: FieldArg) -> str:
+        unit = "true" if self.unit_stride else "false"
+        written = "true" if f.written else "false"
+        itemsize = f.type.dtype.numpy.itemsize
+        ndim = len(f.type.dims)
+        if self.gpu:
+            dtype = f'"{_TYPESTR[f.type.dtype.name]}"'
+            check = "sc_cuda_array"
+        else:
+            dtype, check = _DTYPE_ID[f.type.dtype.name], "sc_numpy_array"
+        return (
+            f'    const sc_array a{index} = {check}(args[{index}], "{f.name}", {ndim}, {dtype}, '
+            f"{itemsize}, {written}, {unit});"
+        )
+
+    def entry(self) -> str:
+        sig = self.signature
+        n = len(sig.params)
+        takes = f"{n} arguments" + (
+            " and a workspace (or None to ask its size)" if sig.workspace else ""
+        )
+        lines = [
+            "PyObject* sc_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {",
+            "    try {",
+            f'    if (nargs != {n + sig.workspace}) throw sc_mismatch("{self.program.name}() takes {takes}");',
+        ]
+        lines += [f"    std::int64_t {size_var(d)} = -1;" for d in sig.dims]
+        call_args: list[str] = []
+        scalar_args: list[str] = []
+        for index, p in enumerate(sig.params):
+            if isinstance(p, FieldArg):
+                lines.append(self._field_check(index, p))
+                lines += [
+                    f'    sc_set_size({size_var(d)}, a{index}.shape[{axis}], "{p.name}", "{d.name}");'
+                    for axis, d in enumerate(p.type.dims)
+                ]
+                const = "" if p.written else "const "
+                call_args.append(f"reinterpret_cast<{const}{p.type.dtype.cpp}*>(a{index}.data)")
+                call_args += [f"a{index}.strides[{a}]" for a in range(len(p.type.dims))]
+            else:
+                assert isinstance(p, ScalarArg)
+                lines.append(
+                    f"    const {p.dtype.cpp} v{index} = "
+                    f'sc_scalar<{p.dtype.cpp}>(args[{index}], "{p.name}");'
+                )
+                scalar_args.append(f"v{index}")
+        fields = [(i, p) for i, p in enumerate(sig.params) if isinstance(p, FieldArg)]
+        for i, w in fields:
+            if not w.written:
+                continue
+            for j, other in fields:
+                if j == i:
+                    continue
+                lines.append(
+                    f"    if (sc_overlap(a{i}, {len(w.type.dims)}, {w.type.dtype.numpy.itemsize}, "
+                    f"a{j}, {len(other.type.dims)}, {other.type.dtype.numpy.itemsize})) "
+                    f'sc_fail("{w.name}", "{overlap_message(other.name)}");'
+                )
+        call_args += [size_var(d) for d in sig.dims] + scalar_args
+        if sig.workspace:
+            lines += [
+                "    char* workspace = nullptr;",
+                "    std::size_t workspace_nbytes = 0, workspace_needed = 0;",
+                f"    if (args[{n}] != Py_None) sc_workspace(args[{n}], &workspace, &workspace_nbytes);",
+            ]
+            call_args += ["workspace", "workspace_nbytes", "&workspace_needed"]
+        call_args += ["err", "sizeof(err)"]
+        lines += [
+            "    char err[512] = {0};",
+            "    int status;",
+            "    Py_BEGIN_ALLOW_THREADS",
+            f"    status = {sig.function}({', '.join(call_args)});",
+            "    Py_END_ALLOW_THREADS",
+            "    if (status != 0) {  // see stencilchain/steps/cpp/signature.py for the codes",
+            "        PyObject* kind = status == 1   ? sc_globals.domain_error",
+            "                         : status == 4 ? sc_globals.workspace_error",
+            "                         : status == 5 ? PyExc_MemoryError",
+            "                                       : PyExc_RuntimeError;",
+            "        PyErr_SetString(kind, err);",
+            "        return nullptr;",
+            "    }",
+            *(
+                [f"    if (args[{n}] == Py_None) return PyLong_FromSize_t(workspace_needed);"]
+                if sig.workspace
+                else []
+            ),
+            "    Py_RETURN_NONE;",
+            "    } catch (const sc_mismatch& e) {",
+            "        PyErr_SetString(sc_globals.mismatch, e.what());",
+            "        return nullptr;",
+            "    } catch (const std::exception& e) {",
+            "        PyErr_SetString(PyExc_RuntimeError, e.what());",
+            "        return nullptr;",
+            "    }",
+            "}",
+        ]
+        return "\n".join(lines)
+
+    def source(self, flavor: str) -> str:
+        return "\n".join(
+            [
+                f"// generated by stencilchain: bindings of program {self.program.name}",
+                f'#define SC_PROGRAM "{self.program.name}"',
+                f'#define SC_ENTRY_NAME "{self.entry_point}"',
+                _text("module_helpers.h"),
+                _text("module_gpu_arrays.h" if self.gpu else "module_cpu_arrays.h"),
+                f"{self.signature.declaration()};",
+                "namespace {",
+                self.entry(),
+                "}  // namespace",
+                _text("module_pybind11.cpp" if flavor == "pybind11" else "module_capi.cpp"),
+            ]
+        )

@@ -1,0 +1,25 @@
+// The extension module on the CPython API (flavor "capi"): PyInit_<STENCILCHAIN_MODULE_NAME>
+// with one METH_FASTCALL function, sc_entry, named SC_ENTRY_NAME.
+namespace {
+PyMethodDef sc_methods[] = {
+    {SC_ENTRY_NAME, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&sc_entry)),
+     METH_FASTCALL, "Run program " SC_PROGRAM " (arguments in declaration order)."},
+    {nullptr, nullptr, 0, nullptr}};
+PyModuleDef sc_module = {PyModuleDef_HEAD_INIT, SC_STR(STENCILCHAIN_MODULE_NAME),
+                         "stencilchain program " SC_PROGRAM, -1, sc_methods,
+                         nullptr, nullptr, nullptr, nullptr};
+}  // namespace
+
+PyMODINIT_FUNC SC_CAT(PyInit_, STENCILCHAIN_MODULE_NAME)(void) {
+    if (!sc_init_globals()) return nullptr;
+    PyObject* m = PyModule_Create(&sc_module);
+    if (m == nullptr) return nullptr;
+    sc_globals.mismatch = PyErr_NewException(SC_STR(STENCILCHAIN_MODULE_NAME) ".ArgumentMismatch",
+                                             PyExc_TypeError, nullptr);
+    Py_XINCREF(sc_globals.mismatch);
+    if (sc_globals.mismatch == nullptr || PyModule_AddObject(m, "ArgumentMismatch", sc_globals.mismatch) < 0) {
+        Py_DECREF(m);
+        return nullptr;
+    }
+    return m;
+}

@@ -1,0 +1,58 @@
+// CPU arrays of the extension module: NumPy arrays, read through the leading fields of
+// PyArrayObject, and the workspace.
+namespace {
+// The leading fields of NumPy's PyArrayObject (stable ABI since NumPy 1.7).
+struct sc_ndarray {
+    PyObject_HEAD
+    char* data;
+    int nd;
+    Py_ssize_t* dimensions;
+    Py_ssize_t* strides;
+    PyObject* base;
+    PyObject* descr;
+    int flags;
+};
+constexpr int SC_NPY_WRITEABLE = 0x0400;
+
+sc_array sc_numpy_array(PyObject* o, const char* name, int ndim, int dtype, std::int64_t itemsize,
+                        bool written, bool unit_stride) {
+    if (!PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(sc_globals.ndarray))) {
+        sc_fail(name, "expected a numpy array");
+    }
+    auto* a = reinterpret_cast<sc_ndarray*>(o);
+    if (a->nd != ndim) sc_fail(name, "wrong number of dimensions");
+    PyObject* expected = sc_globals.dtypes[dtype];
+    if (a->descr != expected && PyObject_RichCompareBool(a->descr, expected, Py_EQ) != 1) {
+        PyErr_Clear();
+        sc_fail(name, "wrong dtype");
+    }
+    if (written && !(a->flags & SC_NPY_WRITEABLE)) sc_fail(name, "is written by the program but is read-only");
+    sc_array out;
+    out.data = a->data;
+    for (int k = 0; k < ndim; ++k) {
+        out.shape[k] = a->dimensions[k];
+        if (a->strides[k] % itemsize != 0) sc_fail(name, "a stride is not a multiple of the item size");
+        out.strides[k] = a->strides[k] / itemsize;
+    }
+    sc_check_layout(out, ndim, unit_stride, name);
+    return out;
+}
+
+constexpr int SC_NPY_C_CONTIGUOUS = 0x0001;
+
+// The workspace: a writeable, contiguous 1-D uint8 array, 8-byte aligned.
+void sc_workspace(PyObject* o, char** data, std::size_t* nbytes) {
+    const char* what = "must be a writeable, contiguous 1-D numpy array of uint8 (e.g. "
+                       "numpy.empty(nbytes, numpy.uint8)) starting at an 8-byte boundary";
+    if (!PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(sc_globals.ndarray))) sc_fail("workspace", what);
+    auto* a = reinterpret_cast<sc_ndarray*>(o);
+    if (a->nd != 1 || !(a->flags & SC_NPY_C_CONTIGUOUS) || !(a->flags & SC_NPY_WRITEABLE) ||
+        (a->descr != sc_globals.uint8 && PyObject_RichCompareBool(a->descr, sc_globals.uint8, Py_EQ) != 1) ||
+        reinterpret_cast<std::uintptr_t>(a->data) % 8 != 0) {
+        PyErr_Clear();
+        sc_fail("workspace", what);
+    }
+    *data = a->data;
+    *nbytes = static_cast<std::size_t>(a->dimensions[0]);
+}
+}  // namespace

@@ -1,0 +1,112 @@
+"""Field operators as C++ function templates: the GTFN translation without transforms.
+
+Each field operator `f` becomes `sc_fop_f(<fields>, <scalars>, <indices>)`: a field
+parameter is any callable taking the indices of the parameter's own dimensions (a lambda
+at the call site), a scalar is a value, and the indices are those of the result's
+dimensions. A parameter over a dimension the result lacks is only passed on, never read
+at the result's indices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+from stencilchain.steps.cpp.expressions import ExpressionEmitter, cpp_type
+from stencilchain.steps.cpp.signature import index_var
+
+
+def function_name(fop: str) -> str:
+    return f"sc_fop_{fop}"
+
+
+def result_dims(t: ir.FieldType | ir.TupleType) -> tuple[Dimension, ...]:
+    """The dimensions of a field operator's result (every element's, for a tuple)."""
+    return t.dims if isinstance(t, ir.FieldType) else t.elems[0].dims
+
+
+def _indices(dims: tuple[Dimension, ...], pos: Mapping[Dimension, int]) -> list[str]:
+    return [index_var(d) if pos.get(d, 0) == 0 else f"{index_var(d)} + {pos[d]}" for d in dims]
+
+
+class FieldOperatorFunctions:
+    """The function templates of a program's field operators, and their calls."""
+
+    def __init__(self, program: ir.Program) -> None:
+        self.program = program
+        self.fops = {f.name: f for f in program.field_operators}
+
+    def emit_call(
+        self, call: ir.Call, pos: Mapping[Dimension, int], emitter: ExpressionEmitter
+    ) -> str:
+        """The C++ of `call` at `pos` from the scope of `emitter`: each field argument a
+        lambda over its parameter's dimensions, evaluated in that scope."""
+        callee = self.fops[call.callee]
+        args = []
+        for param, arg in zip(callee.params, call.args):
+            if isinstance(param.type, ir.FieldType):
+                sub = emitter.nested(prefix=f"{emitter.fresh()}_")
+                value = sub.emit(arg, {})
+                body = " ".join([*sub.statements, f"return {value};"])
+                params = ", ".join(f"std::int64_t {index_var(d)}" for d in param.type.dims)
+                args.append(f"[&]({params}) {{ {body} }}")
+            else:
+                args.append(emitter.emit(arg, pos))
+        args += _indices(result_dims(callee.return_type), pos)
+        return f"{function_name(callee.name)}({', '.join(args)})"
+
+    def definitions(self) -> list[str]:
+        """Every field operator's function template, each after the ones it calls."""
+        return [self._definition(fop) for fop in _callees_first(self.program)]
+
+    def _definition(self, fop: ir.FieldOperatorDef) -> str:
+        dims = result_dims(fop.return_type)
+        field_dims = {p.name: p.type.dims for p in fop.params if isinstance(p.type, ir.FieldType)}
+        template = ", ".join(f"class A_{name}" for name in field_dims)
+        params = []
+        for p in fop.params:
+            if isinstance(p.type, ir.FieldType):
+                params.append(f"const A_{p.name}& a_{p.name}")
+            else:
+                params.append(f"{cpp_type(p.type)} s_{p.name}")
+        params += [f"std::int64_t {index_var(d)}" for d in dims]
+
+        def read_field(name: str, pos: Mapping[Dimension, int]) -> str:
+            return f"a_{name}({', '.join(_indices(field_dims[name], pos))})"
+
+        emitter = ExpressionEmitter(
+            read_field, lambda name: f"s_{name}", cse=False, call_field_operator=self.emit_call
+        )
+        result = emitter.emit(fop.body, {})
+        header = f"template <{template}>\n" if template else ""
+        body = "\n".join(f"    {s}" for s in [*emitter.statements, f"return {result};"])
+        return (
+            f"{header}SC_HD inline {cpp_type(fop.return_type)} "
+            f"{function_name(fop.name)}({', '.join(params)}) {{\n{body}\n}}\n"
+        )
+
+
+def _callees_first(program: ir.Program) -> list[ir.FieldOperatorDef]:
+    """Field operators ordered so that each comes after the ones it calls."""
+    fops = {f.name: f for f in program.field_operators}
+    done: list[ir.FieldOperatorDef] = []
+    seen: set[str] = set()
+
+    def calls_in(expr: ir.Expr) -> list[str]:
+        names = [expr.callee] if isinstance(expr, ir.Call) else []
+        for child in ir.children(expr):
+            names += calls_in(child)
+        return names
+
+    def visit(name: str) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        for callee in calls_in(fops[name].body):
+            visit(callee)
+        done.append(fops[name])
+
+    for fop in program.field_operators:
+        visit(fop.name)
+    return done

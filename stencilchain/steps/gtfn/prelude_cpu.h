@@ -1,0 +1,2 @@
+#define SC_HD
+namespace sc_tuple_ns = std;
