@@ -78,7 +78,7 @@ class BuildCache:
     """
 
     root: Path
-    cache_root: Path | None = None
+    cache_root: Path | None = dataclasses.field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         if self.cache_root is not None and not Path(self.root).is_relative_to(self.cache_root):

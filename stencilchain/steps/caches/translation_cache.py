@@ -63,7 +63,7 @@ class TranslationCache:
     """
 
     root: Path
-    cache_root: Path | None = None
+    cache_root: Path | None = dataclasses.field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         if self.cache_root is not None and not Path(self.root).is_relative_to(self.cache_root):
