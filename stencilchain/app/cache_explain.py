@@ -1,33 +1,32 @@
 """`cache explain`: would a program hit the caches, and if not, what differs.
 
-A key is a hash of its components, so a miss is explained against the nearest existing
-entry of the same program name, component by component:
+A key is a hash of its components, so a miss is explained against the nearest entry of
+the same program name, component by component, with what the entry recorded (see
+`CacheEntry`) against what the toolchain would record now (see `Probe`):
 
-- translation key = (program fingerprint, translation step settings, package version).
-  An entry stores the program's fingerprint and the version; if both match, the step
-  settings must differ (nothing else enters the key).
-- build key = (entry point, extension source, build context). The extension source is
-  the program fingerprint with the generated program and bindings code (the translation
-  and bindings settings); the build context holds the build type, flags, tools and the
-  package version. Markers that record `key_program`, `key_source` and `key_context`
-  (the context's JSON) are compared exactly; for other markers the components are
-  inferred from the marker's device and build type, the sources kept in the build folder,
-  and the translation entries (which tell the program fingerprint of a generated source).
+- translation key = (program fingerprint, translation step settings, package version);
+  an entry records all three.
+- build key = (entry point, extension source, build context). A marker records the
+  program's fingerprint, the fingerprint of the extension source, the settings of the
+  steps that generated it (translation and bindings) and the build context, which holds
+  the package version.
+
+A differing setting is named with both values (`build_type: release when built, debug
+now`), nested settings by their path (`python.python_version: ...`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from stencilchain._version import package_version
-from stencilchain.app.cache_inventory import BUILD, TRANSLATION, Entry
+from stencilchain.app.cache_inventory import as_dict
 from stencilchain.app.cache_probe import Probe
 from stencilchain.program.hashing import sha256_of
-from stencilchain.steps.stages import ProgramSource
+from stencilchain.steps.caches.entries import BUILD, TRANSLATION, CacheEntry
 
 SAME, DIFFERS, UNKNOWN = "same", "differs", "unknown"
 PROGRAM, SETTINGS, CONTEXT, VERSION = (
@@ -36,6 +35,8 @@ PROGRAM, SETTINGS, CONTEXT, VERSION = (
     "build context",
     "version",
 )
+_VERSION_SETTING = "package"  # the build context's record of the package version
+_LONGEST_VALUE = 60
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Explanation:
     enabled: bool
     hit: bool
     key: str | None
-    nearest: Entry | None = None
+    nearest: CacheEntry | None = None
     components: Mapping[str, str] = dataclasses.field(default_factory=dict)
     details: Sequence[str] = ()
 
@@ -60,59 +61,38 @@ class Explanation:
             "enabled": self.enabled,
             "hit": self.hit,
             "key": self.key,
-            "nearest": None if self.nearest is None else self.nearest.as_dict(),
+            "nearest": None if self.nearest is None else as_dict(self.nearest),
             "components": dict(self.components),
             "differs": self.differs,
             "details": list(self.details),
         }
 
 
-def explain_translation(probe: Probe, entries: Sequence[Entry]) -> Explanation:
+_Compare = Callable[[CacheEntry], tuple[dict[str, str], list[str]]]
+
+
+def explain_translation(
+    probe: Probe, entries: Sequence[CacheEntry], family: str = ""
+) -> Explanation:
+    """The translation cache's answer; the nearest entry is one of the same `family`
+    (if any is cached)."""
     if probe.translation_key is None:
         return Explanation(TRANSLATION, False, False, None)
     if probe.translation_hit:
         return Explanation(TRANSLATION, True, True, probe.translation_key)
-    name, fingerprint = probe.program.name, probe.program.fingerprint()
-    candidates = [
-        e for e in entries if e.kind == TRANSLATION and e.name == probe.source.entry_point
-    ]
-    same_language = [e for e in candidates if e.metadata.get("language") == probe.source.language]
-    best: tuple[int, float, Entry, dict[str, str], list[str]] | None = None
-    for entry in same_language or candidates:
-        components, details = _translation_components(entry, fingerprint)
-        score = sum(s == SAME for s in components.values())
-        if best is None or (score, entry.time) > best[:2]:
-            best = (score, entry.time, entry, components, details)
-    if best is None:
-        return Explanation(
-            TRANSLATION, True, False, probe.translation_key,
-            details=[f"no translation of a program named {name!r} is cached"],
-        )  # fmt: skip
-    return Explanation(TRANSLATION, True, False, probe.translation_key, best[2], best[3], best[4])
+    name = probe.source.entry_point
+    candidates = [e for e in entries if e.kind == TRANSLATION and e.name == name]
+    candidates = [e for e in candidates if e.family == family] or candidates
+    return _nearest(
+        TRANSLATION,
+        probe.translation_key,
+        candidates,
+        lambda entry: _translation_components(probe, entry),
+        f"no translation of a program named {name!r} is cached",
+    )
 
 
-def _translation_components(entry: Entry, fingerprint: str) -> tuple[dict[str, str], list[str]]:
-    meta = entry.metadata
-    if "problem" in meta:
-        return {PROGRAM: UNKNOWN, SETTINGS: UNKNOWN, VERSION: UNKNOWN}, [meta["problem"]]
-    details = []
-    program = SAME if meta.get("program") == fingerprint else DIFFERS
-    version = SAME if meta.get("version") == package_version() else DIFFERS
-    if version == DIFFERS:
-        details.append(
-            f"written by stencilchain {meta.get('version')}, this is {package_version()}"
-        )
-    if program == DIFFERS:
-        details.append("the program's IR changed since (its fingerprint differs)")
-    if program == SAME and version == SAME:
-        settings = DIFFERS  # the only other component of the key
-        details.append("the translation step's settings differ (e.g. transforms, layout, device)")
-    else:
-        settings = UNKNOWN
-    return {PROGRAM: program, SETTINGS: settings, VERSION: version}, details
-
-
-def explain_build(probe: Probe, entries: Sequence[Entry], family: str = "") -> Explanation:
+def explain_build(probe: Probe, entries: Sequence[CacheEntry], family: str = "") -> Explanation:
     """The build cache's answer; the nearest entry is one of the same `family` (if known)."""
     if probe.build_key is None or probe.build_cache is None:
         return Explanation(
@@ -121,127 +101,177 @@ def explain_build(probe: Probe, entries: Sequence[Entry], family: str = "") -> E
         )  # fmt: skip
     if probe.build_hit:
         return Explanation(BUILD, True, True, probe.build_key)
-    entry_point = probe.extension.entry_point
+    name = probe.extension.entry_point
     candidates = [
         e
         for e in entries
-        if e.kind == BUILD and e.name == entry_point and (not family or e.family in (family, ""))
+        if e.kind == BUILD and e.name == name and (not family or e.family in (family, ""))
     ]
-    sources = _translated_sources(entries)
-    best: tuple[int, float, Entry, dict[str, str], list[str]] | None = None
+    what = f"{family} build" if family else "build"
+    return _nearest(
+        BUILD,
+        probe.build_key,
+        candidates,
+        lambda entry: _build_components(probe, entry),
+        f"no {what} of a program named {name!r} is cached",
+    )
+
+
+def _nearest(
+    cache: str, key: str, candidates: Sequence[CacheEntry], compare: _Compare, none: str
+) -> Explanation:
+    """The miss explained by the candidate with the most equal components (the newest of
+    equals)."""
+    best: tuple[int, float, CacheEntry, dict[str, str], list[str]] | None = None
     for entry in candidates:
-        components, details = _build_components(probe, entry, sources)
+        components, details = compare(entry)
         score = sum(s == SAME for s in components.values())
-        if best is None or (score, entry.time) > best[:2]:
-            best = (score, entry.time, entry, components, details)
+        if best is None or (score, entry.completed) > best[:2]:
+            best = (score, entry.completed, entry, components, details)
     if best is None:
-        return Explanation(
-            BUILD, True, False, probe.build_key,
-            details=[f"no {family} build of a program named {entry_point!r} is cached".replace("  ", " ")],
-        )  # fmt: skip
-    return Explanation(BUILD, True, False, probe.build_key, best[2], best[3], best[4])
+        return Explanation(cache, True, False, key, details=[none])
+    return Explanation(cache, True, False, key, best[2], best[3], best[4])
 
 
-def _translated_sources(entries: Sequence[Entry]) -> dict[str, set[str]]:
-    """Program fingerprints by the sha256 of the code translated from them."""
-    sources: dict[str, set[str]] = {}
-    for e in entries:
-        if e.kind == TRANSLATION and "source_sha256" in e.metadata:
-            sources.setdefault(e.metadata["source_sha256"], set()).add(e.metadata["program"])
-    return sources
-
-
-def _build_components(
-    probe: Probe, entry: Entry, sources: Mapping[str, set[str]]
-) -> tuple[dict[str, str], list[str]]:
-    meta = entry.metadata
-    fingerprint = probe.program.fingerprint()
+def _translation_components(probe: Probe, entry: CacheEntry) -> tuple[dict[str, str], list[str]]:
     details: list[str] = []
-    # the program fingerprint and the generated sources
-    if "key_program" in meta and "key_source" in meta:
-        program = SAME if meta["key_program"] == fingerprint else DIFFERS
-        settings = SAME if meta["key_source"] == probe.extension.fingerprint() else DIFFERS
-        if program == DIFFERS:
-            settings = UNKNOWN  # the source fingerprint covers the program's too
+    program = _program(probe, entry, details)
+    version = SAME if entry.version == package_version() else DIFFERS
+    if version == DIFFERS:
+        details.append(f"written by stencilchain {entry.version}, this is {package_version()}")
+    changes = differences(entry.translation_settings, probe.translation_settings, "translated")
+    details += changes
+    if changes:
+        settings = DIFFERS
+    elif not entry.translation_settings:
+        settings = UNKNOWN  # an entry that records no settings
+    elif program == SAME and version == SAME:
+        settings = DIFFERS  # the only other component of the key
+        details.append(
+            "the recorded settings are equal: the translation step differs in what they do "
+            "not record (its class, e.g. an overridden step)"
+        )
     else:
-        program, settings = _infer_from_sources(probe, entry.path, sources)
-    if settings == DIFFERS:
-        details.append("the generated code differs: translation or bindings settings changed")
-    if program == DIFFERS:
-        details.append("the program's IR changed since (its fingerprint differs)")
-    # the build context, with the package version
-    context, version = UNKNOWN, UNKNOWN
-    compiler = getattr(probe.plan, "compiler", None)
-    for field in ("device", "build_type"):
-        now = getattr(getattr(compiler, field, None), "value", None)
-        if field in meta and now is not None and meta[field] != now:
-            context = DIFFERS
-            details.append(f"{field}: {meta[field]} when built, {now} now")
-    if "key_context" in meta:
-        digest = getattr(probe.plan, "context_digest", None)
-        if digest is not None:
-            context = SAME if sha256_of(meta["key_context"]) == digest else DIFFERS
-        try:
-            built_with = json.loads(meta["key_context"]).get("package")
-        except (ValueError, AttributeError):
-            built_with = None
-        if built_with is not None:
-            version = SAME if built_with == package_version() else DIFFERS
-            if version == DIFFERS:
-                details.append(f"built by stencilchain {built_with}, this is {package_version()}")
-    elif context == UNKNOWN and program == SAME and settings == SAME:
-        context = DIFFERS  # same sources, other key: only the context (with the version) is left
-        details.append("same generated code: the build context differs (flags, compiler, "
-                       "tools, Python, or the stencilchain version)")  # fmt: skip
+        settings = SAME
+    return {PROGRAM: program, SETTINGS: settings, VERSION: version}, details
+
+
+def _build_components(probe: Probe, entry: CacheEntry) -> tuple[dict[str, str], list[str]]:
+    details: list[str] = []
+    program = _program(probe, entry, details)
+    settings = _build_settings(probe, entry, program, details)
+    context, version = _build_context(probe, entry, details)
+    if context == UNKNOWN and program == SAME and settings == SAME:
+        context = DIFFERS  # same sources, another key: only the context is left
+        details.append(
+            "same generated code: the build context differs (flags, compiler, tools, "
+            "Python, or the stencilchain version)"
+        )
     return {PROGRAM: program, SETTINGS: settings, CONTEXT: context, VERSION: version}, details
 
 
-def _infer_from_sources(
-    probe: Probe, folder: Path, sources: Mapping[str, set[str]]
-) -> tuple[str, str]:
-    """(program, settings) of a build whose marker records no key components, from the
-    sources kept in its folder: equal sources mean equal program and settings. A folder
-    that keeps fewer sources than the extension has (e.g. no SDFG) cannot tell a
-    difference, only a program fingerprint through the translation entries."""
-    fingerprint = probe.program.fingerprint()
-    texts = _source_texts(folder)
-    parts = _extension_texts(probe)
-    if all(_sha(t) in texts for t in parts):
-        return SAME, SAME
-    programs: set[str] = set().union(*(sources.get(t, set()) for t in texts))
-    complete = len(texts) >= len(parts)  # every source of the extension was kept
-    if complete and _sha(probe.source.source_code) in texts:
-        return SAME, DIFFERS  # same translation, other bindings
-    if fingerprint in programs:
-        return SAME, DIFFERS if complete else UNKNOWN
-    return (DIFFERS if programs else UNKNOWN), UNKNOWN
+def _program(probe: Probe, entry: CacheEntry, details: list[str]) -> str:
+    if not entry.program:
+        return UNKNOWN
+    if entry.program == probe.program.fingerprint():
+        return SAME
+    details.append("the program's IR changed since (its fingerprint differs)")
+    return DIFFERS
 
 
-def _extension_texts(probe: Probe) -> list[str]:
-    """Every generated source of the extension: program, bindings, and any other stage
-    (e.g. the SDFG of a DaCe extension)."""
-    extension = probe.extension
-    texts = [extension.program_source.source_code, extension.binding_source.source_code]
-    for field in dataclasses.fields(extension):
-        value = getattr(extension, field.name)
-        if isinstance(value, ProgramSource) and value.source_code not in texts:
-            texts.append(value.source_code)
-    return texts
+def _build_settings(probe: Probe, entry: CacheEntry, program: str, details: list[str]) -> str:
+    """Whether the generated sources differ because the steps' settings do."""
+    recorded = bool(entry.translation_settings or entry.bindings_settings)
+    changes = []
+    if entry.translation_settings:
+        changes += differences(entry.translation_settings, probe.source_settings, "built")
+    if entry.bindings_settings:
+        changes += differences(entry.bindings_settings, probe.bindings_settings, "built")
+    changes = list(dict.fromkeys(changes))  # a setting both steps have (e.g. the layout)
+    details += changes
+    source = entry.metadata.get("key_source")
+    if changes:
+        return DIFFERS
+    if source is not None and source == probe.extension.fingerprint():
+        return SAME
+    if program == DIFFERS:  # the program explains another source
+        return SAME if recorded else UNKNOWN
+    if source is None:
+        return UNKNOWN
+    details.append(
+        "the generated code differs although the recorded settings are equal"
+        if recorded
+        else "the generated code differs: translation or bindings settings changed"
+    )
+    return DIFFERS
 
 
-def _source_texts(folder: Path) -> set[str]:
-    """sha256 of each source file kept in a build folder (its `src` folder)."""
-    digests = set()
-    src = folder / "src"
-    if src.is_dir() and not src.is_symlink():
-        for path in src.iterdir():
-            if path.is_file() and not path.is_symlink() and path.name != "CMakeLists.txt":
-                try:
-                    digests.add(_sha(path.read_text()))
-                except (OSError, UnicodeDecodeError):
-                    continue
-    return digests
+def _build_context(probe: Probe, entry: CacheEntry, details: list[str]) -> tuple[str, str]:
+    """(context, version): whether the build context differs, and the package version."""
+    built = entry.build_context
+    if not built:  # a marker that records no context: its device and build type, if any
+        for name, value in (("device", entry.device), ("build_type", entry.build_type)):
+            now = probe.build_context.get(name)
+            if value and now is not None and value != now:
+                details.append(f"{name}: {value} when built, {now} now")
+                return DIFFERS, UNKNOWN
+        return UNKNOWN, UNKNOWN
+    raw = entry.metadata.get("key_context", "")
+    context = SAME if sha256_of(raw) == probe.context_digest else DIFFERS
+    version = UNKNOWN
+    if _VERSION_SETTING in built:
+        version = SAME if built[_VERSION_SETTING] == package_version() else DIFFERS
+        if version == DIFFERS:
+            details.append(
+                f"built by stencilchain {built[_VERSION_SETTING]}, this is {package_version()}"
+            )
+    others = {k: v for k, v in built.items() if k != _VERSION_SETTING}
+    now = {k: v for k, v in probe.build_context.items() if k != _VERSION_SETTING}
+    details += differences(others, now, "built")
+    return context, version
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+# --- naming what differs -------------------------------------------------------------------
+
+_ABSENT = object()
+
+
+def differences(
+    then: Mapping[str, Any], now: Mapping[str, Any], when: str, prefix: str = ""
+) -> list[str]:
+    """One line per setting that differs: `name: <then> when <when>, <now> now`. Nested
+    settings (objects, or JSON text of one) are compared setting by setting, named by
+    their path (`python.python_version`)."""
+    lines = []
+    for name in sorted(then.keys() | now.keys()):
+        before, after = then.get(name, _ABSENT), now.get(name, _ABSENT)
+        if before == after:
+            continue
+        label = f"{prefix}{name}"
+        nested_before, nested_after = _nested(before), _nested(after)
+        if nested_before is not None and nested_after is not None:
+            lines += differences(nested_before, nested_after, when, f"{label}.")
+        else:
+            lines.append(f"{label}: {_show(before)} when {when}, {_show(after)} now")
+    return lines
+
+
+def _nested(value: object) -> Mapping[str, Any] | None:
+    """`value` as settings of their own: an object, or the JSON text of one."""
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def _show(value: object) -> str:
+    if value is _ABSENT:
+        return "(none)"
+    if value is None:
+        return "none"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    if len(text) > _LONGEST_VALUE:
+        text = text[: _LONGEST_VALUE - 3] + "..."
+    return text

@@ -1,80 +1,101 @@
-"""What a toolchain would do with a program, cache-wise, without building anything:
-its translation key and build key, and whether each is in the caches."""
+"""What a toolchain would do with a program, cache-wise, without building anything or
+writing to a cache: its translation key and build key, whether each is in the caches, and
+the settings a cached entry would have to record to match.
+
+Everything is asked of the toolchain's workflow (its keys, a read-only lookup of the
+translation, the bare translation on a miss, the bindings) and of its compiler's plan.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from stencilchain.program import ir
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.caches.build_cache import BuildCache
-from stencilchain.steps.caches.translation_cache import TranslationCache
-from stencilchain.steps.stages import ExtensionSource, ProgramSource
-from stencilchain.steps.workflow import CachedStep
+from stencilchain.steps.caches.entries import settings_dict
+from stencilchain.steps.stages import ExtensionSource, ProgramSource, step_settings
+
+
+class _Plan(Protocol):
+    """What a compiler's plan says of a build: its key and its build context (JSON)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def context(self) -> str: ...
+
+    @property
+    def context_digest(self) -> str: ...
+
+
+@runtime_checkable
+class _Planner(Protocol):
+    """A compiler that tells its build plan and its build cache (both families do)."""
+
+    @property
+    def cache(self) -> BuildCache: ...
+
+    def plan(self, source: Any, /) -> _Plan: ...
 
 
 @dataclasses.dataclass(frozen=True)
 class Probe:
-    """The keys of one program in one toolchain's caches, and whether each hits.
+    """The keys of one program in one toolchain's caches, whether each hits, and what the
+    toolchain's settings are now (to compare with what an entry recorded).
 
     `translation_key` is None when translations are not cached; `build_key` is None when
-    the compiler does not tell its key (it has no `plan(source)`)."""
+    the compiler does not tell its plan. As dicts: `translation_settings` are the bare
+    translation's `step_settings` (what a translation entry records); `source_settings`
+    and `bindings_settings` what the extension's two sources record (what a build marker
+    records); `build_context` the plan's build context."""
 
     program: ir.Program
     source: ProgramSource
     extension: ExtensionSource
-    translation_cache: TranslationCache | None
     translation_key: str | None
     translation_hit: bool
+    translation_settings: Mapping[str, Any]
+    source_settings: Mapping[str, Any]
+    bindings_settings: Mapping[str, Any]
     build_cache: BuildCache | None
     build_key: str | None
     build_hit: bool
-    plan: Any
+    build_context: Mapping[str, Any]
+    context_digest: str | None
 
 
 def probe(toolchain: Toolchain, program: ir.Program) -> Probe:
-    """Translate (from the cache on a hit; nothing is written), bind, and plan the build."""
+    """Look the program up in both caches (nothing is written), translating with the bare
+    translation on a miss, binding, and planning the build (nothing is built)."""
     workflow = toolchain.workflow
-    translation = workflow.translation
-    translation_cache, translation_key, source = None, None, None
-    if isinstance(translation, CachedStep):
-        translation_key = translation.key(program)
-        if isinstance(translation.cache, TranslationCache):
-            translation_cache = translation.cache
-        text = translation.cache.get(translation_key)
-        if text is not None:
-            try:
-                source = translation.decode(program, text)
-            except (ValueError, KeyError, TypeError):
-                source = None  # unreadable: a miss, as CachedStep treats it
-        translation_hit = source is not None
-        if source is None:
-            source = translation.step(program)
-    else:
-        translation_hit = False
-        source = translation(program)
-    extension = workflow.bindings(source)
+    key = workflow.translation_key(program)
+    cached = workflow.cached_source(program)
+    source = cached if cached is not None else workflow.translation(program)
+    extension = workflow.bind(source)
     compilation = workflow.compilation
-    plan_of = getattr(compilation, "plan", None)
-    cache = getattr(compilation, "cache", None)
-    plan = plan_of(extension) if callable(plan_of) else None
-    build_key = getattr(plan, "key", None) if plan is not None else None
-    build_cache = cache if isinstance(cache, BuildCache) else None
+    plan = compilation.plan(extension) if isinstance(compilation, _Planner) else None
+    cache = compilation.cache if isinstance(compilation, _Planner) else None
     build_hit = False
-    if build_cache is not None and isinstance(build_key, str):
-        found = build_cache.lookup(build_key)
+    if plan is not None and cache is not None:
+        found = cache.lookup(plan.key)
         module = None if found is None else found.metadata.get("module")
         build_hit = found is not None and (module is None or (found.folder / module).is_file())
     return Probe(
         program=program,
         source=source,
         extension=extension,
-        translation_cache=translation_cache,
-        translation_key=translation_key,
-        translation_hit=translation_hit,
-        build_cache=build_cache,
-        build_key=build_key if isinstance(build_key, str) else None,
+        translation_key=key,
+        translation_hit=cached is not None,
+        translation_settings=settings_dict(step_settings(workflow.translation)),
+        source_settings=settings_dict(extension.program_source.settings),
+        bindings_settings=settings_dict(extension.binding_source.settings),
+        build_cache=cache,
+        build_key=None if plan is None else plan.key,
         build_hit=build_hit,
-        plan=plan,
+        build_context={} if plan is None else settings_dict(plan.context),
+        context_digest=None if plan is None else plan.context_digest,
     )

@@ -66,31 +66,31 @@ def add_parser(
     explain.set_defaults(run=run_explain)
 
 
-def _location() -> inventory.CacheLocation:
+def _caches() -> inventory.Caches:
     return inventory.locate(build_container())
 
 
 def run_info(args: argparse.Namespace) -> int:
-    location = _location()
-    entries = inventory.scan(location)
+    caches = _caches()
+    entries = inventory.scan(caches)
     groups = inventory.summarize(entries)
     total = sum(e.size for e in entries)
     if args.json:
         print_json(
             {
-                "root": str(location.root),
-                "translations": str(location.translations),
-                "builds": str(location.builds),
+                "root": str(caches.location.root),
+                "translations": str(caches.translations.root),
+                "builds": str(caches.builds.root),
                 "entries": len(entries),
                 "bytes": total,
                 "groups": groups,
-                "locks": inventory.lock_count(location),
+                "locks": caches.builds.lock_count(),
             }
         )
         return 0
     if args.quiet:
         return 0
-    print(f"cache: {location.root}")
+    print(f"cache: {caches.location.root}")
     print(f"total: {format_size(total)} in {len(entries)} entries")
     if groups:
         rows = [
@@ -102,9 +102,9 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    entries = inventory.scan(_location())
+    entries = inventory.scan(_caches())
     if args.json:
-        print_json([e.as_dict() for e in entries])
+        print_json([inventory.as_dict(e) for e in entries])
         return 0
     if not args.quiet:
         now = time.time()
@@ -112,44 +112,51 @@ def run_list(args: argparse.Namespace) -> int:
             (
                 e.kind,
                 e.family or "?",
+                e.device or "-",
+                e.build_type or "-",
                 e.name,
                 format_size(e.size),
-                format_age(now - e.time),
+                format_age(now - e.completed),
+                format_age(now - e.last_used),
                 e.key[:24],
             )
             for e in entries
         ]
-        print(table(("kind", "family", "name", "size", "age", "key"), rows))
+        header = ("kind", "family", "device", "build_type", "name", "size", "age", "used", "key")
+        print(table(header, rows))
+        for e in entries:
+            if e.problem:
+                note(f"{e.kind} {e.path}: {e.problem}", quiet=args.quiet)
     return 0
 
 
 def run_clear(args: argparse.Namespace) -> int:
-    location = _location()
-    result = inventory.remove(location, inventory.scan(location))
-    remaining = sum(e.size for e in inventory.scan(location))
-    return _report(args, location, "removed", result, remaining)
+    caches = _caches()
+    result = inventory.remove(caches, inventory.scan(caches))
+    remaining = sum(e.size for e in inventory.scan(caches))
+    return _report(args, caches, "removed", result, remaining)
 
 
 def run_prune(args: argparse.Namespace) -> int:
     if args.max_size is None and args.older_than is None:
         raise CLIError("cache prune needs --max-size SIZE, --older-than AGE, or both")
-    location = _location()
-    entries = inventory.scan(location)
+    caches = _caches()
+    entries = inventory.scan(caches)
     chosen = inventory.plan_prune(entries, max_size=args.max_size, older_than=args.older_than)
-    result = inventory.remove(location, chosen, dry_run=args.dry_run)
+    result = inventory.remove(caches, chosen, dry_run=args.dry_run)
     if args.dry_run:
         remaining = sum(e.size for e in entries) - result.freed
         if not args.json and not args.quiet and result.removed:
             rows = [(e.kind, e.name, format_size(e.size), str(e.path)) for e in result.removed]
             print(table(("kind", "name", "size", "path"), rows))
     else:
-        remaining = sum(e.size for e in inventory.scan(location))
-    return _report(args, location, "would remove" if args.dry_run else "removed", result, remaining)
+        remaining = sum(e.size for e in inventory.scan(caches))
+    return _report(args, caches, "would remove" if args.dry_run else "removed", result, remaining)
 
 
 def _report(
     args: argparse.Namespace,
-    location: inventory.CacheLocation,
+    caches: inventory.Caches,
     verb: str,
     result: inventory.Removal,
     remaining: int,
@@ -158,8 +165,8 @@ def _report(
         print_json(
             {
                 "dry_run": bool(getattr(args, "dry_run", False)),
-                "removed": [e.as_dict() for e in result.removed],
-                "busy": [e.as_dict() for e in result.busy],
+                "removed": [inventory.as_dict(e) for e in result.removed],
+                "busy": [inventory.as_dict(e) for e in result.busy],
                 "freed_bytes": result.freed,
                 "remaining_bytes": remaining,
             }
@@ -167,7 +174,7 @@ def _report(
     elif not args.quiet:
         print(
             f"{verb} {len(result.removed)} entries ({format_size(result.freed)}); "
-            f"{format_size(remaining)} left in {location.root}"
+            f"{format_size(remaining)} left in {caches.location.root}"
         )
     for e in result.busy:
         note(f"skipped {e.path}: another process is building it", quiet=args.quiet)
@@ -177,10 +184,13 @@ def _report(
 def run_explain(args: argparse.Namespace) -> int:
     program = load_program(args.target)
     toolchain = require_toolchain(args.backend)
-    location = _location()
+    caches = _caches()
     found = probe(toolchain, program.ir)
-    entries = inventory.scan(location)
-    answers = [explain_translation(found, entries), explain_build(found, entries, toolchain.family)]
+    entries = inventory.scan(caches)
+    answers = [
+        explain_translation(found, entries, toolchain.family),
+        explain_build(found, entries, toolchain.family),
+    ]
     would_hit = all(a.hit or not a.enabled for a in answers) and answers[1].enabled
     if args.json:
         result: dict[str, Any] = {
@@ -203,7 +213,7 @@ def run_explain(args: argparse.Namespace) -> int:
             state = "hit" if answer.hit else "miss"
         print(f"  {answer.cache} cache: {state}" + (f" (key {answer.key})" if answer.key else ""))
         if answer.nearest is not None:
-            age = format_age(time.time() - answer.nearest.time)
+            age = format_age(time.time() - answer.nearest.completed)
             print(f"    nearest entry of {answer.nearest.name}: {answer.nearest.path} ({age} old)")
             for component, status in answer.components.items():
                 print(f"      {component}: {status}")

@@ -47,6 +47,8 @@ def make_translation(
         "language": language,
         "device": "cpu",
         "library_deps": [],
+        "workspace": False,
+        "settings": json.dumps({"device": "cpu", "data_layout": "any"}),
         "program": "f" * 64,
     }
     cache = TranslationCache(translations)
@@ -69,7 +71,14 @@ def populated(folders: tuple[Path, Path]) -> dict[str, Path]:
     translations, builds = folders
     paths = {
         "old_build": make_build(builds, "old_" + "a" * 32, age=10 * DAY, entry_point="old"),
-        "new_build": make_build(builds, "new_" + "b" * 32, age=1 * DAY, entry_point="new"),
+        "new_build": make_build(
+            builds,
+            "new_" + "b" * 32,
+            age=1 * DAY,
+            entry_point="new",
+            device="cpu",
+            build_type="debug",
+        ),
         "dace_build": make_build(
             builds, "new_dace_" + "c" * 32, age=2 * DAY, entry_point="new", sdfg_name="new"
         ),
@@ -118,8 +127,15 @@ def test_info_and_list_by_family_and_kind(cli: CLI, populated: dict[str, Path]) 
     listing = cli("cache", "list", "--json").json()
     assert [e["name"] for e in listing][:2] == [f"toolchain-{'d' * 32}", "old"]  # oldest first
     assert str(populated["foreign"]) not in {e["path"] for e in listing}
+    new_build = next(e for e in listing if e["key"] == "new_" + "b" * 32)
+    assert (new_build["device"], new_build["build_type"]) == ("cpu", "debug")
     text = cli("cache", "list").out
-    assert text.splitlines()[0].split() == ["kind", "family", "name", "size", "age", "key"]
+    header, *rows = (line.split() for line in text.splitlines())
+    assert header == [
+        "kind", "family", "device", "build_type", "name", "size", "age", "used", "key"
+    ]  # fmt: skip
+    assert ["build", "?", "cpu", "debug", "new"] in [row[:5] for row in rows]
+    assert ["translation", "dace", "cpu", "-", "new"] in [row[:5] for row in rows]
 
 
 def test_prune_older_than(cli: CLI, populated: dict[str, Path]) -> None:
@@ -137,7 +153,8 @@ def test_prune_older_than(cli: CLI, populated: dict[str, Path]) -> None:
 def test_prune_to_a_size_removes_the_oldest_first(cli: CLI, folders: tuple[Path, Path]) -> None:
     _, builds = folders
     for days in (3, 2, 1):
-        make_build(builds, f"p{days}_" + "a" * 32, age=days * DAY, size=100 * KIB)
+        key = f"p{days}_" + "a" * 32
+        make_build(builds, key, age=days * DAY, size=100 * KIB, entry_point=f"p{days}")
     result = cli("cache", "prune", "--max-size", "250k", "--json")
     assert result.status == 0, result.err
     data = result.json()
@@ -258,12 +275,26 @@ def test_explain_hit_and_each_kind_of_miss(
     assert debug["build"]["differs"] == ["build context"]
     assert debug["build"]["components"]["program fingerprint"] == "same"
     assert "build_type: release when built, debug now" in debug["build"]["details"]
+    assert debug["build"]["nearest"]["build_type"] == "release"  # type: ignore[index]
+
+    # another data layout: both caches name the setting that differs
+    monkeypatch.setenv("STENCILCHAIN_DATA_LAYOUT", "unit_stride")
+    layout = _explain(cli, target)
+    monkeypatch.delenv("STENCILCHAIN_DATA_LAYOUT")
+    assert layout["translation"]["differs"] == ["step settings"]
+    assert layout["translation"]["details"] == [
+        "data_layout: strided when translated, unit_stride now"
+    ]
+    assert layout["build"]["differs"] == ["step settings"]
+    assert layout["build"]["details"] == ["data_layout: strided when built, unit_stride now"]
 
     # other translation settings
     other = _explain(cli, target, "--backend", "run_gtfn_cpu_no_transforms")
     assert other["translation"]["differs"] == ["step settings"]
+    assert other["translation"]["details"] == ["enable_transforms: True when translated, False now"]
     assert other["build"]["components"]["program fingerprint"] == "same"
     assert other["build"]["differs"] == ["step settings"]
+    assert other["build"]["details"] == ["enable_transforms: True when built, False now"]
 
     # an edited program
     changed = stencils.with_name("changed.py")
@@ -311,3 +342,60 @@ def test_explain_compares_recorded_key_components(
         "version": "differs",
     }
     assert any("built by stencilchain 0.0.1+old" in d for d in build["details"])  # type: ignore[attr-defined]
+
+
+def test_list_and_prune_damaged_entries(cli: CLI, folders: tuple[Path, Path]) -> None:
+    translations, builds = folders
+    entry = make_translation(translations, "cc" + "0" * 62, "broken")
+    entry.write_text(entry.read_text()[:30])
+    folder = make_build(builds, "broken_" + "a" * 32, entry_point="broken")
+    (folder / MARKER_NAME).write_text("{ truncated")
+    listing = cli("cache", "list", "--json").json()
+    assert {(e["kind"], e["path"]) for e in listing} == {
+        ("damaged", str(entry)),
+        ("damaged", str(folder)),
+    }
+    problems = {e["path"]: e["problem"] for e in listing}
+    assert problems[str(entry)] == "not valid JSON (corrupt or truncated)"
+    assert "not valid JSON" in problems[str(folder)]
+    text = cli("cache", "list")
+    assert f"damaged {entry}: not valid JSON (corrupt or truncated)" in text.err
+    result = cli("cache", "prune", "--older-than", "30d", "--json")  # leftovers go first
+    assert {e["path"] for e in result.json()["removed"]} == {str(entry), str(folder)}
+    assert cli("cache", "info", "--json").json()["entries"] == 0
+
+
+def test_prune_goes_by_last_use(cli: CLI, folders: tuple[Path, Path]) -> None:
+    """An entry built long ago but used recently is kept by --older-than."""
+    _, builds = folders
+    used = make_build(builds, "used_" + "a" * 32, age=30 * DAY, entry_point="used")
+    unused = make_build(builds, "unused_" + "a" * 32, age=30 * DAY, entry_point="unused")
+    marker = used / MARKER_NAME
+    os.utime(marker, (time.time() - DAY, marker.stat().st_mtime))  # used a day ago
+    listing = {e["name"]: e for e in cli("cache", "list", "--json").json()}
+    assert listing["used"]["time"] == pytest.approx(listing["unused"]["time"], abs=60)
+    assert listing["used"]["last_used"] > listing["unused"]["last_used"]
+    result = cli("cache", "prune", "--older-than", "7d", "--json")
+    assert [e["path"] for e in result.json()["removed"]] == [str(unused)]
+    assert used.is_dir()
+
+
+def test_explain_refuses_a_cache_others_can_write(
+    cli: CLI, folders: tuple[Path, Path], stencils: Path
+) -> None:
+    _, builds = folders
+    key = _explain(cli, f"{stencils}:smooth")["build"]["key"]
+    make_build(builds, str(key), entry_point="smooth")  # what the build would load
+    builds.chmod(0o777)
+    try:
+        result = cli("cache", "explain", f"{stencils}:smooth")
+    finally:
+        builds.chmod(0o700)
+    assert result.status == 1
+    assert result.error_line.startswith(
+        "stencilchain: error: CacheSecurityError: refusing the build"
+    )
+    assert (
+        f"the folder {builds} is writable by its group and others (mode 0777)" in result.error_line
+    )
+    assert f"`chmod go-w {builds}`" in result.error_line
