@@ -280,3 +280,9 @@ def test_end_to_end_a_cache_entry_others_can_write_is_refused(
     again = _toolchain(family, cache_dir).compile(cache_security_double)
     assert again.artifact.build_dir == compiled.artifact.build_dir
     assert not again.artifact.built  # trusted again: loaded, not rebuilt
+
+
+@pytest.mark.parametrize("cache", [BuildCache, TranslationCache])
+def test_a_cache_lies_inside_its_cache_root(tmp_path: Path, cache: type) -> None:
+    with pytest.raises(ValueError, match=f"must be inside its cache root {tmp_path / 'other'}"):
+        cache(tmp_path / "cache" / "builds", cache_root=tmp_path / "other")

@@ -30,6 +30,7 @@ from stencilchain.steps.caches.files import (
     folder_size,
     open_entry,
     read_all,
+    read_entry,
     record_use,
     remove_folder,
     stale_folder_of,
@@ -40,6 +41,7 @@ from stencilchain.steps.caches.trust import (
     make_private_folder,
     require_trusted,
     require_trusted_file,
+    trust_top,
 )
 
 MARKER_NAME = ".stencilchain-complete.json"
@@ -81,10 +83,7 @@ class BuildCache:
     cache_root: Path | None = dataclasses.field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
-        if self.cache_root is not None and not Path(self.root).is_relative_to(self.cache_root):
-            raise ValueError(
-                f"the build cache {self.root} must be inside its cache root {self.cache_root}"
-            )
+        trust_top(self.root, self.cache_root, "build cache")
 
     @property
     def top(self) -> Path:
@@ -251,7 +250,7 @@ def _entry(folder: Path, key: str, *, has_lock: bool) -> CacheEntry | None:
     """The entry of the build folder of `key`; None if it is not the cache's (no marker,
     no lock)."""
     try:
-        fd = open_entry(folder / MARKER_NAME)
+        info, raw = read_entry(folder / MARKER_NAME)
     except OSError:
         if not has_lock:
             return None
@@ -259,11 +258,7 @@ def _entry(folder: Path, key: str, *, has_lock: bool) -> CacheEntry | None:
         return CacheEntry(
             kinds.INCOMPLETE, key, folder, folder_size(folder), mtime, mtime, name=key
         )
-    try:
-        info = os.fstat(fd)
-        metadata, problem = _parse_marker(read_all(fd), key)
-    finally:
-        os.close(fd)
+    metadata, problem = _parse_marker(raw, key)
     completed, last_used = times(info)
     size = folder_size(folder)
     if metadata is None:

@@ -43,6 +43,16 @@ def read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+def read_entry(path: Path) -> tuple[os.stat_result, bytes]:
+    """The stat and content of an entry's file, read as `open_entry` opens it (to list
+    it: no trust check, no use recorded); OSError if it cannot be read."""
+    fd = open_entry(path)
+    try:
+        return os.fstat(fd), read_all(fd)
+    finally:
+        os.close(fd)
+
+
 def record_use(fd: int, info: os.stat_result) -> None:
     """Record a use of the open file `fd` (whose stat is `info`): its access time becomes
     now, its modification time (the entry's completion) stays, unless the recorded use is

@@ -36,9 +36,10 @@ from stencilchain.steps.caches.files import (
     is_temporary,
     open_entry,
     read_all,
+    read_entry,
     record_use,
 )
-from stencilchain.steps.caches.trust import make_private_folder, require_trusted_file
+from stencilchain.steps.caches.trust import make_private_folder, require_trusted_file, trust_top
 from stencilchain.steps.stages import ProgramSource
 
 _log = logging.getLogger(__name__)
@@ -66,10 +67,7 @@ class TranslationCache:
     cache_root: Path | None = dataclasses.field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
-        if self.cache_root is not None and not Path(self.root).is_relative_to(self.cache_root):
-            raise ValueError(
-                f"the translation cache {self.root} must be inside its cache root {self.cache_root}"
-            )
+        trust_top(self.root, self.cache_root, "translation cache")
 
     @property
     def top(self) -> Path:
@@ -196,7 +194,7 @@ class TranslationCache:
 def _entry(path: Path, key: str) -> CacheEntry | None:
     """The entry of `key` stored in `path`; None if it vanished meanwhile."""
     try:
-        fd = open_entry(path)
+        info, raw = read_entry(path)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -206,11 +204,7 @@ def _entry(path: Path, key: str) -> CacheEntry | None:
             kinds.DAMAGED, key, path, info.st_size, completed, used, name=key,
             problem=f"it cannot be read ({error})",
         )  # fmt: skip
-    try:
-        info = os.fstat(fd)
-        problem, envelope = _envelope(read_all(fd), key)
-    finally:
-        os.close(fd)
+    problem, envelope = _envelope(raw, key)
     completed, used = times(info)
     fields: dict[str, Any] = {}
     if not problem:

@@ -27,6 +27,16 @@ def current_uid() -> int:
     return os.geteuid()
 
 
+def trust_top(root: Path, cache_root: Path | None, cache: str) -> Path:
+    """The outermost folder the trust check of a cache in `root` covers: `cache_root`
+    (which must hold `root`), else `root` itself. `cache` names the cache in an error."""
+    if cache_root is None:
+        return root
+    if not Path(root).is_relative_to(cache_root):
+        raise ValueError(f"the {cache} {root} must be inside its cache root {cache_root}")
+    return cache_root
+
+
 def make_private_folder(folder: Path, top: Path) -> None:
     """Create `folder` and its missing parents up to `top` (inclusive) with mode 0700; the
     parents of `top` are not the cache's and get the default mode.
