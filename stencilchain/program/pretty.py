@@ -7,10 +7,12 @@ from stencilchain.program import ir
 
 def format_expr(expr: ir.Expr) -> str:
     """`expr` in the DSL's notation, every binary operation parenthesized."""
-    return _Formatter().visit(expr)
+    return ExprFormatter().visit(expr)
 
 
-class _Formatter(ir.ExprVisitor[str]):
+class ExprFormatter(ir.ExprVisitor[str]):
+    """`visit(expr)` gives the text of `expr`."""
+
     def visit_Literal(self, expr: ir.Literal) -> str:
         return f"{expr.value!r}:{expr.type}"
 

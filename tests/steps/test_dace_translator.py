@@ -13,7 +13,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +33,7 @@ import stencilchain as sc  # noqa: E402
 from stencilchain.examples import ALL_EXAMPLES, hdiff  # noqa: E402
 from stencilchain.program import ir  # noqa: E402
 from stencilchain.program.device import Device  # noqa: E402
+from stencilchain.steps.dace.bindings import DaCeBindings  # noqa: E402
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source  # noqa: E402
 from stencilchain.steps.dace.translator import (  # noqa: E402
     DERIVED_AUTO_OPTIMIZE_ARGS,
@@ -706,6 +709,65 @@ def test_device_has_no_default() -> None:
 def test_settings_of_the_wrong_type_are_type_errors(settings: dict[str, Any]) -> None:
     with pytest.raises(TypeError):
         DaCeTranslator(**settings)
+
+
+BAD_SETTINGS = [
+    (DaCeTranslator, {"device": "cpu"}, TypeError, "DaCeTranslator.device must be a Device"),
+    (DaCeTranslator, {"external_workspace": None}, TypeError,
+     "DaCeTranslator.external_workspace must be a bool, got NoneType None"),
+    (DaCeTranslator, {"auto_optimize_args": [("validate", True)]}, TypeError,
+     "DaCeTranslator.auto_optimize_args must be a tuple of (name, value) pairs"),
+    (DaCeBindings, {"device": "gpu"}, TypeError, "DaCeBindings.device must be a Device"),
+    (DaCeBindings, {"data_layout": "strided"}, TypeError,
+     "DaCeBindings.data_layout must be a DataLayout"),
+    (DaCeBindings, {"openmp_threshold": False}, TypeError,
+     "DaCeBindings.openmp_threshold must be a non-negative int, got bool False"),
+    (DaCeBindings, {"openmp_threshold": -5}, ValueError,
+     "DaCeBindings.openmp_threshold must be a non-negative int, got -5"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("step", "settings", "error", "message"),
+    BAD_SETTINGS,
+    ids=[f"{s.__name__}-{next(iter(k))}" for s, k, _, _ in BAD_SETTINGS],
+)
+def test_every_setting_is_checked_when_the_step_is_made(
+    step: type, settings: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """A step built directly or by dataclasses.replace is checked like one from a builder."""
+    with pytest.raises(error, match=re.escape(message)):
+        step(**{"device": Device.CPU, **settings})
+    with pytest.raises(error, match=re.escape(message)):
+        dataclasses.replace(step(device=Device.CPU), **settings)
+
+
+def test_a_missing_dace_is_the_missing_extra_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stencilchain.steps.dace import extra
+
+    find_spec = extra.importlib.util.find_spec
+    monkeypatch.setattr(
+        extra.importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "dace" else find_spec(name, *args),
+    )
+    with pytest.raises(sc.MissingExtraError, match=r"DaCeTranslator: the DaCe toolchains need DaCe"):
+        DaCeTranslator(device=Device.CPU)
+
+
+def test_the_stages_record_their_steps_settings() -> None:
+    step = DaCeTranslator(Device.CPU, auto_optimize=False, auto_optimize_args={"validate": True})  # type: ignore[arg-type]
+    source = step(one_dimension.ir)
+    assert json.loads(source.settings) == {
+        "device": "cpu", "auto_optimize": "False", "auto_optimize_args": "(('validate', True),)",
+        "disable_transforms": "False", "data_layout": "strided", "external_workspace": "False",
+    }  # fmt: skip
+    bindings = DaCeBindings(Device.CPU, openmp_threshold=3)
+    extension = bindings(source)
+    expected = {"device": "cpu", "data_layout": "strided", "openmp_threshold": "3"}
+    assert json.loads(extension.program_source.settings) == expected  # the shim
+    assert json.loads(extension.binding_source.settings) == expected
+    assert extension.sdfg_source is source
 
 
 @pytest.mark.parametrize("key", sorted(DERIVED_AUTO_OPTIMIZE_ARGS))

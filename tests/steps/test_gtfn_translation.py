@@ -5,9 +5,12 @@ generates compiles: the program source and the GPU bindings are compiled with nv
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 from typing import Any
@@ -85,6 +88,93 @@ def test_device_has_no_default() -> None:
 def test_settings_of_the_wrong_type_are_type_errors(settings: dict[str, Any]) -> None:
     with pytest.raises(TypeError):
         GTFNTranslationStep(**settings)
+
+
+BAD_SETTINGS = [
+    (GTFNTranslationStep, {"device": "cpu"}, TypeError, "GTFNTranslationStep.device must be a Device"),
+    (GTFNTranslationStep, {"enable_transforms": 1}, TypeError,
+     "GTFNTranslationStep.enable_transforms must be a bool, got int 1"),
+    (GTFNTranslationStep, {"data_layout": "strided"}, TypeError,
+     "GTFNTranslationStep.data_layout must be a DataLayout (DataLayout.STRIDED, "),
+    (GTFNTranslationStep, {"openmp_threshold": True}, TypeError,
+     "GTFNTranslationStep.openmp_threshold must be a non-negative int, got bool True"),
+    (GTFNTranslationStep, {"openmp_threshold": 1.5}, TypeError,
+     "GTFNTranslationStep.openmp_threshold must be a non-negative int, got float 1.5"),
+    (GTFNTranslationStep, {"openmp_threshold": -1}, ValueError,
+     "GTFNTranslationStep.openmp_threshold must be a non-negative int, got -1"),
+    (GTFNBindingsStep, {"device": None}, TypeError, "GTFNBindingsStep.device must be a Device"),
+    (GTFNBindingsStep, {"data_layout": 0}, TypeError, "GTFNBindingsStep.data_layout must be a DataLayout"),
+    (GTFNBindingsStep, {"flavor": 1}, TypeError,
+     "GTFNBindingsStep.flavor must be one of 'capi', 'pybind11', got int 1"),
+    (GTFNBindingsStep, {"flavor": "cython"}, ValueError,
+     "GTFNBindingsStep.flavor must be one of 'capi', 'pybind11', got 'cython'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("step", "settings", "error", "message"),
+    BAD_SETTINGS,
+    ids=[f"{s.__name__}-{next(iter(k))}-{v!r}" for s, k, _, _ in BAD_SETTINGS for v in k.values()],
+)
+def test_every_setting_is_checked_when_the_step_is_made(
+    step: type, settings: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """A step built directly or by dataclasses.replace is checked like one from a builder."""
+    good = step(device=Device.CPU)
+    with pytest.raises(error, match=re.escape(message)):
+        step(**{"device": Device.CPU, **settings})
+    with pytest.raises(error, match=re.escape(message)):
+        dataclasses.replace(good, **settings)
+
+
+def test_the_stages_record_their_steps_settings() -> None:
+    step = GTFNTranslationStep(Device.CPU, enable_transforms=False, openmp_threshold=7)
+    source = step(two_calls.ir)
+    assert json.loads(source.settings) == {
+        "device": "cpu", "enable_transforms": "False", "data_layout": "strided",
+        "openmp_threshold": "7",
+    }  # fmt: skip
+    binding = GTFNBindingsStep(Device.CPU, flavor="pybind11")(source).binding_source
+    assert json.loads(binding.settings) == {
+        "device": "cpu", "data_layout": "strided", "flavor": "pybind11"
+    }
+
+
+def test_the_families_do_not_import_each_other() -> None:
+    steps = Path(sc.__file__).parent / "steps"
+    for family, other in (("gtfn", "dace"), ("dace", "gtfn")):
+        for module in sorted((steps / family).glob("*.py")):
+            text = module.read_text()
+            assert f"stencilchain.steps.{other}" not in text, f"{module} imports {other}"
+    code = (
+        "import sys, stencilchain.steps.dace.bindings, stencilchain.steps.dace.shim, "
+        "stencilchain.steps.dace.translator; "
+        "assert not [m for m in sys.modules if m.startswith('stencilchain.steps.gtfn')]"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_fixed_cpp_text_is_package_data() -> None:
+    """Every .h/.cpp file that the steps read is listed in pyproject's package-data."""
+    root = Path(sc.__file__).parent
+    pyproject = (root.parent / "pyproject.toml").read_text()
+    (line,) = [ln for ln in pyproject.splitlines() if ln.startswith("stencilchain = [")]
+    patterns = [p.strip().strip('"') for p in line.split("[", 1)[1].rstrip("]").split(",")]
+    for path in sorted([*root.rglob("*.h"), *root.rglob("*.cpp")]):
+        relative = path.relative_to(root)
+        assert any(relative.match(p) for p in patterns), f"{relative} is not package data"
+
+
+# --- the one expression emitter ---------------------------------------------------------------
+
+
+def test_integer_arithmetic_wraps_in_the_unsigned_type() -> None:
+    """No -fwrapv needed: signed overflow never happens in the generated C++."""
+    source = translate(gpu_program).source_code
+    assert "static_cast<std::int32_t>(static_cast<std::uint32_t>(" in source  # x**3 * k
+    assert "static_cast<std::int64_t>(static_cast<std::uint64_t>(" in source  # y * m
+    assert not re.search(r"static_cast<std::int(32|64)_t>\([^()]* [-+*] ", source)
 
 
 def test_cpu_source_is_cpp_for_the_cpu() -> None:

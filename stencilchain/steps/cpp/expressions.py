@@ -34,8 +34,8 @@ CallWriter = Callable[[ir.Call, Mapping[Dimension, int], "ExpressionEmitter"], s
 # defines; used only with `tuples` on.
 TUPLE_NAMESPACE = "sc_tuple_ns"
 
-# C++ operators of the binary operations that are one infix operator.
-INFIX = {**ir.OP_SYMBOLS, "and": "&&", "or": "||"}
+# C++ operators of the binary operations that are one infix operator (all but `pow`).
+INFIX = {**{op: s for op, s in ir.OP_SYMBOLS.items() if op != "pow"}, "and": "&&", "or": "||"}
 _UNSIGNED = {"int32": "std::uint32_t", "int64": "std::uint64_t"}
 # Nodes emitted in place: never bound to a name, so never shared.
 _IN_PLACE = (ir.Literal, ir.Ref, ir.Shift)

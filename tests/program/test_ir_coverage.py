@@ -1,0 +1,140 @@
+"""Every IR node and every math function is covered by every backend.
+
+The IR has one dispatch mechanism (`ir.ExprVisitor`): a backend handles a node class by a
+`visit_<ClassName>` method. These tests name what a backend lacks, so that adding a node
+to `ir.Expr` fails here until each backend has one method for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import pytest
+
+import stencilchain as sc
+from stencilchain.program import embedded, ir
+from stencilchain.steps.cpp import expressions
+
+# The modules that define the visitors; every ExprVisitor subclass they hold is checked.
+VISITOR_MODULES = (
+    "stencilchain.program.embedded",
+    "stencilchain.program.extents",
+    "stencilchain.program.pretty",
+    "stencilchain.steps.cpp.expressions",
+    "stencilchain.steps.gtfn.translation",
+    "stencilchain.steps.dace.translator",
+)
+# The backends' visitors by name: the embedded executor, the extents walker, the pretty
+# printer and the C++ emitter of both families.
+EXPECTED_VISITORS = {"Evaluator", "ExtentsWalker", "ExprFormatter", "ExpressionEmitter"}
+
+
+def visitor_classes() -> list[type[ir.ExprVisitor[Any]]]:
+    for module in VISITOR_MODULES:
+        importlib.import_module(module)
+    found: list[type[ir.ExprVisitor[Any]]] = []
+    pending = list(ir.ExprVisitor.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending += cls.__subclasses__()
+        if cls.__module__.startswith("stencilchain."):
+            found.append(cls)
+    return sorted(found, key=lambda c: c.__name__)
+
+
+def missing_nodes(visitor: type[ir.ExprVisitor[Any]]) -> str:
+    """'' when `visitor` handles every node class, else what it lacks, by name."""
+    lacking = visitor.unhandled()
+    if not lacking:
+        return ""
+    return f"{visitor.__name__} does not handle {', '.join(n.__name__ for n in lacking)}"
+
+
+def test_the_backends_visitors_are_found() -> None:
+    names = {cls.__name__ for cls in visitor_classes()}
+    assert names >= EXPECTED_VISITORS, f"visitors not found: {EXPECTED_VISITORS - names}"
+
+
+@pytest.mark.parametrize("visitor", visitor_classes(), ids=lambda c: c.__name__)
+def test_every_visitor_handles_every_node(visitor: type[ir.ExprVisitor[Any]]) -> None:
+    assert missing_nodes(visitor) == "", missing_nodes(visitor)
+
+
+def test_an_incomplete_visitor_is_flagged() -> None:
+    class WithoutCast(expressions.ExpressionEmitter):
+        visit_Cast = None  # type: ignore[assignment]
+
+    class OnlyLiterals(ir.ExprVisitor[str]):
+        def visit_Literal(self, expr: ir.Literal) -> str:
+            return repr(expr.value)
+
+    assert missing_nodes(WithoutCast) == "WithoutCast does not handle Cast"
+    assert set(OnlyLiterals.unhandled()) == set(ir.EXPR_NODES) - {ir.Literal}
+    assert OnlyLiterals().visit(ir.Literal(1.5, sc.float64)) == "1.5"
+    cast = ir.Cast(ir.Literal(1.5, sc.float64), sc.int32)
+    emitter = WithoutCast(lambda name, pos: name, lambda name: name, cse=False)
+    with pytest.raises(TypeError, match="WithoutCast does not handle the IR node Cast"):
+        emitter.emit(cast, {})
+
+
+# --- tables -------------------------------------------------------------------------------
+
+MATH_TABLES = {
+    "the embedded executor (embedded.MATH)": embedded.MATH,
+    "the C++ emitter (cpp.expressions.MATH)": expressions.MATH,
+}
+
+
+@pytest.mark.parametrize("table", MATH_TABLES, ids=["embedded", "cpp"])
+def test_every_math_function_has_an_entry(table: str) -> None:
+    lacking = [fn for fn in ir.MATH_FUNCTIONS if fn not in MATH_TABLES[table]]
+    assert not lacking, f"{table} has no entry for {', '.join(lacking)}"
+
+
+def test_every_operator_has_an_entry() -> None:
+    lacking = [op for op in ir.BINARY_OPS if op not in embedded.BINARY]
+    lacking += [op for op in ir.UNARY_OPS if op not in embedded.UNARY]
+    assert not lacking, f"the embedded executor has no entry for {', '.join(lacking)}"
+    # pow is a function call (or squarings), every other binary operator one infix operator
+    lacking = [op for op in ir.BINARY_OPS if op != "pow" and op not in expressions.INFIX]
+    assert not lacking, f"the C++ emitter has no infix operator for {', '.join(lacking)}"
+
+
+# --- children and map_children, generic over the node's fields --------------------------------
+
+I = sc.Dimension("I")
+F = sc.Field[[I], sc.float64]
+
+
+@sc.field_operator
+def halves(f: F):  # type: ignore[no-untyped-def]
+    return f * 0.5, -f
+
+
+@sc.field_operator
+def every_node(f: F, a: sc.float64) -> F:
+    first = halves(f(I + 1))[0]  # Call, TupleGet, Shift
+    picked = sc.where(f > a, sc.math.sqrt(f), first)  # Where, MathCall, Binary, Ref
+    return sc.astype(sc.astype(picked, sc.float32), sc.float64) + 2.0  # Cast, Literal
+
+
+@sc.program
+def every_node_program(f: F, a: sc.float64, out: F) -> None:
+    every_node(f, a, out=out)
+
+
+def all_nodes(expr: ir.Expr) -> list[ir.Expr]:
+    return [expr, *(n for child in ir.children(expr) for n in all_nodes(child))]
+
+
+def test_children_and_map_children_cover_every_node() -> None:
+    nodes = [n for fop in every_node_program.ir.field_operators for n in all_nodes(fop.body)]
+    seen = {type(n) for n in nodes}
+    assert seen == set(ir.EXPR_NODES), f"not reached: {set(ir.EXPR_NODES) - seen}"
+    tagged = ir.Literal(7, sc.int64)
+    for node in nodes:
+        assert ir.map_children(node, lambda e: e) == node
+        replaced = ir.map_children(node, lambda e: tagged)
+        assert ir.children(replaced) == tuple(tagged for _ in ir.children(node))
+        assert type(replaced) is type(node)
