@@ -95,29 +95,21 @@ class TranslationCache:
         except FileNotFoundError:
             return None
         except OSError as error:
-            _log.warning(
-                "translation cache entry %s cannot be read (%s); treated as a miss", path, error
-            )
-            return None
+            return _miss(path, f"cannot be read ({error})")
         try:
             info = os.fstat(fd)
             require_trusted_file(
                 path, info, self.top, entry=f"the translation cache entry {path}", risk=_RISK
             )
-            raw = read_all(fd)
-            problem, payload = _decode(raw, key)
+            problem, payload = _decode(read_all(fd), key)
             if problem:
-                _log.warning("translation cache entry %s is %s; treated as a miss", path, problem)
-                return None
+                return _miss(path, f"is {problem}")
             record_use(fd, info)
             return payload
         except CacheSecurityError:
             raise
         except OSError as error:
-            _log.warning(
-                "translation cache entry %s cannot be read (%s); treated as a miss", path, error
-            )
-            return None
+            return _miss(path, f"cannot be read ({error})")
         finally:
             os.close(fd)
 
@@ -189,6 +181,12 @@ class TranslationCache:
         with contextlib.suppress(OSError):  # not empty, or already gone
             path.parent.rmdir()
         return True
+
+
+def _miss(path: Path, problem: str) -> str | None:
+    """A miss (None) for an entry that cannot be used, logged: a cache only saves time."""
+    _log.warning("translation cache entry %s %s; treated as a miss", path, problem)
+    return None
 
 
 def _entry(path: Path, key: str) -> CacheEntry | None:
