@@ -14,7 +14,6 @@ from stencilchain.runtime.metrics import MetricsRegistry
 from stencilchain.runtime.pools import CompiledProgramPools
 from stencilchain.runtime.toolchain import CompiledProgram, Toolchain
 from stencilchain.steps.caches.cache_root import CacheLocation, cache_location
-from stencilchain.steps.caches.translation_cache import TranslationCache
 from stencilchain.steps.stages import CompiledArtifact, ExtensionSource, ProgramSource
 from stencilchain.steps.workflow import CompileWorkflow, Step
 
@@ -74,9 +73,7 @@ def make_compile_workflow(
         ("compilation", compilation),
     ):
         reject_builder(name, step)
-    cache = (
-        TranslationCache(cache_location_of(cfg).translations) if cfg.cached_translation else None
-    )
+    cache = cache_location_of(cfg).translation_cache() if cfg.cached_translation else None
     return CompileWorkflow(translation, bindings, compilation, cache)
 
 

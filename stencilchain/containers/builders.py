@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from stencilchain.containers._composition import cache_location_of, require_config
 from stencilchain.runtime.config import GTFNConfig
-from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.gtfn.bindings import GTFNBindingsStep
 from stencilchain.steps.gtfn.compiler import CMakeCompiler
 from stencilchain.steps.gtfn.translation import GTFNTranslationStep
@@ -44,7 +43,7 @@ def make_gtfn_compiler(
     return CMakeCompiler(
         device=cfg.device,
         build_type=cfg.build_type,
-        cache=BuildCache(cache_location_of(cfg).builds),
+        cache=cache_location_of(cfg).build_cache(),
         extra_flags=extra_flags,
         openmp=openmp,
     )

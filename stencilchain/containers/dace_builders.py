@@ -11,7 +11,6 @@ from collections.abc import Mapping
 
 from stencilchain.containers._composition import cache_location_of, require_config
 from stencilchain.runtime.config import DaCeConfig
-from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.dace.bindings import DaCeBindings
 from stencilchain.steps.dace.compiler import DEFAULT_CPU_ARGS, DaCeCompiler
 from stencilchain.steps.dace.translator import DaCeTranslator
@@ -61,7 +60,7 @@ def make_dace_compiler(
     return DaCeCompiler(
         device=cfg.device,
         build_type=cfg.build_type,
-        cache=BuildCache(cache_location_of(cfg).builds),
+        cache=cache_location_of(cfg).build_cache(),
         cpu_args=cpu_args,
         cuda_architectures=cuda_architectures,
     )
