@@ -14,7 +14,7 @@ import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from stencilchain.errors import CompilationError
 
@@ -45,6 +45,11 @@ class BuildRunner:
         self._running: list[Job] = []
         self._count = 0
 
+    @property
+    def env(self) -> Mapping[str, str]:
+        """The environment every command of the build runs with."""
+        return self._env
+
     def __enter__(self) -> BuildRunner:
         return self
 
@@ -66,12 +71,7 @@ class BuildRunner:
         output = self.log_path.with_name(f"{LOG_NAME}.{self._count}").open("w+b")
         try:
             process = subprocess.Popen(
-                list(command),
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                env=self._env,
-                cwd=cwd,
+                list(command), stdout=output, stderr=subprocess.STDOUT, **self._options(cwd)
             )
         except OSError as error:
             output.close()
@@ -122,12 +122,7 @@ class BuildRunner:
         its status and its error output, not the output (data, not a message)."""
         try:
             done = subprocess.run(
-                list(command),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                env=self._env,
-                cwd=cwd,
-                check=False,
+                list(command), capture_output=True, check=False, **self._options(cwd)
             )
         except OSError as error:
             self.note(f"$ {' '.join(command)}\n[{what}: cannot run: {error}]")
@@ -136,10 +131,20 @@ class BuildRunner:
         self.note(f"$ {' '.join(command)}\n{done.stderr.decode(errors='replace')}{tail}")
         return done.stdout.decode(errors="replace") if done.returncode == 0 else None
 
+    def _options(self, cwd: Path | None) -> dict[str, Any]:
+        """What every process of the build gets: no input, the environment, the folder."""
+        return {"stdin": subprocess.DEVNULL, "env": self._env, "cwd": cwd}
+
     def failure(self, summary: str, output: str) -> CompilationError:
         """The CompilationError of this build: `summary`, the compiler's message found in
         `output`, and the log."""
         return CompilationError(summary, compiler_message(output), self.log_path)
+
+    def logged_error(self, summary: str, details: str = "") -> CompilationError:
+        """The CompilationError of a failure that ran no command (e.g. a code generator's
+        exception), noted in the log first."""
+        self.note(f"{summary}: {details}" if details else summary)
+        return CompilationError(summary, details, self.log_path)
 
 
 def compiler_message(output: str, max_lines: int = 60) -> str:

@@ -8,6 +8,16 @@ a ConfigError (a ValueError).
 from __future__ import annotations
 
 from stencilchain.errors import ConfigError
+from stencilchain.program.device import Device
+from stencilchain.steps.caches.build_cache import BuildCache
+from stencilchain.steps.settings import BuildType
+
+
+def check_compiler(step: object) -> None:
+    """The settings every compiler step has: `device`, `build_type` and `cache`."""
+    check_type(step, "device", Device, "a Device")
+    check_type(step, "build_type", BuildType, "a BuildType")
+    check_type(step, "cache", BuildCache, "a BuildCache")
 
 
 def check_type(
@@ -24,9 +34,10 @@ def check_type(
 def check_program(step: object, name: str, what: str) -> None:
     """`step.<name>` names an executable: a non-empty name looked up on PATH, or a path."""
     check_type(step, name, str, f"the name or path of the {what}")
-    if not getattr(step, name).strip():
+    value = getattr(step, name)
+    if not value.strip():
         raise ConfigError(
-            f"{_setting(step, name)} must name the {what} (a name on PATH or a path), got ''"
+            f"{_setting(step, name)} must name the {what} (a name on PATH or a path), got {value!r}"
         )
 
 

@@ -24,24 +24,22 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import os
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from stencilchain.errors import CompilationError
 from stencilchain.program.device import Device
 from stencilchain.steps.build import tools as build_tools
-from stencilchain.steps.build.cached_build import compile_cached
+from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.plan import BuildPlan, plan_build
 from stencilchain.steps.build.runner import BuildRunner
 from stencilchain.steps.build.validation import (
+    check_compiler,
     check_flags,
     check_positive,
     check_program,
-    check_type,
     check_word,
 )
 from stencilchain.steps.caches.build_cache import BuildCache
@@ -52,7 +50,7 @@ from stencilchain.steps.dace.code_generation import GenerationError, generate_pr
 from stencilchain.steps.dace.extra import require_dace
 from stencilchain.steps.dace.shim import adapter_source
 from stencilchain.steps.settings import BuildType
-from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
+from stencilchain.steps.stages import ExtensionSource
 
 __all__ = ["DEFAULT_CPU_ARGS", "DaCeBuildPlan", "DaCeCompiler"]
 
@@ -84,7 +82,7 @@ _DACE_LOCK = threading.Lock()
 
 
 @dataclasses.dataclass(frozen=True)
-class DaCeCompiler:
+class DaCeCompiler(CompilerStep):
     """DaCeExtensionSource -> CompiledArtifact: the SDFG built by DaCe, the extension by `cxx`.
 
     `cpu_args` are DaCe's `compiler.cpu.args` (replacing DaCe's default, see
@@ -92,6 +90,8 @@ class DaCeCompiler:
     `cuda_arch` (GPU only; None lets DaCe detect). `cxx` compiles both the SDFG and the
     extension; `build_jobs` bounds DaCe's parallel build (None: DaCe's default).
     """
+
+    BUILT_FILES = ("module", "dace_library")
 
     device: Device
     build_type: BuildType
@@ -104,21 +104,12 @@ class DaCeCompiler:
 
     def __post_init__(self) -> None:
         require_dace("DaCeCompiler")
-        check_type(self, "device", Device, "a Device")
-        check_type(self, "build_type", BuildType, "a BuildType")
-        check_type(self, "cache", BuildCache, "a BuildCache")
+        check_compiler(self)
         check_flags(self, "cpu_args")
         check_flags(self, "cuda_args")
         check_word(self, "cuda_architectures", "DaCe's CUDA architectures such as '80'")
         check_program(self, "cxx", "C++ compiler")
         check_positive(self, "build_jobs")
-
-    def __call__(self, source: ExtensionSource, /) -> CompiledArtifact:
-        """Build `source` (the DaCeExtensionSource of DaCeBindings) or load its build."""
-        plan = self.plan(source)
-        return compile_cached(
-            plan, functools.partial(_build, plan), files=("module", "dace_library")
-        )
 
     def plan(self, source: ExtensionSource) -> DaCeBuildPlan:
         """Everything a build of `source` needs, with its cache key; builds nothing and
@@ -152,11 +143,14 @@ class DaCeCompiler:
         }
         return plan_build(self, source, tools, family="dace", key_tag="dace", context=context)
 
+    def _build(self, plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
+        return _build_program(plan, folder)
+
 
 DaCeBuildPlan = BuildPlan[DaCeCompiler, DaCeExtensionSource]
 
 
-def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
+def _build_program(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
     """Build `plan` in the empty `folder`; the marker's metadata."""
     compiler, source, entry = plan.compiler, plan.source, plan.entry_point
     start = time.perf_counter()
@@ -176,15 +170,10 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
             try:
                 generated = generate_program(source.sdfg_source, folder / _DACE_FOLDER)
             except GenerationError as error:  # DaCe's code is not what the shim can call
-                runner.note(str(error))
-                raise CompilationError(str(error), "", runner.log_path) from error
+                raise runner.logged_error(str(error)) from error
             except Exception as error:
-                runner.note(f"DaCe code generation failed: {type(error).__name__}: {error}")
-                raise CompilationError(
-                    f"DaCe could not generate the code of the SDFG of {entry!r}",
-                    f"{type(error).__name__}: {error}",
-                    runner.log_path,
-                ) from error
+                summary = f"DaCe could not generate the code of the SDFG of {entry!r}"
+                raise runner.logged_error(summary, _described(error)) from error
             codegen_done = time.perf_counter()
             native = _prepare(generated.program_folder, generated.sdfg_name, runner)
         library = os.path.relpath(native.library, folder)
@@ -200,7 +189,7 @@ def _build(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
                 workspace_storage=generated.workspace_storage,
             )
         except ValueError as error:  # the SDFG takes what the shim cannot give
-            raise CompilationError(str(error), "", runner.log_path) from error
+            raise runner.logged_error(str(error)) from error
         (src / "shim.cpp").write_text(source.program_source.source_code + adapter)
         runner.start(
             _compile_command(plan, src / "shim.cpp", (*shim_flags, *openmp)),
@@ -246,12 +235,12 @@ def _prepare(program_folder: Path, sdfg_name: str, runner: BuildRunner) -> nativ
     try:
         return native_build.prepare(program_folder, sdfg_name)
     except Exception as error:  # DaCe's configuration of its targets failed
-        runner.note(f"DaCe could not set up its build: {type(error).__name__}: {error}")
-        raise CompilationError(
-            f"DaCe could not set up the build of the SDFG {sdfg_name!r}",
-            f"{type(error).__name__}: {error}",
-            runner.log_path,
-        ) from error
+        summary = f"DaCe could not set up the build of the SDFG {sdfg_name!r}"
+        raise runner.logged_error(summary, _described(error)) from error
+
+
+def _described(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
 
 
 def _compile_command(plan: DaCeBuildPlan, unit: Path, flags: Sequence[str]) -> list[str]:

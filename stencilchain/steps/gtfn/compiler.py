@@ -10,14 +10,14 @@ new build fast) is `stencilchain.steps.gtfn.cmake_project`.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from pathlib import Path
 
 from stencilchain.program.device import Device
-from stencilchain.steps.build.cached_build import compile_cached
+from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.plan import BuildPlan, plan_build
 from stencilchain.steps.build.tools import find_tools, python_build_info
 from stencilchain.steps.build.validation import (
+    check_compiler,
     check_flags,
     check_positive,
     check_program,
@@ -32,14 +32,14 @@ from stencilchain.steps.gtfn.cmake_project import (
     precompiled_header,
 )
 from stencilchain.steps.settings import BuildType
-from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
+from stencilchain.steps.stages import ExtensionSource
 
 _EXTENSIONS = {"cpp": "cpp", "cuda": "cu"}
 _KNOWN_LIBRARIES = ("pybind11",)
 
 
 @dataclasses.dataclass(frozen=True)
-class CMakeCompiler:
+class CMakeCompiler(CompilerStep):
     """ExtensionSource -> CompiledArtifact: a Python extension built with CMake + Ninja.
 
     `extra_flags` go to every C++ unit, `cuda_flags` to every CUDA unit; `openmp` links
@@ -63,9 +63,7 @@ class CMakeCompiler:
     jobs: int | None = None
 
     def __post_init__(self) -> None:
-        check_type(self, "device", Device, "a Device")
-        check_type(self, "build_type", BuildType, "a BuildType")
-        check_type(self, "cache", BuildCache, "a BuildCache")
+        check_compiler(self)
         check_flags(self, "extra_flags")
         check_type(self, "openmp", bool, "a bool")
         check_word(self, "bindings_optimization", "a flag such as '-O1'")
@@ -75,11 +73,6 @@ class CMakeCompiler:
         check_program(self, "cxx", "C++ compiler")
         check_program(self, "nvcc", "CUDA compiler")
         check_positive(self, "jobs")
-
-    def __call__(self, source: ExtensionSource, /) -> CompiledArtifact:
-        """Build `source` into the build cache, or load its complete build."""
-        plan = self.plan(source)
-        return compile_cached(plan, functools.partial(_build_extension, plan))
 
     def plan(self, source: ExtensionSource) -> CMakeBuildPlan:
         """Everything a build of `source` needs, with its cache key; builds nothing."""
@@ -115,6 +108,9 @@ class CMakeCompiler:
             "libraries": _libraries(source),
         }
         return plan_build(self, source, tools, family="gtfn", key_tag=None, context=context)
+
+    def _build(self, plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
+        return _build_extension(plan, folder)
 
     def _openmp(self) -> bool:
         return self.openmp and self.device is Device.CPU
