@@ -55,6 +55,15 @@ def halo_checks(program_name: str, call: ir.ProgramCall) -> list[str]:
     return lines
 
 
+def open_domain(program_name: str, call: ir.ProgramCall) -> list[str]:
+    """The call's bounds and halo check, ending inside the block of a non-empty domain,
+    which the caller closes (GTFN puts the call's loops there)."""
+    lines = domain_bounds(call)
+    lines.append(f"if ({nonempty(call)}) {{")
+    lines += ["    " + line for line in halo_checks(program_name, call)]
+    return lines
+
+
 def domain_checks(program: ir.Program) -> list[str]:
     """Every call's domain check, in a block of its own, before any call runs: a
     DomainError then leaves the outputs as they were. `program` is the program as the user
@@ -62,8 +71,6 @@ def domain_checks(program: ir.Program) -> list[str]:
     lines = []
     for index, call in enumerate(program.calls):
         lines.append(f"{{  // domain of call {index}")
-        lines += ["    " + line for line in domain_bounds(call)]
-        lines.append(f"    if ({nonempty(call)}) {{")
-        lines += ["        " + line for line in halo_checks(program.name, call)]
+        lines += ["    " + line for line in open_domain(program.name, call)]
         lines += ["    }", "}"]
     return lines

@@ -33,7 +33,9 @@ calling the SDFG. Inferred domains stay inside by construction; explicit ones ca
 the arrays (a start counted from the end on a small array, a stop beyond the size).
 
 The tasklets are C++ rather than DaCe's Python tasklet language so that the meaning is
-NumPy's exactly: float32 stays float32 (literals are cast, never promoted), integer
+NumPy's exactly, and the same as GTFN's: their code comes from the one expression emitter
+of both families (`stencilchain.steps.cpp.expressions`; float literals in shortest
+decimal form, reads through the tasklet's connectors): float32 stays float32, integer
 `+ - * neg abs` and `**` wrap around (computed in the unsigned type), minimum/maximum
 propagate NaN, casts are C++ static_casts (NumPy's astype for every value it defines).
 

@@ -10,12 +10,7 @@ from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.transforms import substitute, transform_program
 from stencilchain.steps.cpp.checks import require_non_negative_int, require_type
-from stencilchain.steps.cpp.domain_checks import (
-    domain_bounds,
-    domain_checks,
-    halo_checks,
-    nonempty,
-)
+from stencilchain.steps.cpp.domain_checks import domain_checks, open_domain
 from stencilchain.steps.cpp.expressions import TUPLE_NAMESPACE, ExpressionEmitter, cpp_type
 from stencilchain.steps.cpp.package_text import package_text
 from stencilchain.steps.cpp.signature import (
@@ -136,11 +131,8 @@ class _Translator:
     def domain_code(self, index: int) -> list[str]:
         """The bounds of call `index` and its halo check; opens the block of a non-empty
         domain, which the caller closes."""
-        call = self.original.calls[index]  # the callee name the user wrote
-        lines = domain_bounds(call)
-        lines.append(f"if ({nonempty(call)}) {{")
-        lines += ["    " + line for line in halo_checks(self.original.name, call)]
-        return lines
+        # the callee's name as the user wrote it
+        return open_domain(self.original.name, self.original.calls[index])
 
     def cpu_call(self, index: int, call: ir.ProgramCall) -> list[str]:
         dims = [dd.dim for dd in call.domain.dims]
