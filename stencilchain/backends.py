@@ -15,12 +15,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stencilchain.program.embedded import EmbeddedBackend, run_embedded
-from stencilchain.runtime.metrics import MetricsRegistry
-from stencilchain.runtime.pools import CompiledProgramPools
 
 if TYPE_CHECKING:
     from stencilchain.containers.application import ApplicationContainer
+    from stencilchain.runtime.metrics import MetricsRegistry
+    from stencilchain.runtime.pools import CompiledProgramPools
     from stencilchain.runtime.toolchain import CompiledProgram, Toolchain
+
+    METRICS: MetricsRegistry
 
     run_gtfn_cpu: Toolchain
     run_gtfn_cpu_no_transforms: Toolchain
@@ -30,8 +32,20 @@ if TYPE_CHECKING:
     run_dace_gpu: Toolchain
 
 
-METRICS = MetricsRegistry()
-_POOLS: CompiledProgramPools[CompiledProgram] = CompiledProgramPools()
+_shared: list[tuple[MetricsRegistry, CompiledProgramPools[CompiledProgram]]] = []
+_shared_lock = threading.Lock()
+
+
+def _shared_state() -> tuple[MetricsRegistry, CompiledProgramPools[CompiledProgram]]:
+    """The metrics and pools of the pre-built backends, made on first use (importing this
+    module imports no runtime)."""
+    with _shared_lock:
+        if not _shared:
+            from stencilchain.runtime.metrics import MetricsRegistry
+            from stencilchain.runtime.pools import CompiledProgramPools
+
+            _shared.append((MetricsRegistry(), CompiledProgramPools()))
+        return _shared[0]
 
 
 def _container(**settings: Any) -> ApplicationContainer:
@@ -40,9 +54,10 @@ def _container(**settings: Any) -> ApplicationContainer:
 
     from stencilchain.containers import build_container
 
+    metrics, pools = _shared_state()
     container = build_container(None, **settings)
-    container.metrics.override(providers.Object(METRICS))
-    container.pools.override(providers.Object(_POOLS))
+    container.metrics.override(providers.Object(metrics))
+    container.pools.override(providers.Object(pools))
     return container
 
 
@@ -99,6 +114,8 @@ def build(name: str) -> Toolchain | EmbeddedBackend:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "METRICS":
+        return _shared_state()[0]
     builder = _BUILDERS.get(name)
     if builder is None:
         raise AttributeError(
@@ -111,7 +128,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_BUILDERS])
+    return sorted([*globals(), *_BUILDERS, "METRICS"])
 
 
 __all__ = ["METRICS", "NAMES", "EmbeddedBackend", "build", "run_embedded"]
