@@ -270,8 +270,11 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             )
 
 
+def position(pos: Mapping[Dimension, int]) -> Position:
+    """A position as a key: its non-zero offsets, ordered by dimension name."""
+    return tuple(sorted(((d, a) for d, a in pos.items() if a != 0), key=lambda x: x[0].name))
+
+
 def _position_key(expr: ir.Expr, pos: Mapping[Dimension, int]) -> Position:
     """The part of a position that matters for a node: none for a scalar value."""
-    if isinstance(expr.type, ScalarType):
-        return ()
-    return tuple(sorted(((d, a) for d, a in pos.items() if a != 0), key=lambda x: x[0].name))
+    return () if isinstance(expr.type, ScalarType) else position(pos)

@@ -68,7 +68,7 @@ from stencilchain.program.transforms import (
     unread_temporaries,
 )
 from stencilchain.steps.cpp.checks import require_type
-from stencilchain.steps.cpp.expressions import ExpressionEmitter
+from stencilchain.steps.cpp.expressions import ExpressionEmitter, Position, position
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.dace.extra import require_dace
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
@@ -565,9 +565,6 @@ def _range(dd: ir.DimDomain, symbols: Mapping[str, Any]) -> Any:
 
 # --- the tasklet code ------------------------------------------------------------------------------
 
-Position = tuple[tuple[Dimension, int], ...]
-
-
 class _Tasklet:
     """The C++ code of one call's tasklet (the one expression emitter of
     `stencilchain.steps.cpp.expressions`), with its connectors and memlets.
@@ -631,7 +628,7 @@ class _Tasklet:
     def read(self, name: str, pos: Mapping[Dimension, int]) -> str:
         """The connector holding `name` at `pos` (a field) or `name` (a scalar)."""
         ptype = self.params[name]
-        key = (name, _position(pos) if isinstance(ptype, ir.FieldType) else ())
+        key = (name, position(pos) if isinstance(ptype, ir.FieldType) else ())
         connector = self._reads.get(key)
         if connector is None:
             connector = f"{self.prefix}in{len(self._reads)}_{name}"
@@ -645,10 +642,6 @@ class _Tasklet:
 
 def _tuple_elements(body: ir.Expr) -> tuple[ir.Expr, ...]:
     return body.elems if isinstance(body, ir.MakeTuple) else (body,)
-
-
-def _position(pos: Mapping[Dimension, int]) -> Position:
-    return tuple(sorted(((d, a) for d, a in pos.items() if a != 0), key=lambda x: x[0].name))
 
 
 def cpp_literal(value: bool | int | float, dtype: ScalarType) -> str:
