@@ -159,9 +159,11 @@ R = TypeVar("R")
 # --- one dispatch mechanism ----------------------------------------------------------
 
 
-def _sub_expression_fields(node: type[Expr]) -> tuple[tuple[str, bool], ...]:
+@functools.cache
+def _sub_expressions(node: type) -> tuple[tuple[str, bool], ...]:
     """(field name, holds a tuple) of each field of `node` that holds an Expr or a tuple of
-    Exprs, read from the dataclass annotations."""
+    Exprs, read from the dataclass annotations (once per class, on first use: not at
+    import)."""
     hints = typing.get_type_hints(node)
     fields: list[tuple[str, bool]] = []
     for field in dataclasses.fields(node):
@@ -173,15 +175,11 @@ def _sub_expression_fields(node: type[Expr]) -> tuple[tuple[str, bool], ...]:
     return tuple(fields)
 
 
-_SUB_EXPRESSIONS: dict[type, tuple[tuple[str, bool], ...]] = {
-    node: _sub_expression_fields(node) for node in EXPR_NODES
-}
-
-
 def children(expr: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of a node, in field order."""
+    node: type = type(expr)
     out: list[Expr] = []
-    for name, many in _SUB_EXPRESSIONS[type(expr)]:
+    for name, many in _sub_expressions(node):
         value = getattr(expr, name)
         if many:
             out += value
@@ -192,7 +190,8 @@ def children(expr: Expr) -> tuple[Expr, ...]:
 
 def map_children(expr: Expr, fn: Callable[[Expr], Expr]) -> Expr:
     """`expr` with `fn` applied to each direct sub-expression (`expr` itself when it has none)."""
-    fields = _SUB_EXPRESSIONS[type(expr)]
+    node: type = type(expr)
+    fields = _sub_expressions(node)
     if not fields:
         return expr
     changes: dict[str, Any] = {}
