@@ -565,6 +565,7 @@ def _range(dd: ir.DimDomain, symbols: Mapping[str, Any]) -> Any:
 
 # --- the tasklet code ------------------------------------------------------------------------------
 
+
 class _Tasklet:
     """The C++ code of one call's tasklet (the one expression emitter of
     `stencilchain.steps.cpp.expressions`), with its connectors and memlets.
