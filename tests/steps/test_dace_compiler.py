@@ -668,3 +668,19 @@ def test_failed_build_raises_compilation_error_and_leaves_no_marker(tmp_path: Pa
     folder = error.value.log_path.parent
     assert not (folder / MARKER_NAME).exists()
     assert not list(folder.glob("build.log.*"))  # the side jobs were stopped and cleaned up
+
+
+def test_the_marker_records_the_translators_and_the_bindings_settings(
+    toolchain: Toolchain,
+) -> None:
+    """A DaCe build's marker says what translated it (auto_optimize, ...) and what bound it
+    (openmp_threshold), each under its own name, so that `cache explain` can name them."""
+    from stencilchain.steps.stages import step_settings
+
+    artifact = toolchain.compile(laplacian.PROGRAM).artifact
+    cache = toolchain.workflow.compilation.cache
+    (entry,) = [e for e in cache.entries() if e.path == artifact.build_dir]
+    assert entry.translation_settings == json.loads(step_settings(toolchain.workflow.translation))
+    assert "auto_optimize" in entry.translation_settings
+    assert entry.bindings_settings == json.loads(step_settings(toolchain.workflow.bindings))
+    assert "openmp_threshold" in entry.bindings_settings

@@ -86,7 +86,9 @@ class DaCeBindings:
             device=source.device,
             library_deps=(SHIM_LIBRARY_DEP,),
             workspace=source.workspace,
-            settings=step_settings(self),
+            # the program source of the extension stands for the translation: build markers
+            # record its settings as the translation's (this step's are the binding source's)
+            settings=source.settings,
         )
         module = extension_module_source(
             shim, device=self.device, data_layout=self.data_layout, flavor="capi"
