@@ -38,10 +38,10 @@ from stencilchain.steps.caches.files import (
 from stencilchain.steps.caches.trust import (
     PRIVATE_FILE,
     PRIVATE_FOLDER,
+    TrustedFolder,
     make_private_folder,
     require_trusted,
     require_trusted_file,
-    trust_top,
 )
 
 MARKER_NAME = ".stencilchain-complete.json"
@@ -71,24 +71,14 @@ class BuildResult:
 
 
 @dataclasses.dataclass(frozen=True)
-class BuildCache:
+class BuildCache(TrustedFolder):
     """Build folders under `root`, one per key.
 
-    `cache_root` is the outermost folder of the caches (`root` or a parent of it, e.g.
-    `CacheLocation.root`; None: `root`): a build is trusted only if its folder and every
-    folder up to `cache_root` belong to this user and no other can write to them.
+    Trusted as `TrustedFolder` says: only if no other user can write to it or to a
+    folder up to `cache_root`.
     """
 
-    root: Path
-    cache_root: Path | None = dataclasses.field(default=None, kw_only=True)
-
-    def __post_init__(self) -> None:
-        trust_top(self.root, self.cache_root, "build cache")
-
-    @property
-    def top(self) -> Path:
-        """The outermost folder the trust check covers (`cache_root`, else `root`)."""
-        return self.root if self.cache_root is None else self.cache_root
+    KIND = "build cache"
 
     def folder(self, key: str) -> Path:
         """The build folder of `key` (it may not exist yet)."""

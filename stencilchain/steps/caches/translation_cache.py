@@ -39,7 +39,7 @@ from stencilchain.steps.caches.files import (
     read_entry,
     record_use,
 )
-from stencilchain.steps.caches.trust import make_private_folder, require_trusted_file, trust_top
+from stencilchain.steps.caches.trust import TrustedFolder, make_private_folder, require_trusted_file
 from stencilchain.steps.stages import ProgramSource
 
 _log = logging.getLogger(__name__)
@@ -55,24 +55,14 @@ _ABANDONED = 3600.0  # a temporary file this old was abandoned by its writer
 
 
 @dataclasses.dataclass(frozen=True)
-class TranslationCache:
+class TranslationCache(TrustedFolder):
     """Text entries under `root`, fanned out into subfolders by the first two key characters.
 
-    `cache_root` is the outermost folder of the caches (`root` or a parent of it, e.g.
-    `CacheLocation.root`; None: `root`): an entry is trusted only if its file and every
-    folder up to `cache_root` belong to this user and no other can write to them.
+    Trusted as `TrustedFolder` says: only if no other user can write to it or to a
+    folder up to `cache_root`.
     """
 
-    root: Path
-    cache_root: Path | None = dataclasses.field(default=None, kw_only=True)
-
-    def __post_init__(self) -> None:
-        trust_top(self.root, self.cache_root, "translation cache")
-
-    @property
-    def top(self) -> Path:
-        """The outermost folder the trust check covers (`cache_root`, else `root`)."""
-        return self.root if self.cache_root is None else self.cache_root
+    KIND = "translation cache"
 
     def path(self, key: str) -> Path:
         """The file of `key`'s entry."""

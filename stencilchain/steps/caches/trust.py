@@ -10,10 +10,11 @@ calls: each must be owned by the current user and writable by nobody else.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from pathlib import Path
-from typing import NoReturn
+from typing import ClassVar, NoReturn
 
 from stencilchain.errors import CacheSecurityError
 
@@ -25,6 +26,27 @@ _SHARED_WRITE = stat.S_IWGRP | stat.S_IWOTH
 def current_uid() -> int:
     """The user a trusted entry must belong to (tests replace it to fake another owner)."""
     return os.geteuid()
+
+
+@dataclasses.dataclass(frozen=True)
+class TrustedFolder:
+    """The folder of one cache, `root`, inside `cache_root`: the outermost folder of the
+    caches (`root` or a parent of it, e.g. `CacheLocation.root`; None: `root`). An entry is
+    trusted only if it and every folder up to `cache_root` belong to this user and no
+    other can write to them."""
+
+    root: Path
+    cache_root: Path | None = dataclasses.field(default=None, kw_only=True)
+
+    KIND: ClassVar[str] = "cache"  # how errors name the cache
+
+    def __post_init__(self) -> None:
+        trust_top(self.root, self.cache_root, self.KIND)
+
+    @property
+    def top(self) -> Path:
+        """The outermost folder the trust check covers (`cache_root`, else `root`)."""
+        return self.root if self.cache_root is None else self.cache_root
 
 
 def trust_top(root: Path, cache_root: Path | None, cache: str) -> Path:
