@@ -50,18 +50,17 @@ from stencilchain.containers import (
     make_gtfn_translation,
     override_step,
 )
+from stencilchain.containers._composition import make_compile_workflow, make_toolchain
 from stencilchain.examples import laplacian
 from stencilchain.program import ir
 from stencilchain.program.device import Device
-from stencilchain.containers._composition import make_compile_workflow, make_toolchain
-from stencilchain.steps.workflow import CompileWorkflow
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.dace.bindings import DaCeBindings
 from stencilchain.steps.dace.compiler import DEFAULT_CPU_ARGS, DaCeCompiler
 from stencilchain.steps.dace.translator import DaCeTranslator
 from stencilchain.steps.settings import BuildType, CacheLifetime, DataLayout
 from stencilchain.steps.stages import ProgramSource
-from stencilchain.steps.workflow import CachedStep
+from stencilchain.steps.workflow import CachedStep, CompileWorkflow
 
 needs_dace = pytest.mark.skipif(
     importlib.util.find_spec("dace") is None,

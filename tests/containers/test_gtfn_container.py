@@ -31,18 +31,17 @@ from stencilchain.containers import (
     make_gtfn_translation,
     override_step,
 )
+from stencilchain.containers._composition import make_compile_workflow, make_toolchain
 from stencilchain.examples import laplacian
 from stencilchain.program import ir
 from stencilchain.program.device import Device
-from stencilchain.containers._composition import make_compile_workflow, make_toolchain
-from stencilchain.steps.workflow import CompileWorkflow
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.gtfn.bindings import GTFNBindingsStep
 from stencilchain.steps.gtfn.compiler import CMakeCompiler
 from stencilchain.steps.gtfn.translation import GTFNTranslationStep
 from stencilchain.steps.settings import BuildType, CacheLifetime, DataLayout
 from stencilchain.steps.stages import ProgramSource
-from stencilchain.steps.workflow import CachedStep
+from stencilchain.steps.workflow import CachedStep, CompileWorkflow
 
 SHARED_FIELDS = {
     "device",
