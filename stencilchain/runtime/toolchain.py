@@ -27,7 +27,7 @@ from stencilchain.program.program import Program
 from stencilchain.runtime.config import ToolchainConfig
 from stencilchain.runtime.metrics import MetricsRegistry, ProgramMetrics
 from stencilchain.runtime.pools import CompiledProgramPools
-from stencilchain.steps.stages import CompiledArtifact, ProgramSource
+from stencilchain.steps.stages import CompiledArtifact
 from stencilchain.steps.workflow import CompileWorkflow, StageHook, StageReport
 
 
@@ -110,12 +110,9 @@ class Toolchain:
 
     def _build(self, program: ir.Program, hook: StageHook | None) -> CompiledProgram:
         times: dict[str, float] = {}
-        sources: list[ProgramSource] = []
 
         def observe(report: StageReport) -> None:
             times[report.stage] = report.seconds
-            if isinstance(report.output, ProgramSource):
-                sources.append(report.output)
             if hook is not None:
                 hook(report)
 
@@ -127,8 +124,7 @@ class Toolchain:
             entry_metrics.steps.update(times)
             entry_metrics.load_time = time.perf_counter() - start
         checker = ArgumentChecker(program, self.config.device)
-        workspace = bool(sources) and sources[0].workspace
-        return CompiledProgram(program.name, artifact, entry, checker, workspace)
+        return CompiledProgram(program.name, artifact, entry, checker, artifact.workspace)
 
     def executor(self, program: Program) -> BoundProgram:
         """What `program.with_backend(self)` returns."""

@@ -54,6 +54,7 @@ def compile_cached(
         build_dir=result.folder,
         metadata_json=json.dumps(dict(result.metadata), sort_keys=True),
         built=result.built,
+        workspace=plan.source.program_source.workspace,
     )
 
 
