@@ -79,15 +79,12 @@ class BuildCache(TrustedFolder):
     """
 
     KIND = "build cache"
+    KEY = _KEY
+    KEY_RULE = "1 to 200 characters from [A-Za-z0-9_.-], not starting with '.' or '-'"
 
     def folder(self, key: str) -> Path:
         """The build folder of `key` (it may not exist yet)."""
-        if not isinstance(key, str) or _KEY.fullmatch(key) is None:
-            raise ValueError(
-                f"build cache key {key!r} is not valid: expected 1 to 200 characters from "
-                "[A-Za-z0-9_.-], not starting with '.' or '-'"
-            )
-        return self.root / key
+        return self.root / self.checked_key(key)
 
     def lookup(self, key: str) -> BuildResult | None:
         """The complete build of `key`, or None; takes no lock.

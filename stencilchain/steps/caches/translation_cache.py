@@ -63,14 +63,12 @@ class TranslationCache(TrustedFolder):
     """
 
     KIND = "translation cache"
+    KEY = _KEY
+    KEY_RULE = "2 to 200 characters from [A-Za-z0-9_-] (a content hash)"
 
     def path(self, key: str) -> Path:
         """The file of `key`'s entry."""
-        if not isinstance(key, str) or _KEY.fullmatch(key) is None:
-            raise ValueError(
-                f"translation cache key {key!r} is not valid: expected 2 to 200 characters "
-                "from [A-Za-z0-9_-] (a content hash)"
-            )
+        key = self.checked_key(key)
         return Path(self.root, key[:2], f"{key}{_SUFFIX}")
 
     def get(self, key: str) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import stat
 from pathlib import Path
 from typing import ClassVar, NoReturn
@@ -39,9 +40,17 @@ class TrustedFolder:
     cache_root: Path | None = dataclasses.field(default=None, kw_only=True)
 
     KIND: ClassVar[str] = "cache"  # how errors name the cache
+    KEY: ClassVar[re.Pattern[str]] = re.compile(r"[A-Za-z0-9_-]{1,200}")  # valid keys
+    KEY_RULE: ClassVar[str] = "1 to 200 characters from [A-Za-z0-9_-]"  # KEY, said
 
     def __post_init__(self) -> None:
         trust_top(self.root, self.cache_root, self.KIND)
+
+    def checked_key(self, key: str) -> str:
+        """`key`, if it is a valid key of this cache (it names files: never a path)."""
+        if not isinstance(key, str) or self.KEY.fullmatch(key) is None:
+            raise ValueError(f"{self.KIND} key {key!r} is not valid: expected {self.KEY_RULE}")
+        return key
 
     @property
     def top(self) -> Path:
