@@ -22,7 +22,7 @@ import dataclasses
 
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
-from stencilchain.steps.cpp.checks import require_non_negative_int, require_type
+from stencilchain.steps.checks import require_non_negative_int, require_type
 from stencilchain.steps.cpp.extension_module import extension_module_source
 from stencilchain.steps.dace.shim import shim_source
 from stencilchain.steps.settings import DataLayout

@@ -67,7 +67,7 @@ from stencilchain.program.transforms import (
     substitute,
     unread_temporaries,
 )
-from stencilchain.steps.cpp.checks import require_type
+from stencilchain.steps.checks import require_type
 from stencilchain.steps.cpp.expressions import ExpressionEmitter, Position, position
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.dace.extra import require_dace

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from stencilchain.program.device import Device
-from stencilchain.steps.cpp.checks import require_choice, require_type
+from stencilchain.steps.checks import require_choice, require_type
 from stencilchain.steps.cpp.extension_module import (
     FLAVORS,
     extension_module_deps,

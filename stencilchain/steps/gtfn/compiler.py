@@ -21,10 +21,10 @@ from stencilchain.steps.build.validation import (
     check_flags,
     check_positive,
     check_program,
-    check_type,
     check_word,
 )
 from stencilchain.steps.caches.build_cache import BuildCache
+from stencilchain.steps.checks import require_type
 from stencilchain.steps.gtfn.cmake_project import (
     CMakeProject,
     Unit,
@@ -65,9 +65,9 @@ class CMakeCompiler(CompilerStep):
     def __post_init__(self) -> None:
         check_compiler(self)
         check_flags(self, "extra_flags")
-        check_type(self, "openmp", bool, "a bool")
+        require_type(self, "openmp", bool)
         check_word(self, "bindings_optimization", "a flag such as '-O1'")
-        check_type(self, "precompiled_headers", bool, "a bool")
+        require_type(self, "precompiled_headers", bool)
         check_word(self, "cuda_architectures", "CMake's CUDA architectures such as '80'")
         check_flags(self, "cuda_flags")
         check_program(self, "cxx", "C++ compiler")

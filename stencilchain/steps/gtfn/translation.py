@@ -9,7 +9,7 @@ from stencilchain.program import ir
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.transforms import substitute, transform_program
-from stencilchain.steps.cpp.checks import require_non_negative_int, require_type
+from stencilchain.steps.checks import require_non_negative_int, require_type
 from stencilchain.steps.cpp.domain_checks import domain_checks, open_domain
 from stencilchain.steps.cpp.expressions import TUPLE_NAMESPACE, ExpressionEmitter, cpp_type
 from stencilchain.steps.cpp.package_text import package_text
