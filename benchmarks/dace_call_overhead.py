@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gtfn_figures import PROGRAMS, best, load_programs
+from figures import PROGRAMS, best, load_programs
 
 TOOLCHAIN = """
 from pathlib import Path
