@@ -138,7 +138,8 @@ def main() -> None:
         print(t2 - t1)
         """
     )
-    env = dict(os.environ, PYTHONPATH=str(cache))
+    path = os.pathsep.join([str(cache), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env = dict(os.environ, PYTHONPATH=path)  # the caller's checkout, if given, after the cache
     firsts = [
         float(
             subprocess.run(

@@ -196,7 +196,10 @@ def main() -> None:
     args = parser.parse_args()
     results: dict[str, Any] = {}
     cache = Path(tempfile.mkdtemp(prefix="stencilchain-bench-"))
-    env = dict(os.environ, STENCILCHAIN_CACHE_DIR=str(cache), PYTHONPATH=str(cache))
+    # the caller's PYTHONPATH is kept after the cache: a checkout given there (to compare two
+    # trees side by side) is the one the fresh processes import too
+    path = os.pathsep.join([str(cache), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env = dict(os.environ, STENCILCHAIN_CACHE_DIR=str(cache), PYTHONPATH=path)
     os.environ.update(STENCILCHAIN_CACHE_DIR=str(cache))
 
     # import time, against an empty interpreter and numpy alone
