@@ -12,7 +12,7 @@ around the program.
 The entry point is a METH_FASTCALL function written against the CPython API, so a call
 costs well under a microsecond and the module compiles without parsing pybind11's
 headers (about 5 s each on a 2-core machine); flavor "pybind11" defines the same
-entry point inside a `PYBIND11_MODULE` instead (see docs/adr/0004-bindings.md). The fixed
+entry point inside a `PYBIND11_MODULE` instead (see docs/adr/0004-bindings-on-the-cpython-api.md). The fixed
 parts are the module_*.h/.cpp files beside this module.
 """
 

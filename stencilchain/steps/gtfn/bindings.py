@@ -27,7 +27,7 @@ class GTFNBindingsStep:
     """ProgramSource -> ExtensionSource: the module that checks arguments and calls the program.
 
     `flavor` is "capi" (the CPython API) or "pybind11" (the same entry point inside a
-    PYBIND11_MODULE; docs/adr/0004-bindings.md).
+    PYBIND11_MODULE; docs/adr/0004-bindings-on-the-cpython-api.md).
     """
 
     device: Device
