@@ -96,9 +96,16 @@ def test_every_operator_has_an_entry() -> None:
     lacking = [op for op in ir.BINARY_OPS if op not in embedded.BINARY]
     lacking += [op for op in ir.UNARY_OPS if op not in embedded.UNARY]
     assert not lacking, f"the embedded executor has no entry for {', '.join(lacking)}"
-    # pow is a function call (or squarings), every other binary operator one infix operator
-    lacking = [op for op in ir.BINARY_OPS if op != "pow" and op not in expressions.INFIX]
-    assert not lacking, f"the C++ emitter has no infix operator for {', '.join(lacking)}"
+    # pow is a function call (or squarings), the integer operations guarded expressions,
+    # every other binary operator one infix operator (bitwise too for the logical ones)
+    lacking = [
+        op
+        for op in ir.BINARY_OPS
+        if op != "pow" and op not in expressions.INFIX and op not in expressions.INTEGER_OPERATIONS
+    ]
+    lacking += [op for op in ir.INTEGER_OPS if op not in expressions.INTEGER_OPERATIONS]
+    lacking += [op for op in ir.LOGICAL_OPS if op not in expressions.BITWISE]
+    assert not lacking, f"the C++ emitter has no operator for {', '.join(lacking)}"
 
 
 # --- children and map_children, generic over the node's fields --------------------------------
