@@ -7,7 +7,8 @@ function and `power(x, y)` is `x ** y`.
 
 from __future__ import annotations
 
-from stencilchain.program.tracing import Symbol, binary, math_call
+from stencilchain.program.tracing import Symbol, math_call
+from stencilchain.program.tracing import binary as _binary
 
 
 def sqrt(x: object) -> Symbol:
@@ -109,7 +110,7 @@ def fmod(x: object, y: object) -> Symbol:
 
 def power(x: object, y: object) -> Symbol:
     """`x ** y`."""
-    return binary("pow", x, y)
+    return _binary("pow", x, y)
 
 
 def minimum(x: object, y: object) -> Symbol:
