@@ -193,6 +193,16 @@ class Evaluator(ir.ExprVisitor[Value]):
         dtype = expr.type.dtype if isinstance(expr.type, ir.FieldType) else expr.type
         return np.asarray(self.eval(expr.expr, env, box)).astype(dtype.numpy)[()]
 
+    def visit_Broadcast(self, expr: ir.Broadcast, env: Mapping[str, Any], box: Box) -> Value:
+        value = np.asarray(self.eval(expr.expr, env, box))
+        target = expr.type.dims
+        inner = expr.expr.type.dims if isinstance(expr.expr.type, ir.FieldType) else ()
+        # the operand's axes in the target's order, and a length-1 axis for each new one
+        kept = [d for d in target if d in inner]
+        value = np.transpose(value, [inner.index(d) for d in kept])
+        value = value.reshape([value.shape[kept.index(d)] if d in inner else 1 for d in target])
+        return np.broadcast_to(value, tuple(box[d][1] - box[d][0] for d in target))
+
     def visit_Call(self, expr: ir.Call, env: Mapping[str, Any], box: Box) -> Value:
         callee = self.fops[expr.callee]
         inner: dict[str, Any] = {}

@@ -153,6 +153,16 @@ class Call:
 
 
 @dataclasses.dataclass(frozen=True)
+class Broadcast:
+    """`expr` (a scalar, or a field over a subset of `type.dims`) as a field over
+    `type.dims`: its value at a point is `expr`'s at that point's indices along `expr`'s own
+    dimensions. The one place where the dimensions of an expression change."""
+
+    expr: Expr
+    type: FieldType
+
+
+@dataclasses.dataclass(frozen=True)
 class MakeTuple:
     elems: tuple[Expr, ...]
     type: TupleType
@@ -165,7 +175,9 @@ class TupleGet:
     type: FieldType
 
 
-Expr = Union[Literal, Ref, Shift, Unary, Binary, Where, MathCall, Cast, Call, MakeTuple, TupleGet]
+Expr = Union[
+    Literal, Ref, Shift, Unary, Binary, Where, MathCall, Cast, Call, Broadcast, MakeTuple, TupleGet
+]
 # Every expression node class: the one list that visitors and the coverage test go by.
 EXPR_NODES: tuple[type[Expr], ...] = typing.get_args(Expr)
 

@@ -411,23 +411,46 @@ def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
 
 
 def unify_dims(operands: tuple[object, ...], where: str) -> tuple[Dimension, ...] | None:
-    """The common dimensions of the field operands, or None if all are scalars."""
-    dims: tuple[Dimension, ...] | None = None
-    first: object = None
-    for value in operands:
-        if isinstance(value, Symbol) and isinstance(value.type, ir.FieldType):
-            if dims is None:
-                dims, first = value.type.dims, value
-            elif value.type.dims != dims:
-                raise DefinitionError(
-                    f"{where}: mismatched dimensions: {_describe(first)} and {_describe(value)}; "
-                    "operands of one expression must have the same dimensions in the same order"
-                )
+    """The dimensions of the result of an operation on `operands`, or None if all are
+    scalars: those of the field operand with the most dimensions (the first such), whose
+    dimensions must include every other field operand's (which is then broadcast)."""
+    fields = [v for v in operands if isinstance(v, Symbol) and isinstance(v.type, ir.FieldType)]
+    if not fields:
+        return None
+    widest = max(fields, key=lambda v: len(v.type.dims))  # type: ignore[union-attr]
+    dims: tuple[Dimension, ...] = widest.type.dims  # type: ignore[union-attr]
+    for value in fields:
+        own: tuple[Dimension, ...] = value.type.dims  # type: ignore[union-attr]
+        if own == dims:
+            continue
+        if len(own) == len(dims) or not set(own) <= set(dims):
+            raise DefinitionError(
+                f"{where}: mismatched dimensions: {_describe(widest)} and {_describe(value)}; "
+                "an operand's dimensions must be those of the operand with the most "
+                "dimensions, in the same order, or a subset of them (which is broadcast); "
+                f"broadcast explicitly with sc.broadcast(x, ({', '.join(_union_names(fields))}))"
+            )
     return dims
 
 
-def as_expr(value: object, dtype: ScalarType) -> ir.Expr:
+def _union_names(fields: list[Symbol]) -> list[str]:
+    names: list[str] = []
+    for value in fields:
+        for dim in value.type.dims:  # type: ignore[union-attr]
+            if dim.name not in names:
+                names.append(dim.name)
+    return names
+
+
+def as_expr(
+    value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None = None
+) -> ir.Expr:
+    """The IR of an operand of `dtype`; a field over fewer dimensions than `dims` is
+    broadcast to them (scalars and literals combine with fields as they are)."""
     if isinstance(value, Symbol):
+        t = value.type
+        if dims is not None and isinstance(t, ir.FieldType) and t.dims != dims:
+            return ir.Broadcast(value.expr, ir.FieldType(dims, t.dtype))
         return value.expr
     if isinstance(value, np.generic):
         return ir.Literal(value.item(), dtype)
@@ -485,7 +508,12 @@ def binary(op: str, left: object, right: object) -> Symbol:
             )
         result_dtype = dtype
     return Symbol(
-        ir.Binary(op, as_expr(left, dtype), as_expr(right, dtype), _result_type(dims, result_dtype))
+        ir.Binary(
+            op,
+            as_expr(left, dtype, dims),
+            as_expr(right, dtype, dims),
+            _result_type(dims, result_dtype),
+        )
     )
 
 
@@ -523,7 +551,7 @@ def math_call(fn: str, *args: object) -> Symbol:
         raise DefinitionError(f"{where} of a {dtype} value; cast to a float dtype first")
     if dtype.is_bool:
         raise DefinitionError(f"{where} of a bool value")
-    exprs = tuple(as_expr(a, dtype) for a in args)
+    exprs = tuple(as_expr(a, dtype, dims) for a in args)
     result_dtype = ScalarType("bool") if fn in ir.PREDICATE_FUNCTIONS else dtype
     return Symbol(ir.MathCall(fn, exprs, _result_type(dims, result_dtype)))
 
@@ -538,8 +566,45 @@ def where(cond: object, true: object, false: object) -> Symbol:
     dtype = unify_dtype((true, false), "sc.where")
     dims = unify_dims((cond, true, false), "sc.where")
     return Symbol(
-        ir.Where(cond.expr, as_expr(true, dtype), as_expr(false, dtype), _result_type(dims, dtype))
+        ir.Where(
+            as_expr(cond, ScalarType("bool"), dims),
+            as_expr(true, dtype, dims),
+            as_expr(false, dtype, dims),
+            _result_type(dims, dtype),
+        )
     )
+
+
+def broadcast(value: object, dims: object) -> Symbol:
+    """`value` (a field over a subset of `dims`, a scalar or a literal) as a field over
+    `dims`, in that order: its value at each point is `value`'s at that point's indices along
+    its own dimensions."""
+    if not isinstance(dims, (tuple, list)) or not all(isinstance(d, Dimension) for d in dims):
+        raise DefinitionError(
+            f"sc.broadcast: the dimensions must be a tuple of sc.Dimension, got {dims!r}"
+        )
+    target = tuple(dims)
+    if not target or len(set(target)) != len(target):
+        raise DefinitionError(
+            "sc.broadcast: the dimensions must be distinct and at least one, got "
+            f"({', '.join(d.name for d in target)})"
+        )
+    _check_operand(value, "sc.broadcast")
+    if isinstance(value, Symbol):
+        t = value.type
+        if isinstance(t, ir.FieldType) and not set(t.dims) <= set(target):
+            missing = ", ".join(d.name for d in t.dims if d not in target)
+            raise DefinitionError(
+                f"sc.broadcast of {_describe(value)} to ({', '.join(d.name for d in target)}): "
+                f"the target lacks {missing}; a field is broadcast to a superset of its "
+                "dimensions"
+            )
+        dtype = _typed_dtype(value)
+        if isinstance(t, ir.FieldType) and t.dims == target:
+            return value
+        return Symbol(ir.Broadcast(value.expr, ir.FieldType(target, dtype)))
+    dtype = unify_dtype((value,), "sc.broadcast")
+    return Symbol(ir.Broadcast(as_expr(value, dtype), ir.FieldType(target, dtype)))
 
 
 def astype(value: object, dtype: ScalarType) -> Symbol:

@@ -119,16 +119,21 @@ def halves(f: F):  # type: ignore[no-untyped-def]
     return f * 0.5, -f
 
 
+J = sc.Dimension("J")
+FIJ = sc.Field[[I, J], sc.float64]
+
+
 @sc.field_operator
-def every_node(f: F, a: sc.float64) -> F:
+def every_node(f: F, a: sc.float64, g: FIJ) -> FIJ:
     first = halves(f(I + 1))[0]  # Call, TupleGet, Shift
     picked = sc.where(f > a, sc.math.sqrt(f), first)  # Where, MathCall, Binary, Ref
-    return sc.astype(sc.astype(picked, sc.float32), sc.float64) + 2.0  # Cast, Literal
+    cast = sc.astype(sc.astype(picked, sc.float32), sc.float64) + 2.0  # Cast, Literal
+    return cast * g  # Broadcast
 
 
 @sc.program
-def every_node_program(f: F, a: sc.float64, out: F) -> None:
-    every_node(f, a, out=out)
+def every_node_program(f: F, a: sc.float64, g: FIJ, out: FIJ) -> None:
+    every_node(f, a, g, out=out)
 
 
 def all_nodes(expr: ir.Expr) -> list[ir.Expr]:

@@ -48,7 +48,7 @@ INFIX = {
 BITWISE = {"and": "&", "or": "|", "xor": "^"}
 _UNSIGNED = {"int32": "std::uint32_t", "int64": "std::uint64_t"}
 # Nodes emitted in place: never bound to a name, so never shared.
-_IN_PLACE = (ir.Literal, ir.Ref, ir.Shift)
+_IN_PLACE = (ir.Literal, ir.Ref, ir.Shift, ir.Broadcast)
 
 
 def dtype_of(t: ir.Type) -> ScalarType:
@@ -300,6 +300,10 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             moved[dim] = moved.get(dim, 0) + amount
         return self.emit(expr.expr, moved)
 
+    def visit_Broadcast(self, expr: ir.Broadcast, pos: Mapping[Dimension, int]) -> str:
+        # a read of a field over fewer dimensions ignores the offsets along the others
+        return self.emit(expr.expr, pos)
+
     # --- operations: one statement each --------------------------------------------------
 
     def visit_Unary(self, expr: ir.Unary, pos: Mapping[Dimension, int]) -> str:
@@ -388,5 +392,9 @@ def position(pos: Mapping[Dimension, int]) -> Position:
 
 
 def _position_key(expr: ir.Expr, pos: Mapping[Dimension, int]) -> Position:
-    """The part of a position that matters for a node: none for a scalar value."""
+    """The part of a position that matters for a node: its offsets along its own
+    dimensions (none for a scalar value)."""
+    if isinstance(expr.type, ir.FieldType):
+        dims = expr.type.dims
+        return position({d: a for d, a in pos.items() if d in dims})
     return () if isinstance(expr.type, ScalarType) else position(pos)
