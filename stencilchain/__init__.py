@@ -31,7 +31,7 @@ from stencilchain.program.dimensions import Dimension, Offset
 from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
 from stencilchain.program.field_operator import FieldOperator, field_operator
 from stencilchain.program.program import Program, program
-from stencilchain.program.tracing import astype, where
+from stencilchain.program.tracing import astype, broadcast, where
 from stencilchain.program.types import Field
 
 if TYPE_CHECKING:
@@ -60,6 +60,7 @@ __all__ = [
     "astype",
     "backends",
     "bool_",
+    "broadcast",
     "errors",
     "field_operator",
     "float32",

@@ -20,9 +20,8 @@ shifted by -1).
 Program: `hdiff_program(inp, coeff, out)`: one call with an inferred domain,
 I: [2, end-2), J: [2, end-2), K: all levels.
 
-`coeff` is a 3-D field [I, J, K]: the DSL has no broadcasting (operands of one
-expression need the same dimensions), so a 2-D [I, J] coefficient would have to be
-passed repeated along K.
+`coeff` is a 3-D field [I, J, K], as in the GridTools benchmark; a 2-D [I, J]
+coefficient would be broadcast along K (docs/dsl.md, "Broadcasting").
 """
 
 from __future__ import annotations

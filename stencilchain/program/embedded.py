@@ -10,6 +10,7 @@ whatever boxes its own shifts ask for.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
@@ -40,21 +41,68 @@ BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "le": np.less_equal,
     "gt": np.greater,
     "ge": np.greater_equal,
-    "and": np.logical_and,
-    "or": np.logical_or,
+    # NumPy's integer semantics: `//` and `%` give 0 where the divisor is 0, MIN // -1
+    # wraps to MIN; a shift by a count outside [0, bits) gives 0 (>> of a negative: -1)
+    "floordiv": np.floor_divide,
+    "mod": np.remainder,
+    "lshift": np.left_shift,
+    "rshift": np.right_shift,
+    # logical on bool values, bitwise on integers
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
 }
-UNARY: dict[str, Callable[[Any], Any]] = {"neg": np.negative, "not": np.logical_not}
+UNARY: dict[str, Callable[[Any], Any]] = {"neg": np.negative, "not": np.invert}
+
+
+def _gamma_of(x: float) -> float:
+    """The Gamma function of one float, with C's tgamma at its poles and overflow."""
+    try:
+        return math.gamma(x)
+    except ValueError:  # a pole (0 or a negative integer) or -inf
+        return math.copysign(math.inf, x) if x == 0 else math.nan
+    except OverflowError:
+        return math.inf
+
+
+_GAMMA = np.frompyfunc(_gamma_of, 1, 1)
+
+
+def gamma(x: Any) -> Any:
+    """The Gamma function, elementwise (NumPy has no ufunc for it): computed in double
+    precision by Python's math.gamma and rounded to the argument's dtype."""
+    values = np.asarray(x)
+    return np.asarray(_GAMMA(values.astype(np.float64)), dtype=object).astype(values.dtype)[()]
+
 MATH: dict[str, Callable[..., Any]] = {
     "sqrt": np.sqrt,
     "exp": np.exp,
     "log": np.log,
     "sin": np.sin,
     "cos": np.cos,
+    "tan": np.tan,
+    "arcsin": np.arcsin,
+    "arccos": np.arccos,
+    "arctan": np.arctan,
+    "arctan2": np.arctan2,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "arcsinh": np.arcsinh,
+    "arccosh": np.arccosh,
+    "arctanh": np.arctanh,
+    "cbrt": np.cbrt,
+    "gamma": gamma,
     "abs": np.abs,
     "minimum": np.minimum,
     "maximum": np.maximum,
     "floor": np.floor,
     "ceil": np.ceil,
+    "trunc": np.trunc,
+    "fmod": np.fmod,
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "isfinite": np.isfinite,
 }
 
 
@@ -144,6 +192,16 @@ class Evaluator(ir.ExprVisitor[Value]):
     def visit_Cast(self, expr: ir.Cast, env: Mapping[str, Any], box: Box) -> Value:
         dtype = expr.type.dtype if isinstance(expr.type, ir.FieldType) else expr.type
         return np.asarray(self.eval(expr.expr, env, box)).astype(dtype.numpy)[()]
+
+    def visit_Broadcast(self, expr: ir.Broadcast, env: Mapping[str, Any], box: Box) -> Value:
+        value = np.asarray(self.eval(expr.expr, env, box))
+        target = expr.type.dims
+        inner = expr.expr.type.dims if isinstance(expr.expr.type, ir.FieldType) else ()
+        # the operand's axes in the target's order, and a length-1 axis for each new one
+        kept = [d for d in target if d in inner]
+        value = np.transpose(value, [inner.index(d) for d in kept])
+        value = value.reshape([value.shape[kept.index(d)] if d in inner else 1 for d in target])
+        return np.broadcast_to(value, tuple(box[d][1] - box[d][0] for d in target))
 
     def visit_Call(self, expr: ir.Call, env: Mapping[str, Any], box: Box) -> Value:
         callee = self.fops[expr.callee]

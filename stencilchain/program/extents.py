@@ -71,5 +71,6 @@ class ExtentsWalker(ir.ExprVisitor[None]):
     visit_Where = _visit_children
     visit_MathCall = _visit_children
     visit_Cast = _visit_children
+    visit_Broadcast = _visit_children
     visit_MakeTuple = _visit_children
     visit_TupleGet = _visit_children

@@ -155,7 +155,11 @@ def check_argument(callee: str, param: ir.Param, arg: object) -> ir.Expr:
     if isinstance(param.type, ir.FieldType):
         if not (isinstance(arg, Symbol) and arg.type == param.type):
             got = f"{arg.type!r}" if isinstance(arg, Symbol) else repr(arg)
-            raise DefinitionError(f"{where}: expected {param.type!r}, got {got}")
+            hint = ""
+            if isinstance(arg, Symbol) and _broadcastable(arg.type, param.type):
+                dims = ", ".join(d.name for d in param.type.dims)
+                hint = f"; an argument is not broadcast implicitly: pass sc.broadcast(x, ({dims}))"
+            raise DefinitionError(f"{where}: expected {param.type!r}, got {got}{hint}")
         return arg.expr
     dtype: ScalarType = param.type
     if isinstance(arg, Symbol) and isinstance(arg.type, ir.FieldType):
@@ -163,6 +167,13 @@ def check_argument(callee: str, param: ir.Param, arg: object) -> ir.Expr:
     if unify_dtype((dtype_probe(dtype), arg), where) != dtype:
         raise DefinitionError(f"{where}: expected {dtype}")
     return as_expr(arg, dtype)
+
+
+def _broadcastable(t: ir.FieldType | ScalarType, target: ir.FieldType) -> bool:
+    """Whether sc.broadcast makes a value of type `t` one of type `target`."""
+    if isinstance(t, ir.FieldType):
+        return t.dtype == target.dtype and set(t.dims) < set(target.dims)
+    return t == target.dtype
 
 
 def dtype_probe(dtype: ScalarType) -> Any:

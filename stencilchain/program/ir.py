@@ -77,18 +77,34 @@ class Shift:
     type: FieldType
 
 
+# "not" is `~`: logical not of bool values, bitwise not of integers.
 UNARY_OPS = ("neg", "not")
 ARITHMETIC_OPS = ("add", "sub", "mul", "div", "pow")
+# Integers only: floor division and remainder with Python's (NumPy's) floor semantics, and
+# shifts; each has a defined result where C++ has none (docs/dsl.md, "Integers").
+INTEGER_OPS = ("floordiv", "mod", "lshift", "rshift")
 COMPARISON_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
-LOGICAL_OPS = ("and", "or")
-BINARY_OPS = ARITHMETIC_OPS + COMPARISON_OPS + LOGICAL_OPS
+# Logical on bool values, bitwise on integers.
+LOGICAL_OPS = ("and", "or", "xor")
+BINARY_OPS = ARITHMETIC_OPS + INTEGER_OPS + COMPARISON_OPS + LOGICAL_OPS
 # How each binary operator is written in the DSL (and in the IR's text form).
 OP_SYMBOLS = {
     "add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
+    "floordiv": "//", "mod": "%", "lshift": "<<", "rshift": ">>",
     "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-    "and": "&", "or": "|",
+    "and": "&", "or": "|", "xor": "^",
 }  # fmt: skip
-MATH_FUNCTIONS = ("sqrt", "exp", "log", "sin", "cos", "abs", "minimum", "maximum", "floor", "ceil")
+# Named like NumPy's ufuncs (`gamma` is the Gamma function, C's tgamma); `power` is `**`.
+MATH_FUNCTIONS = (
+    "sqrt", "exp", "log", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2",
+    "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "cbrt", "gamma",
+    "abs", "minimum", "maximum", "floor", "ceil", "trunc", "fmod",
+    "isnan", "isinf", "isfinite",
+)  # fmt: skip
+# The math functions of two arguments; every other one takes one.
+BINARY_MATH_FUNCTIONS = ("minimum", "maximum", "arctan2", "fmod")
+# The math functions whose value is bool (whatever the argument's dtype).
+PREDICATE_FUNCTIONS = ("isnan", "isinf", "isfinite")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,6 +153,16 @@ class Call:
 
 
 @dataclasses.dataclass(frozen=True)
+class Broadcast:
+    """`expr` (a scalar, or a field over a subset of `type.dims`) as a field over
+    `type.dims`: its value at a point is `expr`'s at that point's indices along `expr`'s own
+    dimensions. The one place where the dimensions of an expression change."""
+
+    expr: Expr
+    type: FieldType
+
+
+@dataclasses.dataclass(frozen=True)
 class MakeTuple:
     elems: tuple[Expr, ...]
     type: TupleType
@@ -149,7 +175,9 @@ class TupleGet:
     type: FieldType
 
 
-Expr = Union[Literal, Ref, Shift, Unary, Binary, Where, MathCall, Cast, Call, MakeTuple, TupleGet]
+Expr = Union[
+    Literal, Ref, Shift, Unary, Binary, Where, MathCall, Cast, Call, Broadcast, MakeTuple, TupleGet
+]
 # Every expression node class: the one list that visitors and the coverage test go by.
 EXPR_NODES: tuple[type[Expr], ...] = typing.get_args(Expr)
 

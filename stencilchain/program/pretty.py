@@ -42,6 +42,10 @@ class ExprFormatter(ir.ExprVisitor[str]):
         dtype = expr.type.dtype if isinstance(expr.type, ir.FieldType) else expr.type
         return f"astype({self.visit(expr.expr)}, {dtype})"
 
+    def visit_Broadcast(self, expr: ir.Broadcast) -> str:
+        dims = ", ".join(d.name for d in expr.type.dims)
+        return f"broadcast({self.visit(expr.expr)}, ({dims}))"
+
     def visit_Call(self, expr: ir.Call) -> str:
         return f"{expr.callee}({', '.join(self.visit(a) for a in expr.args)})"
 

@@ -107,7 +107,7 @@ class Symbol:
     def __ge__(self, other: Operand) -> Symbol:
         return binary("ge", self, other)
 
-    # logic
+    # logic on bool values, bitwise operations on integers
     def __and__(self, other: Operand) -> Symbol:
         return binary("and", self, other)
 
@@ -120,8 +120,45 @@ class Symbol:
     def __ror__(self, other: Operand) -> Symbol:
         return binary("or", other, self)
 
+    def __xor__(self, other: Operand) -> Symbol:
+        return binary("xor", self, other)
+
+    def __rxor__(self, other: Operand) -> Symbol:
+        return binary("xor", other, self)
+
     def __invert__(self) -> Symbol:
         return unary("not", self)
+
+    # integers only
+    def __floordiv__(self, other: Operand) -> Symbol:
+        return binary("floordiv", self, other)
+
+    def __rfloordiv__(self, other: Operand) -> Symbol:
+        return binary("floordiv", other, self)
+
+    def __mod__(self, other: Operand) -> Symbol:
+        return binary("mod", self, other)
+
+    def __rmod__(self, other: Operand) -> Symbol:
+        return binary("mod", other, self)
+
+    def __divmod__(self, other: Operand) -> tuple[Symbol, Symbol]:
+        return binary("floordiv", self, other), binary("mod", self, other)
+
+    def __rdivmod__(self, other: Operand) -> tuple[Symbol, Symbol]:
+        return binary("floordiv", other, self), binary("mod", other, self)
+
+    def __lshift__(self, other: Operand) -> Symbol:
+        return binary("lshift", self, other)
+
+    def __rlshift__(self, other: Operand) -> Symbol:
+        return binary("lshift", other, self)
+
+    def __rshift__(self, other: Operand) -> Symbol:
+        return binary("rshift", self, other)
+
+    def __rrshift__(self, other: Operand) -> Symbol:
+        return binary("rshift", other, self)
 
     def __bool__(self) -> bool:
         raise DefinitionError(
@@ -133,42 +170,6 @@ class Symbol:
         raise DefinitionError(f"cannot iterate over a traced {self.type!r}")
 
     # operators the DSL does not have: each error says what to write instead
-    def __floordiv__(self, other: object) -> Symbol:
-        raise _unsupported_operator("//", self)
-
-    def __rfloordiv__(self, other: object) -> Symbol:
-        raise _unsupported_operator("//", self)
-
-    def __mod__(self, other: object) -> Symbol:
-        raise _unsupported_operator("%", self)
-
-    def __rmod__(self, other: object) -> Symbol:
-        raise _unsupported_operator("%", self)
-
-    def __divmod__(self, other: object) -> Symbol:
-        raise _unsupported_operator("divmod", self)
-
-    def __rdivmod__(self, other: object) -> Symbol:
-        raise _unsupported_operator("divmod", self)
-
-    def __xor__(self, other: object) -> Symbol:
-        raise _unsupported_operator("^", self)
-
-    def __rxor__(self, other: object) -> Symbol:
-        raise _unsupported_operator("^", self)
-
-    def __lshift__(self, other: object) -> Symbol:
-        raise _unsupported_operator("<<", self)
-
-    def __rlshift__(self, other: object) -> Symbol:
-        raise _unsupported_operator("<<", self)
-
-    def __rshift__(self, other: object) -> Symbol:
-        raise _unsupported_operator(">>", self)
-
-    def __rrshift__(self, other: object) -> Symbol:
-        raise _unsupported_operator(">>", self)
-
     def __matmul__(self, other: object) -> Symbol:
         raise _unsupported_operator("@", self)
 
@@ -209,24 +210,26 @@ class Symbol:
 # --- operators and NumPy functions that the DSL does not have -------------------------
 
 _UNSUPPORTED_OPERATORS = {
-    "//": "floor division is not supported; on floats write sc.math.floor(a / b)",
-    "%": "the remainder is not supported; on floats write a - b * sc.math.floor(a / b)",
-    "divmod": "`//` and `%` are not supported; on floats write sc.math.floor(a / b)",
-    "^": (
-        "bitwise operations on integers are not supported; on bool values exclusive or is "
-        "`a != b`, and the logical operators are `&`, `|`, `~`; a power is `a ** b`"
-    ),
-    "<<": "shifts of integers are not supported; a field's neighbour is read with {shift}",
-    ">>": "shifts of integers are not supported; a field's neighbour is read with {shift}",
     "@": (
         "matrix products are not supported (a field operator computes each grid point from "
         "its neighbours); multiply pointwise with `*`"
     ),
 }
 
+# What to write instead of an integer operator applied to values of another kind.
+_INTEGER_OPERATOR_HINTS = {
+    "floordiv": "`//` takes integers; on floats write sc.math.floor(a / b)",
+    "mod": (
+        "`%` takes integers; on floats write a - b * sc.math.floor(a / b) "
+        "(or sc.math.fmod(a, b), the remainder with the sign of a)"
+    ),
+    "lshift": "shifts take integers; a field's neighbour is read with {shift}",
+    "rshift": "shifts take integers; a field's neighbour is read with {shift}",
+}
 
-def _shift_example(value: Symbol) -> str:
-    t = value.type
+
+def _shift_example(value: object) -> str:
+    t = value.type if isinstance(value, Symbol) else None
     dim = t.dims[0].name if isinstance(t, ir.FieldType) else "I"
     return f"a shift such as f({dim} + 1)"
 
@@ -241,7 +244,8 @@ def _numpy_message(name: str, hint: str | None, value: Symbol) -> str:
     fix = (
         f"write {hint}"
         if hint is not None
-        else "write it with the DSL's operators (+ - * / ** comparisons & | ~), sc.where and "
+        else "write it with the DSL's operators (+ - * / ** // % comparisons & | ^ ~ << >>), "
+        "sc.where and "
         f"sc.math ({', '.join(ir.MATH_FUNCTIONS)})"
     )
     return (
@@ -269,7 +273,7 @@ def _is_operator_call(
 
 # The ufunc a NumPy operand's operator calls, and the Symbol operator that computes the
 # same with the Symbol on the right (a reflected method, or the mirrored comparison).
-_REFLECTED_OPERATORS: dict[np.ufunc, Callable[[Symbol, Any], Symbol]] = {
+_REFLECTED_OPERATORS: dict[np.ufunc, Callable[[Symbol, Any], Symbol | tuple[Symbol, Symbol]]] = {
     np.add: Symbol.__radd__,
     np.subtract: Symbol.__rsub__,
     np.multiply: Symbol.__rmul__,
@@ -296,17 +300,17 @@ _COMPARISON_UFUNCS = frozenset(
 )
 
 _UFUNC_HINTS = {
-    **{fn: f"sc.math.{fn}(x)" for fn in ("sqrt", "exp", "log", "sin", "cos", "floor", "ceil")},
-    "minimum": "sc.math.minimum(x, y)",
-    "maximum": "sc.math.maximum(x, y)",
+    **{
+        fn: f"sc.math.{fn}({'x, y' if fn in ir.BINARY_MATH_FUNCTIONS else 'x'})"
+        for fn in ir.MATH_FUNCTIONS
+    },
     "absolute": "sc.math.abs(x) or abs(x)",
     "fabs": "sc.math.abs(x) or abs(x)",
     "add": "the operator `+`: a + b",
     "subtract": "the operator `-`: a - b",
     "multiply": "the operator `*`: a * b",
     "divide": "the operator `/`: a / b",
-    "power": "the operator `**`: a ** b",
-    "float_power": "the operator `**`: a ** b",
+    "power": "the operator `**`: a ** b (or sc.math.power(a, b))",
     "square": "a * a",
     "reciprocal": "1.0 / a",
     "negative": "the operator `-`: -a",
@@ -318,17 +322,21 @@ _UFUNC_HINTS = {
     "greater": "the operator `>`: a > b",
     "greater_equal": "the operator `>=`: a >= b",
     "logical_and": "the operator `&` on bool values: a & b",
-    "bitwise_and": "the operator `&` on bool values: a & b",
+    "bitwise_and": "the operator `&`: a & b",
     "logical_or": "the operator `|` on bool values: a | b",
-    "bitwise_or": "the operator `|` on bool values: a | b",
+    "bitwise_or": "the operator `|`: a | b",
     "logical_not": "the operator `~` on bool values: ~a",
-    "invert": "the operator `~` on bool values: ~a",
-    "logical_xor": "a != b on bool values (exclusive or)",
-    "bitwise_xor": "a != b on bool values (exclusive or)",
-    "floor_divide": "sc.math.floor(a / b) on floats",
-    "remainder": "a - b * sc.math.floor(a / b) on floats",
-    "left_shift": "a shifted read such as f(I + 1) for a field's neighbour",
-    "right_shift": "a shifted read such as f(I + 1) for a field's neighbour",
+    "invert": "the operator `~`: ~a",
+    "bitwise_not": "the operator `~`: ~a",
+    "logical_xor": "the operator `^` on bool values: a ^ b",
+    "bitwise_xor": "the operator `^`: a ^ b",
+    "floor_divide": "the operator `//` on integers: a // b (on floats sc.math.floor(a / b))",
+    "remainder": "the operator `%` on integers: a % b",
+    "mod": "the operator `%` on integers: a % b",
+    "divmod": "divmod(a, b) or a // b and a % b, on integers",
+    "left_shift": "the operator `<<` on integers: a << b",
+    "right_shift": "the operator `>>` on integers: a >> b",
+    "float_power": "the operator `**`: a ** b (or sc.math.power(a, b))",
 }
 
 _FUNCTION_HINTS = {
@@ -403,23 +411,46 @@ def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
 
 
 def unify_dims(operands: tuple[object, ...], where: str) -> tuple[Dimension, ...] | None:
-    """The common dimensions of the field operands, or None if all are scalars."""
-    dims: tuple[Dimension, ...] | None = None
-    first: object = None
-    for value in operands:
-        if isinstance(value, Symbol) and isinstance(value.type, ir.FieldType):
-            if dims is None:
-                dims, first = value.type.dims, value
-            elif value.type.dims != dims:
-                raise DefinitionError(
-                    f"{where}: mismatched dimensions: {_describe(first)} and {_describe(value)}; "
-                    "operands of one expression must have the same dimensions in the same order"
-                )
+    """The dimensions of the result of an operation on `operands`, or None if all are
+    scalars: those of the field operand with the most dimensions (the first such), whose
+    dimensions must include every other field operand's (which is then broadcast)."""
+    fields = [v for v in operands if isinstance(v, Symbol) and isinstance(v.type, ir.FieldType)]
+    if not fields:
+        return None
+    widest = max(fields, key=lambda v: len(v.type.dims))  # type: ignore[union-attr]
+    dims: tuple[Dimension, ...] = widest.type.dims  # type: ignore[union-attr]
+    for value in fields:
+        own: tuple[Dimension, ...] = value.type.dims  # type: ignore[union-attr]
+        if own == dims:
+            continue
+        if len(own) == len(dims) or not set(own) <= set(dims):
+            raise DefinitionError(
+                f"{where}: mismatched dimensions: {_describe(widest)} and {_describe(value)}; "
+                "an operand's dimensions must be those of the operand with the most "
+                "dimensions, in the same order, or a subset of them (which is broadcast); "
+                f"broadcast explicitly with sc.broadcast(x, ({', '.join(_union_names(fields))}))"
+            )
     return dims
 
 
-def as_expr(value: object, dtype: ScalarType) -> ir.Expr:
+def _union_names(fields: list[Symbol]) -> list[str]:
+    names: list[str] = []
+    for value in fields:
+        for dim in value.type.dims:  # type: ignore[union-attr]
+            if dim.name not in names:
+                names.append(dim.name)
+    return names
+
+
+def as_expr(
+    value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None = None
+) -> ir.Expr:
+    """The IR of an operand of `dtype`; a field over fewer dimensions than `dims` is
+    broadcast to them (scalars and literals combine with fields as they are)."""
     if isinstance(value, Symbol):
+        t = value.type
+        if dims is not None and isinstance(t, ir.FieldType) and t.dims != dims:
+            return ir.Broadcast(value.expr, ir.FieldType(dims, t.dtype))
         return value.expr
     if isinstance(value, np.generic):
         return ir.Literal(value.item(), dtype)
@@ -445,11 +476,11 @@ def binary(op: str, left: object, right: object) -> Symbol:
     dims = unify_dims(operands, where)
     if op in ir.ARITHMETIC_OPS:
         if dtype.is_bool:
-            raise DefinitionError(f"{where}: arithmetic on bool values; use `&`, `|`, `~`")
+            raise DefinitionError(f"{where}: arithmetic on bool values; use `&`, `|`, `^`, `~`")
         if op == "div" and not dtype.is_float:
             raise DefinitionError(
-                f"{where}: division of {dtype} values; integer division is not supported, "
-                "cast to a float dtype with sc.astype first"
+                f"{where}: division of {dtype} values; `/` takes floats: floor division of "
+                "integers is `//`, or cast to a float dtype with sc.astype first"
             )
         literal_exponent = isinstance(right, int) and not isinstance(right, bool) and right >= 0
         if op == "pow" and not dtype.is_float and not literal_exponent:
@@ -457,19 +488,32 @@ def binary(op: str, left: object, right: object) -> Symbol:
                 f"{where}: an integer power needs a non-negative int literal exponent"
             )
         result_dtype = dtype
+    elif op in ir.INTEGER_OPS:
+        if not dtype.is_integer:
+            traced = next(v for v in operands if isinstance(v, Symbol))
+            hint = _INTEGER_OPERATOR_HINTS[op].format(shift=_shift_example(traced))
+            if dtype.is_bool:
+                hint += "; cast bool values to an integer dtype with sc.astype first"
+            raise DefinitionError(f"{where} of {_describe(traced)}: {hint}")
+        result_dtype = dtype
     elif op in ir.COMPARISON_OPS:
         if dtype.is_bool and op not in ("eq", "ne"):
             raise DefinitionError(f"{where}: ordering comparison of bool values")
         result_dtype = ScalarType("bool")
     else:
-        if not dtype.is_bool:
+        if dtype.is_float:
             raise DefinitionError(
-                f"{where}: logical operator on {dtype} values; it takes bool values "
-                "(bitwise operations on integers are not supported)"
+                f"{where}: logical operator on {dtype} values; it takes bool values (logical) "
+                "or integers (bitwise)"
             )
         result_dtype = dtype
     return Symbol(
-        ir.Binary(op, as_expr(left, dtype), as_expr(right, dtype), _result_type(dims, result_dtype))
+        ir.Binary(
+            op,
+            as_expr(left, dtype, dims),
+            as_expr(right, dtype, dims),
+            _result_type(dims, result_dtype),
+        )
     )
 
 
@@ -478,17 +522,25 @@ def unary(op: str, operand: object) -> Symbol:
     dtype = _typed_dtype(operand)
     if op == "neg" and dtype.is_bool:
         raise DefinitionError("unary `-` of a bool value; use `~` for logical not")
-    if op == "not" and not dtype.is_bool:
-        raise DefinitionError(f"`~` of a {dtype} value; it takes bool values")
+    if op == "not" and dtype.is_float:
+        raise DefinitionError(
+            f"`~` of a {dtype} value; it takes bool values (logical not) or integers "
+            "(bitwise not)"
+        )
     return Symbol(ir.Unary(op, operand.expr, operand.type))
 
 
-_FLOAT_ONLY = ("sqrt", "exp", "log", "sin", "cos", "floor", "ceil")
+# The math functions that take float values only (the others take integers too).
+_FLOAT_ONLY = (
+    "sqrt", "exp", "log", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2",
+    "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "cbrt", "gamma",
+    "floor", "ceil", "trunc",
+)  # fmt: skip
 
 
 def math_call(fn: str, *args: object) -> Symbol:
     where = f"sc.math.{fn}"
-    expected = 2 if fn in ("minimum", "maximum") else 1
+    expected = 2 if fn in ir.BINARY_MATH_FUNCTIONS else 1
     if len(args) != expected:
         raise DefinitionError(f"{where} takes {expected} argument(s), got {len(args)}")
     dtype = unify_dtype(args, where)
@@ -499,8 +551,9 @@ def math_call(fn: str, *args: object) -> Symbol:
         raise DefinitionError(f"{where} of a {dtype} value; cast to a float dtype first")
     if dtype.is_bool:
         raise DefinitionError(f"{where} of a bool value")
-    exprs = tuple(as_expr(a, dtype) for a in args)
-    return Symbol(ir.MathCall(fn, exprs, _result_type(dims, dtype)))
+    exprs = tuple(as_expr(a, dtype, dims) for a in args)
+    result_dtype = ScalarType("bool") if fn in ir.PREDICATE_FUNCTIONS else dtype
+    return Symbol(ir.MathCall(fn, exprs, _result_type(dims, result_dtype)))
 
 
 def where(cond: object, true: object, false: object) -> Symbol:
@@ -513,8 +566,45 @@ def where(cond: object, true: object, false: object) -> Symbol:
     dtype = unify_dtype((true, false), "sc.where")
     dims = unify_dims((cond, true, false), "sc.where")
     return Symbol(
-        ir.Where(cond.expr, as_expr(true, dtype), as_expr(false, dtype), _result_type(dims, dtype))
+        ir.Where(
+            as_expr(cond, ScalarType("bool"), dims),
+            as_expr(true, dtype, dims),
+            as_expr(false, dtype, dims),
+            _result_type(dims, dtype),
+        )
     )
+
+
+def broadcast(value: object, dims: object) -> Symbol:
+    """`value` (a field over a subset of `dims`, a scalar or a literal) as a field over
+    `dims`, in that order: its value at each point is `value`'s at that point's indices along
+    its own dimensions."""
+    if not isinstance(dims, (tuple, list)) or not all(isinstance(d, Dimension) for d in dims):
+        raise DefinitionError(
+            f"sc.broadcast: the dimensions must be a tuple of sc.Dimension, got {dims!r}"
+        )
+    target = tuple(dims)
+    if not target or len(set(target)) != len(target):
+        raise DefinitionError(
+            "sc.broadcast: the dimensions must be distinct and at least one, got "
+            f"({', '.join(d.name for d in target)})"
+        )
+    _check_operand(value, "sc.broadcast")
+    if isinstance(value, Symbol):
+        t = value.type
+        if isinstance(t, ir.FieldType) and not set(t.dims) <= set(target):
+            missing = ", ".join(d.name for d in t.dims if d not in target)
+            raise DefinitionError(
+                f"sc.broadcast of {_describe(value)} to ({', '.join(d.name for d in target)}): "
+                f"the target lacks {missing}; a field is broadcast to a superset of its "
+                "dimensions"
+            )
+        dtype = _typed_dtype(value)
+        if isinstance(t, ir.FieldType) and t.dims == target:
+            return value
+        return Symbol(ir.Broadcast(value.expr, ir.FieldType(target, dtype)))
+    dtype = unify_dtype((value,), "sc.broadcast")
+    return Symbol(ir.Broadcast(as_expr(value, dtype), ir.FieldType(target, dtype)))
 
 
 def astype(value: object, dtype: ScalarType) -> Symbol:

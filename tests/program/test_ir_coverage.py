@@ -96,9 +96,16 @@ def test_every_operator_has_an_entry() -> None:
     lacking = [op for op in ir.BINARY_OPS if op not in embedded.BINARY]
     lacking += [op for op in ir.UNARY_OPS if op not in embedded.UNARY]
     assert not lacking, f"the embedded executor has no entry for {', '.join(lacking)}"
-    # pow is a function call (or squarings), every other binary operator one infix operator
-    lacking = [op for op in ir.BINARY_OPS if op != "pow" and op not in expressions.INFIX]
-    assert not lacking, f"the C++ emitter has no infix operator for {', '.join(lacking)}"
+    # pow is a function call (or squarings), the integer operations guarded expressions,
+    # every other binary operator one infix operator (bitwise too for the logical ones)
+    lacking = [
+        op
+        for op in ir.BINARY_OPS
+        if op != "pow" and op not in expressions.INFIX and op not in expressions.INTEGER_OPERATIONS
+    ]
+    lacking += [op for op in ir.INTEGER_OPS if op not in expressions.INTEGER_OPERATIONS]
+    lacking += [op for op in ir.LOGICAL_OPS if op not in expressions.BITWISE]
+    assert not lacking, f"the C++ emitter has no operator for {', '.join(lacking)}"
 
 
 # --- children and map_children, generic over the node's fields --------------------------------
@@ -112,16 +119,21 @@ def halves(f: F):  # type: ignore[no-untyped-def]
     return f * 0.5, -f
 
 
+J = sc.Dimension("J")
+FIJ = sc.Field[[I, J], sc.float64]
+
+
 @sc.field_operator
-def every_node(f: F, a: sc.float64) -> F:
+def every_node(f: F, a: sc.float64, g: FIJ) -> FIJ:
     first = halves(f(I + 1))[0]  # Call, TupleGet, Shift
     picked = sc.where(f > a, sc.math.sqrt(f), first)  # Where, MathCall, Binary, Ref
-    return sc.astype(sc.astype(picked, sc.float32), sc.float64) + 2.0  # Cast, Literal
+    cast = sc.astype(sc.astype(picked, sc.float32), sc.float64) + 2.0  # Cast, Literal
+    return cast * g  # Broadcast
 
 
 @sc.program
-def every_node_program(f: F, a: sc.float64, out: F) -> None:
-    every_node(f, a, out=out)
+def every_node_program(f: F, a: sc.float64, g: FIJ, out: FIJ) -> None:
+    every_node(f, a, g, out=out)
 
 
 def all_nodes(expr: ir.Expr) -> list[ir.Expr]:

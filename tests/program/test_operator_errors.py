@@ -61,16 +61,24 @@ def traced_error(marker: str, make: Any) -> sc.DefinitionError:
 
 # --- operators the DSL does not have --------------------------------------------------------------
 
-XOR_HINTS = ("`^`", "bitwise operations on integers are not supported", "`&`, `|`, `~`", "a != b")
-SHIFT_HINTS = ("shifts of integers are not supported", "f(I + 1)")
+# The integer operators on values of another kind (they are the DSL's operators on integers,
+# and `^` on bool values: tests/program/test_integer_and_math.py).
+FLOOR_HINTS = ("`//` takes integers", "sc.math.floor(a / b)")
+MOD_HINTS = ("`%` takes integers", "a - b * sc.math.floor(a / b)", "sc.math.fmod(a, b)")
+SHIFT_HINTS = ("shifts take integers", "f(I + 1)")
+BOOL_HINT = "cast bool values to an integer dtype with sc.astype first"
 OPERATOR_CASES = {
-    "xor-bool": ("xor", "b", "c", XOR_HINTS),
-    "xor-int": ("xor", "n", "m", XOR_HINTS),
-    "lshift": ("lshift", "n", "m", ("`<<`", *SHIFT_HINTS)),
-    "rshift": ("rshift", "n", "m", ("`>>`", *SHIFT_HINTS)),
+    "xor-float": ("xor", "f", "g", ("`^`", "it takes bool values (logical) or integers")),
+    "and-float": ("and_", "f", "g", ("`&`", "it takes bool values (logical) or integers")),
+    "lshift-float": ("lshift", "f", "g", ("`<<`", *SHIFT_HINTS)),
+    "rshift-float": ("rshift", "f", "g", ("`>>`", *SHIFT_HINTS)),
+    "lshift-bool": ("lshift", "b", "c", ("`<<`", "shifts take integers", BOOL_HINT)),
     "matmul": ("matmul", "f", "g", ("`@`", "matrix products are not supported", "`*`")),
-    "floordiv": ("floordiv", "f", "g", ("`//`", "sc.math.floor(a / b)")),
-    "mod": ("mod", "f", "g", ("`%`", "sc.math.floor(a / b)")),
+    "floordiv": ("floordiv", "f", "g", ("`//`", *FLOOR_HINTS)),
+    "floordiv-float32": ("floordiv", "x", "x", ("`//`", *FLOOR_HINTS)),
+    "floordiv-bool": ("floordiv", "b", "c", ("`//`", "`//` takes integers", BOOL_HINT)),
+    "mod": ("mod", "f", "g", ("`%`", *MOD_HINTS)),
+    "mod-bool": ("mod", "b", "c", ("`%`", BOOL_HINT)),
 }
 
 
@@ -91,24 +99,35 @@ def test_unsupported_operator(case, left):
 
     err = traced_error("operator", lambda v: fn(*operands(v)))  # L:operator
     assert_names(err, *hints)
-    dtype = {"c": "bool", "m": "int32", "g": "float64"}[b]
-    assert_names(err, f"of field Field[[I, J], {dtype}]")
+    dtype = {"c": "bool", "m": "int32", "g": "float64", "x": "float32"}[b]
+    if op not in ("xor", "and_"):  # the logical operators name the dtype, not the operand
+        assert_names(err, f"of field Field[[I, J], {dtype}]")
+    else:
+        assert_names(err, f"on {dtype} values")
 
 
-def test_divmod():
+def test_divmod_of_floats():
     err = traced_error("divmod", lambda v: divmod(v["f"], v["g"]))  # L:divmod
-    assert_names(err, "divmod()", "`//` and `%` are not supported", "sc.math.floor(a / b)")
+    assert_names(err, "`//` of field Field[[I, J], float64]", *FLOOR_HINTS)
+
+
+@pytest.mark.parametrize("op", ["neg", "invert"])
+def test_unary_operator_of_the_wrong_kind(op):
+    fn, operand = {"neg": (operator.neg, "b"), "invert": (operator.invert, "f")}[op]
+    err = traced_error("unary", lambda v: fn(v[operand]))  # L:unary
+    hint = "use `~` for logical not" if op == "neg" else "bool values (logical not) or integers"
+    assert_names(err, hint)
 
 
 def test_shift_hint_names_the_fields_own_dimension():
     with pytest.raises(sc.DefinitionError) as info:
 
         @sc.field_operator
-        def shifted(n: sc.Field[[K], sc.int32]):
-            return n << 1  # L:shift-k
+        def shifted(x: sc.Field[[K], sc.float64]):
+            return x << 1  # L:shift-k
 
     assert_located(info.value, "shift-k")
-    assert_names(info.value, "`<<`", "f(K + 1)")
+    assert_names(info.value, "`<<` of field Field[[K], float64]", "f(K + 1)")
 
 
 # --- NumPy functions on traced values --------------------------------------------------------------
@@ -127,14 +146,23 @@ UFUNC_CASES = {
     "less": (np.less, ("f", "g"), ("np.less", "the operator `<`")),
     "logical_and": (np.logical_and, ("b", "c"), ("np.logical_and", "`&` on bool values")),
     "logical_not": (np.logical_not, ("b",), ("np.logical_not", "`~` on bool values")),
-    "logical_xor": (np.logical_xor, ("b", "c"), ("np.logical_xor", "a != b on bool values")),
-    "left_shift": (np.left_shift, ("n", 1), ("np.left_shift", "f(I + 1)")),
-    "floor_divide": (np.floor_divide, ("f", "g"), ("np.floor_divide", "sc.math.floor(a / b)")),
+    "logical_xor": (np.logical_xor, ("b", "c"), ("np.logical_xor", "the operator `^` on bool")),
+    "left_shift": (np.left_shift, ("n", 1), ("np.left_shift", "the operator `<<` on integers")),
+    "floor_divide": (
+        np.floor_divide,
+        ("f", "g"),
+        ("np.floor_divide", "the operator `//` on integers", "sc.math.floor(a / b)"),
+    ),
+    "remainder": (np.remainder, ("n", "m"), ("np.remainder", "the operator `%` on integers")),
     "add.reduce": (np.add.reduce, ("f",), ("np.add.reduce", "the operator `+`")),
-    "tanh": (np.tanh, ("f",), ("np.tanh", "sc.math (sqrt, exp, log, sin, cos, abs")),
+    "tanh": (np.tanh, ("f",), ("np.tanh", "sc.math.tanh(x)")),
+    "arctan2": (np.arctan2, ("f", "g"), ("np.arctan2", "sc.math.arctan2(x, y)")),
+    "isnan": (np.isnan, ("f",), ("np.isnan", "sc.math.isnan(x)")),
+    "bitwise_xor": (np.bitwise_xor, ("n", "m"), ("np.bitwise_xor", "the operator `^`")),
+    "invert": (np.invert, ("n",), ("np.invert", "the operator `~`")),
     "where": (np.where, ("b", "f", "g"), ("np.where", "sc.where(cond, a, b)")),
     "clip": (np.clip, ("f", 0.0, 1.0), ("np.clip", "sc.math.minimum(sc.math.maximum(")),
-    "sum": (np.sum, ("f",), ("np.sum", "sc.math (sqrt")),
+    "sum": (np.sum, ("f",), ("np.sum", "sc.math (sqrt", "gamma", "isfinite", "// %", "<< >>")),
     "linalg.norm": (np.linalg.norm, ("f",), ("np.linalg.norm",)),
 }
 

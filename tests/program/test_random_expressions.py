@@ -67,6 +67,17 @@ def literal_leaf(value: float | int) -> Node:
 
 
 BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+# Integer operators with NumPy's values where Python's raise (a zero divisor, a negative
+# shift count): their left operand is traced, so that NumPy computes both sides.
+INTEGER_BINARY = {
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+    "<<": operator.lshift,
+    ">>": operator.rshift,
+}
 COMPARE = {
     "<": (operator.lt, np.less),
     "<=": (operator.le, np.less_equal),
@@ -82,7 +93,7 @@ CASTS = {
 }
 OPS = {
     "float": ["binary", "binary", "neg", "minmax", "abs", "where", "shift", "shift", "cast"],
-    "int": ["binary", "binary", "where", "shift"],
+    "int": ["binary", "binary", "integer", "integer", "invert", "where", "shift"],
 }
 LITERALS = {
     "float": st.one_of(
@@ -126,6 +137,19 @@ def trees(draw: st.DrawFn, mode: str, depth: int, shift: tuple[int, int] = (0, 0
             lambda env: fn(left.numpy(env), right.numpy(env)),
             f"({left!r} {sym} {right!r})",
         )
+    if op == "integer":
+        sym = draw(st.sampled_from(sorted(INTEGER_BINARY)))
+        fn = INTEGER_BINARY[sym]
+        left, right = traced(draw, draw(sub)), draw(sub)
+        return Node(
+            widest(left, right),
+            lambda env: fn(left.build(env), right.build(env)),
+            lambda env: fn(np.asarray(left.numpy(env))[()], right.numpy(env)),
+            f"({left!r} {sym} {right!r})",
+        )
+    if op == "invert":
+        x = traced(draw, draw(sub))
+        return Node(x.kind, lambda env: ~x.build(env), lambda env: ~x.numpy(env), f"~{x!r}")
     if op == "neg":
         x = draw(sub)
         return Node(x.kind, lambda env: -x.build(env), lambda env: -x.numpy(env), f"-{x!r}")

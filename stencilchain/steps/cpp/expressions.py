@@ -10,7 +10,9 @@ tuples, and calls of field operators (GTFN without transforms).
 The meaning is NumPy's exactly, on every compiler and without special flags: float32
 stays float32 (literals are cast), integer `+ - *`, unary `-`, `abs` and `**` wrap around
 (computed in the unsigned type, which C++ defines), minimum/maximum propagate NaN, casts
-are static_casts.
+are static_casts. Where C++ has undefined behaviour NumPy has a value, and the emitted
+code is guarded to give it: integer `//`, `%` and fmod by 0 give 0, MIN // -1 wraps to
+MIN, shifts by a count outside [0, bits) give 0 (and -1 for `>>` of a negative value).
 """
 
 from __future__ import annotations
@@ -34,11 +36,19 @@ CallWriter = Callable[[ir.Call, Mapping[Dimension, int], "ExpressionEmitter"], s
 # defines; used only with `tuples` on.
 TUPLE_NAMESPACE = "sc_tuple_ns"
 
-# C++ operators of the binary operations that are one infix operator (all but `pow`).
-INFIX = {**{op: s for op, s in ir.OP_SYMBOLS.items() if op != "pow"}, "and": "&&", "or": "||"}
+# C++ operators of the binary operations that are one infix operator: arithmetic,
+# comparisons, and the logical operators on bool values.
+INFIX = {
+    **{op: ir.OP_SYMBOLS[op] for op in (*ir.ARITHMETIC_OPS, *ir.COMPARISON_OPS) if op != "pow"},
+    "and": "&&",
+    "or": "||",
+    "xor": "!=",
+}
+# C++ operators of the logical operators on integers: bitwise.
+BITWISE = {"and": "&", "or": "|", "xor": "^"}
 _UNSIGNED = {"int32": "std::uint32_t", "int64": "std::uint64_t"}
 # Nodes emitted in place: never bound to a name, so never shared.
-_IN_PLACE = (ir.Literal, ir.Ref, ir.Shift)
+_IN_PLACE = (ir.Literal, ir.Ref, ir.Shift, ir.Broadcast)
 
 
 def dtype_of(t: ir.Type) -> ScalarType:
@@ -67,6 +77,67 @@ def wrapping(dtype: ScalarType, left: str, op: str, right: str) -> str:
     )
 
 
+def _negated(dtype: ScalarType, a: str) -> str:
+    return wrapping(dtype, "0", "-", a)
+
+
+def _floordiv(dtype: ScalarType, a: str, b: str) -> str:
+    """`a // b` rounded towards -inf; 0 for b == 0, and -a (wrapping) for b == -1, where
+    C++'s `/` is undefined or overflows."""
+    t = dtype.cpp
+    rounded_down = f"((({a} % {b}) != 0 && (({a} < 0) != ({b} < 0))) ? 1 : 0)"
+    return (
+        f"({b} == 0 ? {t}(0) : {b} == -1 ? {_negated(dtype, a)} : "
+        f"static_cast<{t}>({a} / {b} - {rounded_down}))"
+    )
+
+
+def _mod(dtype: ScalarType, a: str, b: str) -> str:
+    """`a % b` with the sign of b; 0 for b == 0 and b == -1 (C++'s `%` is undefined there)."""
+    t = dtype.cpp
+    r = f"({a} % {b})"
+    return (
+        f"(({b} == 0 || {b} == -1) ? {t}(0) : "
+        f"static_cast<{t}>(({r} != 0 && (({r} < 0) != ({b} < 0))) ? {r} + {b} : {r}))"
+    )
+
+
+def _shift_count_ok(dtype: ScalarType, b: str) -> str:
+    bits = 8 * dtype.numpy.itemsize
+    return f"(static_cast<{_UNSIGNED[dtype.name]}>({b}) < {bits}u)"
+
+
+def _lshift(dtype: ScalarType, a: str, b: str) -> str:
+    """`a << b` in the unsigned type (wrapping); 0 for a count outside [0, bits)."""
+    t, u = dtype.cpp, _UNSIGNED[dtype.name]
+    return (
+        f"({_shift_count_ok(dtype, b)} ? static_cast<{t}>(static_cast<{u}>({a}) << {b}) : {t}(0))"
+    )
+
+
+def _rshift(dtype: ScalarType, a: str, b: str) -> str:
+    """`a >> b`, arithmetic; for a count outside [0, bits) -1 if a < 0, else 0."""
+    t = dtype.cpp
+    return (
+        f"({_shift_count_ok(dtype, b)} ? static_cast<{t}>({a} >> {b}) : "
+        f"({a} < 0 ? {t}(-1) : {t}(0)))"
+    )
+
+
+# The C++ of each integer-only binary operation, from its dtype and its operands' C++.
+INTEGER_OPERATIONS: dict[str, Callable[[ScalarType, str, str], str]] = {
+    "floordiv": _floordiv,
+    "mod": _mod,
+    "lshift": _lshift,
+    "rshift": _rshift,
+}
+
+
+def _integer_fmod(dtype: ScalarType, a: str, b: str) -> str:
+    """C's `a % b` (truncated, the sign of a), 0 for b == 0 and b == -1, as numpy.fmod."""
+    return f"(({b} == 0 || {b} == -1) ? {dtype.cpp}(0) : static_cast<{dtype.cpp}>({a} % {b}))"
+
+
 def _abs(dtype: ScalarType, args: list[str]) -> str:
     (a,) = args
     if dtype.is_float:
@@ -92,15 +163,50 @@ def _std(function: str) -> Callable[[ScalarType, list[str]], str]:
     return call
 
 
-# The C++ of each math function, from its dtype and its arguments' C++.
+def _fmod(dtype: ScalarType, args: list[str]) -> str:
+    a, b = args
+    return f"std::fmod({a}, {b})" if dtype.is_float else _integer_fmod(dtype, a, b)
+
+
+def _predicate(function: str, of_integers: bool) -> Callable[[ScalarType, list[str]], str]:
+    """A float classification (std::isnan, ...); of an integer, the constant it gives."""
+
+    def call(dtype: ScalarType, args: list[str]) -> str:
+        (a,) = args
+        if dtype.is_float:
+            return f"{function}({a})"
+        return "true" if of_integers else "false"
+
+    return call
+
+
+# The C++ of each math function, from its arguments' dtype and C++.
 MATH: dict[str, Callable[[ScalarType, list[str]], str]] = {
     "sqrt": _std("std::sqrt"),
     "exp": _std("std::exp"),
     "log": _std("std::log"),
     "sin": _std("std::sin"),
     "cos": _std("std::cos"),
+    "tan": _std("std::tan"),
+    "arcsin": _std("std::asin"),
+    "arccos": _std("std::acos"),
+    "arctan": _std("std::atan"),
+    "arctan2": _std("std::atan2"),
+    "sinh": _std("std::sinh"),
+    "cosh": _std("std::cosh"),
+    "tanh": _std("std::tanh"),
+    "arcsinh": _std("std::asinh"),
+    "arccosh": _std("std::acosh"),
+    "arctanh": _std("std::atanh"),
+    "cbrt": _std("std::cbrt"),
+    "gamma": _std("std::tgamma"),
     "floor": _std("std::floor"),
     "ceil": _std("std::ceil"),
+    "trunc": _std("std::trunc"),
+    "fmod": _fmod,
+    "isnan": _predicate("std::isnan", of_integers=False),
+    "isinf": _predicate("std::isinf", of_integers=False),
+    "isfinite": _predicate("std::isfinite", of_integers=True),
     "abs": _abs,
     "minimum": _pick(smaller=True),
     "maximum": _pick(smaller=False),
@@ -194,12 +300,18 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             moved[dim] = moved.get(dim, 0) + amount
         return self.emit(expr.expr, moved)
 
+    def visit_Broadcast(self, expr: ir.Broadcast, pos: Mapping[Dimension, int]) -> str:
+        # a read of a field over fewer dimensions ignores the offsets along the others
+        return self.emit(expr.expr, pos)
+
     # --- operations: one statement each --------------------------------------------------
 
     def visit_Unary(self, expr: ir.Unary, pos: Mapping[Dimension, int]) -> str:
         operand = self.emit(expr.operand, pos)
         dtype = dtype_of(expr.type)
         if expr.op == "not":
+            if dtype.is_integer:
+                return self._bind(expr, f"static_cast<{dtype.cpp}>(~{operand})")
             return self._bind(expr, f"(!{operand})")
         if dtype.is_integer:
             return self._bind(expr, wrapping(dtype, "0", "-", operand))
@@ -214,6 +326,10 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             if not isinstance(expr.right, ir.Literal):
                 raise ValueError(f"an integer power needs a literal exponent: {expr!r}")
             return self._integer_power(dtype, left, int(expr.right.value))
+        if expr.op in INTEGER_OPERATIONS:
+            return self._bind(expr, INTEGER_OPERATIONS[expr.op](dtype, left, right))
+        if expr.op in BITWISE and dtype.is_integer:
+            return self._bind(expr, f"static_cast<{dtype.cpp}>({left} {BITWISE[expr.op]} {right})")
         if dtype.is_integer:  # + - * of integers
             return self._bind(expr, wrapping(dtype, left, INFIX[expr.op], right))
         return self._bind(expr, f"({left} {INFIX[expr.op]} {right})")
@@ -236,7 +352,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
 
     def visit_MathCall(self, expr: ir.MathCall, pos: Mapping[Dimension, int]) -> str:
         args = [self.emit(a, pos) for a in expr.args]
-        return self._bind(expr, MATH[expr.fn](dtype_of(expr.type), args))
+        return self._bind(expr, MATH[expr.fn](dtype_of(expr.args[0].type), args))
 
     def visit_Where(self, expr: ir.Where, pos: Mapping[Dimension, int]) -> str:
         cond = self.emit(expr.cond, pos)
@@ -276,5 +392,9 @@ def position(pos: Mapping[Dimension, int]) -> Position:
 
 
 def _position_key(expr: ir.Expr, pos: Mapping[Dimension, int]) -> Position:
-    """The part of a position that matters for a node: none for a scalar value."""
+    """The part of a position that matters for a node: its offsets along its own
+    dimensions (none for a scalar value)."""
+    if isinstance(expr.type, ir.FieldType):
+        dims = expr.type.dims
+        return position({d: a for d, a in pos.items() if d in dims})
     return () if isinstance(expr.type, ScalarType) else position(pos)

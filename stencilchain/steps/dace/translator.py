@@ -629,7 +629,10 @@ class _Tasklet:
     def read(self, name: str, pos: Mapping[Dimension, int]) -> str:
         """The connector holding `name` at `pos` (a field) or `name` (a scalar)."""
         ptype = self.params[name]
-        key = (name, position(pos) if isinstance(ptype, ir.FieldType) else ())
+        # a field over fewer dimensions than the domain (broadcast) is one access whatever
+        # the offsets along the others
+        own = {d: a for d, a in pos.items() if isinstance(ptype, ir.FieldType) and d in ptype.dims}
+        key = (name, position(own) if isinstance(ptype, ir.FieldType) else ())
         connector = self._reads.get(key)
         if connector is None:
             connector = f"{self.prefix}in{len(self._reads)}_{name}"

@@ -274,7 +274,7 @@ def _computed(emitter: ExpressionEmitter, expr: ir.Expr) -> str:
     """The C++ of `expr`, a read bound to a name: every element of a tuple is computed
     before any is stored, because an output may also be an input."""
     value = emitter.emit(expr, {})
-    if isinstance(expr, (ir.Ref, ir.Shift)):
+    if isinstance(expr, (ir.Ref, ir.Shift, ir.Broadcast)):
         return emitter.bind(cpp_type(expr.type), value)
     return value
 
