@@ -25,6 +25,42 @@ def state_var(k: int) -> str:
     return f"sc_state{k}"
 
 
+def scan_level(
+    scan: ir.ScanOperatorDef,
+    call: ir.ProgramCall,
+    *,
+    read_argument: ArgumentReader,
+    read_state: Callable[[int], str],
+    decimal_literals: bool = False,
+    prefix: str = "t",
+) -> tuple[list[str], list[str]]:
+    """The statements of one level of a scan, and the C++ of each new state element."""
+    arguments = {p.name: (p, arg) for p, arg in zip(scan.params, call.args)}
+    states = {s.name: k for k, s in enumerate(scan.state)}
+
+    def read_scalar(name: str) -> str:
+        if name in states:
+            return read_state(states[name])
+        param, arg = arguments[name]
+        if isinstance(arg, ir.Literal):
+            return literal(arg.value, arg.type, decimal=decimal_literals)
+        return read_argument(param, arg)
+
+    def no_field(name: str, pos: object) -> str:
+        raise ValueError(f"a scan body reads field '{name}': its values are scalars")
+
+    emitter = ExpressionEmitter(
+        no_field,
+        read_scalar,
+        cse=True,
+        decimal_literals=decimal_literals,
+        tuples=False,
+        prefix=prefix,
+    )
+    values = [emitter.emit(e, {}) for e in scan.body]
+    return list(emitter.statements), values
+
+
 def scan_column(
     scan: ir.ScanOperatorDef,
     call: ir.ProgramCall,
@@ -37,25 +73,14 @@ def scan_column(
     decimal_literals: bool = False,
 ) -> list[str]:
     """The statements of one column: `level` runs over [start, stop) upwards (forward)
-    or downwards; the state starts at `init` in each column."""
-    arguments = {p.name: (p, arg) for p, arg in zip(scan.params, call.args)}
-    states = {s.name: state_var(k) for k, s in enumerate(scan.state)}
-
-    def read_scalar(name: str) -> str:
-        if name in states:
-            return states[name]
-        param, arg = arguments[name]
-        if isinstance(arg, ir.Literal):
-            return literal(arg.value, arg.type, decimal=decimal_literals)
-        return read_argument(param, arg)
-
-    def no_field(name: str, pos: object) -> str:
-        raise ValueError(f"a scan body reads field '{name}': its values are scalars")
-
-    emitter = ExpressionEmitter(
-        no_field, read_scalar, cse=True, decimal_literals=decimal_literals, tuples=False
+    or downwards; the state starts at `init` in each column and lives in locals."""
+    statements, values = scan_level(
+        scan,
+        call,
+        read_argument=read_argument,
+        read_state=state_var,
+        decimal_literals=decimal_literals,
     )
-    values = [emitter.emit(e, {}) for e in scan.body]
     lines = [
         f"{lit.type.cpp} {state_var(k)} = {literal(lit.value, lit.type, decimal=decimal_literals)};"
         for k, lit in enumerate(scan.init)
@@ -64,7 +89,7 @@ def scan_column(
         lines.append(f"for (std::int64_t {level} = {start}; {level} < {stop}; ++{level}) {{")
     else:
         lines.append(f"for (std::int64_t {level} = {stop} - 1; {level} >= {start}; --{level}) {{")
-    inner = list(emitter.statements)
+    inner = list(statements)
     # every new element is computed before any is assigned: they read the old state
     inner += [
         f"const {lit.type.cpp} sc_new{k} = {value};"
