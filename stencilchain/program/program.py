@@ -86,13 +86,21 @@ class ProgramTrace:
         where = f"call of {fop.name} in program {self.name}"
         for name, definition in fop.definitions().items():
             known = self.fops.get(name)
-            if (known is not None and known != definition) or name in self.scans:
-                raise DefinitionError(f"{where}: two different operators are named {name}")
+            if known is not None and known != definition:
+                raise DefinitionError(f"{where}: two different field operators are named {name}")
+            if name in self.scans:
+                raise DefinitionError(
+                    f"{where}: a field operator and a scan operator are both named {name}"
+                )
             self.fops[name] = definition
         if isinstance(fop, ScanOperator):
             known_scan = self.scans.get(fop.name)
-            if (known_scan is not None and known_scan != fop.definition) or fop.name in self.fops:
-                raise DefinitionError(f"{where}: two different operators are named {fop.name}")
+            if known_scan is not None and known_scan != fop.definition:
+                raise DefinitionError(f"{where}: two different scan operators are named {fop.name}")
+            if fop.name in self.fops:
+                raise DefinitionError(
+                    f"{where}: a field operator and a scan operator are both named {fop.name}"
+                )
             self.scans[fop.name] = fop.definition
         exprs = []
         for param, arg in zip(fop.definition.params, fop.bind(args, kwargs)):
@@ -144,7 +152,9 @@ class ProgramTrace:
             return made if isinstance(fop.return_type, ir.TupleType) else made[0]
         return None
 
-    def _make_temporaries(self, fop: FieldOperator | ScanOperator, where: str) -> tuple[ProgramArg, ...]:
+    def _make_temporaries(
+        self, fop: FieldOperator | ScanOperator, where: str
+    ) -> tuple[ProgramArg, ...]:
         """New temporaries for the result of `fop`, one per field it returns."""
         rt = fop.return_type
         types = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
@@ -167,7 +177,9 @@ class ProgramTrace:
             made.append(ProgramArg(self, ir.Ref(name, ftype), temporary=True))
         return tuple(made)
 
-    def _outputs(self, fop: FieldOperator | ScanOperator, out: object, where: str) -> tuple[str, ...]:
+    def _outputs(
+        self, fop: FieldOperator | ScanOperator, out: object, where: str
+    ) -> tuple[str, ...]:
         rt = fop.return_type
         expected = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
         given = out if isinstance(out, tuple) else (out,)

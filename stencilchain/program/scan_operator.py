@@ -43,12 +43,13 @@ class ScanOperator:
             raise DefinitionError(f"{where}: init= is an empty tuple", self.location)
         literals = tuple(_init_literal(where, v, self.location) for v in init_values)
         signature = inspect.signature(fn)
-        state_param, *value_params = list(signature.parameters.values()) or [None]
-        if state_param is None:
+        all_params = list(signature.parameters.values())
+        if not all_params:
             raise DefinitionError(
                 f"{where} takes no parameters; write it as (state, *values) -> new_state",
                 self.location,
             )
+        state_param, *value_params = all_params
         params = _value_params(fn, where, value_params, self.location)
         fields = [p for p in params if isinstance(p.type, ir.FieldType)]
         if not fields:
@@ -79,7 +80,7 @@ class ScanOperator:
             )
         else:
             state = (ir.Param(state_name, literals[0].type),)
-        state_symbols = tuple(Symbol(ir.Ref(s.name, s.type)) for s in state)  # type: ignore[arg-type]
+        state_symbols = tuple(Symbol(ir.Ref(s.name, s.type)) for s in state)
         values = [Symbol(ir.Ref(p.name, _dtype(p.type))) for p in params]
         token = scan_being_traced.set(self.name)
         try:

@@ -124,7 +124,9 @@ def integrals(f: F64, rho: F64, up: F64, down: F64, dz: sc.float64) -> None:
 
 @pytest.mark.parametrize("kind", ["C", "F"])
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
-def test_vertical_integrals_both_ways(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
+def test_vertical_integrals_both_ways(
+    fixture: str, kind: str, request: pytest.FixtureRequest
+) -> None:
     rng = np.random.default_rng(2)
     f, rho = rng.random(SHAPE), rng.random(SHAPE)
     up, down = layout(np.zeros(SHAPE), kind), layout(np.zeros(SHAPE), kind)
@@ -143,7 +145,9 @@ def integral_inside(f: F64, up: F64, dz: sc.float64) -> None:
 
 
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
-def test_a_scan_over_a_sub_range_starts_at_its_start(fixture: str, request: pytest.FixtureRequest) -> None:
+def test_a_scan_over_a_sub_range_starts_at_its_start(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
     f = np.random.default_rng(3).random(SHAPE)
     up = np.full(SHAPE, -1.0)
     runner(fixture, request)(integral_inside)(f, up, 2.0)

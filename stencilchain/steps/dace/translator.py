@@ -537,7 +537,9 @@ class _SDFGBuilder:
         )
         label = f"call{index}_{call.callee}"
         inner = self.scan_sdfg(sdfg, label, scan, call)
-        reads = sorted({a.name for a in call.args if isinstance(a, ir.Ref) and a.name in self.fields})
+        reads = sorted(
+            {a.name for a in call.args if isinstance(a, ir.Ref) and a.name in self.fields}
+        )
         writes = sorted({o for o in call.outs if o not in self.unread})
         block = ConditionalBlock(label, sdfg=sdfg, parent=sdfg)
         sdfg.add_node(block, is_start_block=sdfg.number_of_nodes() == 0)
@@ -545,7 +547,10 @@ class _SDFGBuilder:
         state = region.add_state(f"{label}_columns", is_start_block=True)
         # the nested SDFG's arrays are the program's (DaCe 2.0 wants them equivalent to
         # the arrays connected to it): its symbols are the program's, and the column indices
-        mapping: dict[str, Any] = {f"{self.prefix}start": axis_start, f"{self.prefix}stop": axis_last + 1}
+        mapping: dict[str, Any] = {
+            f"{self.prefix}start": axis_start,
+            f"{self.prefix}stop": axis_last + 1,
+        }
         mapping.update({name: name for name in inner.symbols if name not in mapping})
         scalar_reads = sorted(
             {a.name for a in call.args if isinstance(a, ir.Ref) and a.name not in self.fields}
@@ -558,9 +563,7 @@ class _SDFGBuilder:
         )
         if columns:
             ranges = {dd.dim: _range(dd, symbols) for dd in call.domain.dims}
-            entry, exit_ = state.add_map(
-                label, [(index_symbol(d), ranges[d]) for d in columns]
-            )
+            entry, exit_ = state.add_map(label, [(index_symbol(d), ranges[d]) for d in columns])
             if self.step.device is Device.GPU:
                 entry.map.gpu_block_size = _GPU_BLOCK_SIZE.get(len(columns), _GPU_BLOCK_SIZE_3D)
         else:
@@ -635,18 +638,29 @@ class _SDFGBuilder:
         )
         for k in range(len(scan.init)):
             init.add_edge(
-                init_tasklet, f"{p}o{k}", init.add_write(f"{p}state{k}"), None,
+                init_tasklet,
+                f"{p}o{k}",
+                init.add_write(f"{p}state{k}"),
+                None,
                 dace.Memlet(f"{p}state{k}[0]"),
             )
         if scan.forward:
             loop = LoopRegion(
-                f"{label}_levels", f"{level} < {p}stop", level,
-                f"{level} = {p}start", f"{level} = {level} + 1", sdfg=inner,
+                f"{label}_levels",
+                f"{level} < {p}stop",
+                level,
+                f"{level} = {p}start",
+                f"{level} = {level} + 1",
+                sdfg=inner,
             )
         else:
             loop = LoopRegion(
-                f"{label}_levels", f"{level} >= {p}start", level,
-                f"{level} = {p}stop - 1", f"{level} = {level} - 1", sdfg=inner,
+                f"{label}_levels",
+                f"{level} >= {p}start",
+                level,
+                f"{level} = {p}stop - 1",
+                f"{level} = {level} - 1",
+                sdfg=inner,
             )
         inner.add_node(loop)
         inner.add_edge(init, loop, dace.InterstateEdge())
@@ -664,8 +678,12 @@ class _SDFGBuilder:
             return f"{p}s{k}"
 
         statements, values = scan_level(
-            scan, call, read_argument=read_argument, read_state=read_state,
-            decimal_literals=True, prefix=f"{p}t",
+            scan,
+            call,
+            read_argument=read_argument,
+            read_state=read_state,
+            decimal_literals=True,
+            prefix=f"{p}t",
         )
         outputs = {f"{p}n{k}": f"{p}state{k}[0]" for k in range(len(values))}
         for k, name in enumerate(call.outs):
@@ -677,7 +695,10 @@ class _SDFGBuilder:
             if call.outs[k] not in self.unread:
                 code.append(f"{p}out{k}_{call.outs[k]} = {value};")
         tasklet = body.add_tasklet(
-            f"{label}_level", dict.fromkeys(inputs), dict.fromkeys(outputs), "\n".join(code),
+            f"{label}_level",
+            dict.fromkeys(inputs),
+            dict.fromkeys(outputs),
+            "\n".join(code),
             language=dace.Language.CPP,
         )
         reads: dict[str, Any] = {}
