@@ -61,6 +61,58 @@ def scan_level(
     return list(emitter.statements), values
 
 
+def scan_block(
+    scan: ir.ScanOperatorDef,
+    call: ir.ProgramCall,
+    *,
+    level: str,
+    start: str,
+    stop: str,
+    column: str,
+    first: str,
+    last: str,
+    width: int,
+    read_argument: ArgumentReader,
+    store: Store,
+) -> list[str]:
+    """The statements of a block of at most `width` neighbouring columns, `column` running
+    over [first, last): the level loop outside, the loop over the block's columns inside
+    (unit stride for the arrays where `column` is their fastest dimension, vectorizable:
+    the columns are independent), the state in a small array per element."""
+    statements, values = scan_level(
+        scan,
+        call,
+        read_argument=read_argument,
+        read_state=lambda k: f"{state_var(k)}[sc_b]",
+    )
+    lines = []
+    for k, lit in enumerate(scan.init):
+        lines.append(f"{lit.type.cpp} {state_var(k)}[{width}];")
+    lines.append(f"for (std::int64_t sc_b = 0; sc_b < {last} - {first}; ++sc_b) {{")
+    lines += [
+        f"    {state_var(k)}[sc_b] = {literal(lit.value, lit.type)};"
+        for k, lit in enumerate(scan.init)
+    ]
+    lines.append("}")
+    if scan.forward:
+        lines.append(f"for (std::int64_t {level} = {start}; {level} < {stop}; ++{level}) {{")
+    else:
+        lines.append(f"for (std::int64_t {level} = {stop} - 1; {level} >= {start}; --{level}) {{")
+    inner = [f"const std::int64_t sc_b = {column} - {first};", *statements]
+    inner += [
+        f"const {lit.type.cpp} sc_new{k} = {value};"
+        for k, (lit, value) in enumerate(zip(scan.init, values))
+    ]
+    inner += [f"{state_var(k)}[sc_b] = sc_new{k};" for k in range(len(values))]
+    inner += [store(k, f"sc_new{k}") for k in range(len(values))]
+    lines.append("    #pragma omp simd")
+    lines.append(f"    for (std::int64_t {column} = {first}; {column} < {last}; ++{column}) {{")
+    lines += ["        " + s for s in inner]
+    lines.append("    }")
+    lines.append("}")
+    return lines
+
+
 def scan_column(
     scan: ir.ScanOperatorDef,
     call: ir.ProgramCall,
