@@ -521,7 +521,6 @@ class _SDFGBuilder:
         """A conditional block running, where the call's domain is not empty, a map over
         the columns around a nested SDFG: a sequential loop region over the levels, the
         state in transient scalars, one tasklet per level (the shared emitter)."""
-        import dace
         from dace.sdfg.state import ConditionalBlock, ControlFlowRegion
 
         scan = self.scans[call.callee]
@@ -536,15 +535,42 @@ class _SDFGBuilder:
             for hi in dd.stops
         )
         label = f"call{index}_{call.callee}"
+        block = ConditionalBlock(label, sdfg=sdfg, parent=sdfg)
+        sdfg.add_node(block, is_start_block=sdfg.number_of_nodes() == 0)
+        # as for field operators: one map per possible innermost column dimension, picked
+        # by the strides of the first output (neighbouring columns share cache lines)
+        orders = self.loop_orders(call, columns) if columns else [(None, None)]
+        for inner_dim, condition in orders:
+            order = [d for d in columns if d != inner_dim] + ([inner_dim] if inner_dim else [])
+            branch = f"{label}_inner_{inner_dim.name}" if inner_dim else label
+            region = ControlFlowRegion(branch, sdfg=sdfg)
+            state = region.add_state(branch, is_start_block=True)
+            self.add_columns(sdfg, state, branch, scan, call, order, symbols, axis_start, axis_last)
+            full = nonempty if condition is None else f"({nonempty}) and ({condition})"
+            block.add_branch(full, region)
+        return block
+
+    def add_columns(
+        self,
+        sdfg: dace.SDFG,
+        state: Any,
+        label: str,
+        scan: ir.ScanOperatorDef,
+        call: ir.ProgramCall,
+        order: list[Dimension],
+        symbols: Mapping[str, Any],
+        axis_start: Any,
+        axis_last: Any,
+    ) -> None:
+        """The map over the columns (in `order`, the last innermost) around the nested
+        SDFG of one column."""
+        import dace
+
         inner = self.scan_sdfg(sdfg, label, scan, call)
         reads = sorted(
             {a.name for a in call.args if isinstance(a, ir.Ref) and a.name in self.fields}
         )
         writes = sorted({o for o in call.outs if o not in self.unread})
-        block = ConditionalBlock(label, sdfg=sdfg, parent=sdfg)
-        sdfg.add_node(block, is_start_block=sdfg.number_of_nodes() == 0)
-        region = ControlFlowRegion(f"{label}_columns", sdfg=sdfg)
-        state = region.add_state(f"{label}_columns", is_start_block=True)
         # the nested SDFG's arrays are the program's (DaCe 2.0 wants them equivalent to
         # the arrays connected to it): its symbols are the program's, and the column indices
         mapping: dict[str, Any] = {
@@ -561,14 +587,13 @@ class _SDFGBuilder:
             dict.fromkeys(writes),
             symbol_mapping=mapping,
         )
-        if columns:
+        if order:
             ranges = {dd.dim: _range(dd, symbols) for dd in call.domain.dims}
-            entry, exit_ = state.add_map(label, [(index_symbol(d), ranges[d]) for d in columns])
+            entry, exit_ = state.add_map(label, [(index_symbol(d), ranges[d]) for d in order])
             if self.step.device is Device.GPU:
-                entry.map.gpu_block_size = _GPU_BLOCK_SIZE.get(len(columns), _GPU_BLOCK_SIZE_3D)
+                entry.map.gpu_block_size = _GPU_BLOCK_SIZE.get(len(order), _GPU_BLOCK_SIZE_3D)
         else:
             entry = exit_ = None
-
         for name in [*reads, *scalar_reads]:
             access = state.add_access(name)
             memlet = dace.Memlet.from_array(name, sdfg.arrays[name])
@@ -585,8 +610,6 @@ class _SDFGBuilder:
                 state.add_memlet_path(nested, exit_, access, src_conn=name, memlet=subset)
         if entry is not None and not reads and not scalar_reads:
             state.add_nedge(entry, nested, dace.Memlet())
-        block.add_branch(nonempty, region)
-        return block
 
     def scan_sdfg(
         self, outer: dace.SDFG, label: str, scan: ir.ScanOperatorDef, call: ir.ProgramCall
