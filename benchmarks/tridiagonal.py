@@ -21,6 +21,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -90,15 +91,15 @@ def main() -> None:
             a, b, c, d, x = (arrays[k] for k in ("a", "b", "c", "d", "x"))
             expected = np.zeros_like(x)
             numpy_thomas(a, b, c, d, expected)
-            t_numpy = median_seconds(lambda: numpy_thomas(a, b, c, d, x), max(3, args.repeat // 3))
+            t_numpy = median_seconds(partial(numpy_thomas, a, b, c, d, x), max(3, args.repeat // 3))
             for family, toolchain in toolchains.items():
                 solve = tridiagonal.PROGRAM.with_backend(toolchain)
                 copy = copy_like.with_backend(toolchain)
                 x[...] = 0.0
                 solve(a, b, c, d, x)
                 np.testing.assert_allclose(x, expected, rtol=1e-10)
-                t_solve = median_seconds(lambda: solve(a, b, c, d, x), args.repeat)
-                t_copy = median_seconds(lambda: copy(a, b, c, d, x), args.repeat)
+                t_solve = median_seconds(partial(solve, a, b, c, d, x), args.repeat)
+                t_copy = median_seconds(partial(copy, a, b, c, d, x), args.repeat)
                 moved = 5 * a.nbytes
                 rows.append(
                     {
