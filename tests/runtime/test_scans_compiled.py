@@ -4,13 +4,16 @@ mixed dtypes, float32 states, C / Fortran / sliced arrays, a sub-range of K."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 import stencilchain as sc
+from stencilchain.containers import build_container
 
 I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
 F64 = sc.Field[[I, J, K], sc.float64]
@@ -248,3 +251,74 @@ def test_scans_read_and_write_temporaries(fixture: str, request: pytest.FixtureR
     expected = np.full(SHAPE, -1.0)
     expected[..., 1:-1] = 2.0 * np.cumsum(0.5 * (f[..., 2:] + f[..., :-2]), axis=2)
     np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+# --- DaCe's external workspace, and the GPU sources ------------------------------------
+
+
+@pytest.mark.parametrize("auto_optimize", [True, False], ids=["opt", "noopt"])
+def test_scan_temporaries_live_in_an_external_workspace(
+    auto_optimize: bool, session_cache_dir: Path
+) -> None:
+    pytest.importorskip("dace")
+    container = build_container(
+        {}, cache_dir=session_cache_dir, auto_optimize=auto_optimize, external_workspace=True
+    )
+    container.dace.name.override(
+        "run_dace_cpu_scan_workspace" + ("" if auto_optimize else "_noopt")
+    )
+    bound = tridiagonal.with_backend(container.dace.toolchain())
+    a, b, c, d = tridiagonal_system(np.random.default_rng(8))
+    x = np.zeros(SHAPE)
+    needed = bound.workspace_size(a, b, c, d, x)  # type: ignore[attr-defined]
+    assert needed >= 2 * a.nbytes  # the forward sweep's two temporaries
+    with pytest.raises(sc.WorkspaceError):
+        bound(a, b, c, d, x)
+    bound.set_workspace(np.empty(needed, np.uint8))  # type: ignore[attr-defined]
+    bound(a, b, c, d, x)
+    np.testing.assert_allclose(x, thomas_reference(a, b, c, d), rtol=1e-12, atol=1e-14)
+
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+
+
+@needs_nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["gtfn", "dace"])
+def test_gpu_sources_of_scans_build(family: str, session_cache_dir: Path) -> None:
+    if family == "dace":
+        pytest.importorskip("dace")
+    container = build_container({}, cache_dir=session_cache_dir, device="gpu")
+    toolchain = getattr(container, family).toolchain()
+    for program in (tridiagonal, integrals, running_statistics, integral_inside):
+        assert toolchain.compile(program).artifact.module_path.is_file()
+
+
+@needs_nvcc
+@pytest.mark.gpu
+@pytest.mark.parametrize("family", ["gtfn", "dace"])
+def test_gpu_scans_equal_the_references(family: str, session_cache_dir: Path) -> None:
+    cupy = pytest.importorskip("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("no CUDA device")
+    except Exception as err:  # cupy imports without a GPU and fails on first use
+        pytest.skip(f"no usable CUDA device: {err}")
+    if family == "dace":
+        pytest.importorskip("dace")
+    container = build_container({}, cache_dir=session_cache_dir, device="gpu")
+    toolchain = getattr(container, family).toolchain()
+    a, b, c, d = tridiagonal_system(np.random.default_rng(9))
+    for order in ("C", "F"):
+        on_device = [cupy.asarray(np.array(v, order=order)) for v in (a, b, c, d, np.zeros(SHAPE))]
+        tridiagonal.with_backend(toolchain)(*on_device)
+        cupy.cuda.Device().synchronize()
+        np.testing.assert_allclose(
+            cupy.asnumpy(on_device[-1]), thomas_reference(a, b, c, d), rtol=1e-12, atol=1e-14
+        )
+    f = np.random.default_rng(10).random(SHAPE)
+    up = cupy.full(SHAPE, -1.0)
+    integral_inside.with_backend(toolchain)(cupy.asarray(f), up, 2.0)
+    expected = np.full(SHAPE, -1.0)
+    expected[..., 2:-3] = np.cumsum(2.0 * f[..., 2:-3], axis=2)
+    np.testing.assert_allclose(cupy.asnumpy(up), expected, rtol=1e-12)
