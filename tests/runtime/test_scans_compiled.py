@@ -322,3 +322,43 @@ def test_gpu_scans_equal_the_references(family: str, session_cache_dir: Path) ->
     expected = np.full(SHAPE, -1.0)
     expected[..., 2:-3] = np.cumsum(2.0 * f[..., 2:-3], axis=2)
     np.testing.assert_allclose(cupy.asnumpy(up), expected, rtol=1e-12)
+
+
+# --- domains and partly read results -------------------------------------------------------
+
+
+@sc.program
+def integral_too_long(f: F64, up: F64) -> None:
+    integral_up(f, 1.0, out=up, domain={K: (0, 12)})
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_a_scan_domain_beyond_the_arrays_is_a_domain_error(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    f, up = np.ones(SHAPE), np.full(SHAPE, -1.0)
+    with pytest.raises(sc.DomainError, match=r"call of integral_up in integral_too_long\(\)"):
+        runner(fixture, request)(integral_too_long)(f, up)
+    assert (up == -1.0).all()
+
+
+@sc.program
+def only_the_second(a: F64, b: F64, c: F64, d: F64, out: F64) -> None:
+    _c_prime, d_prime = thomas_forward(a, b, c, d)  # c' is never read
+    doubled(d_prime, out=out)
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_a_tuple_scan_whose_first_result_no_one_reads(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    a, b, c, d = tridiagonal_system(np.random.default_rng(11))
+    out = np.zeros(SHAPE)
+    runner(fixture, request)(only_the_second)(a, b, c, d, out)
+    cb, db = np.zeros(SHAPE[:2]), np.zeros(SHAPE[:2])
+    expected = np.zeros(SHAPE)
+    for k in range(SHAPE[2]):
+        denominator = b[..., k] - a[..., k] * cb
+        cb, db = c[..., k] / denominator, (d[..., k] - a[..., k] * db) / denominator
+        expected[..., k] = 2.0 * db
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
