@@ -362,3 +362,26 @@ def test_a_tuple_scan_whose_first_result_no_one_reads(
         cb, db = c[..., k] / denominator, (d[..., k] - a[..., k] * db) / denominator
         expected[..., k] = 2.0 * db
     np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+@sc.scan_operator(axis=K, init=0.0)
+def weighted(total, f: F64, w: sc.float64, v: sc.float64):  # type: ignore[no-untyped-def]
+    return total * v + w * f
+
+
+@sc.program
+def in_place(f: F64, w: sc.float64) -> None:
+    weighted(f, w, w, out=f)  # reads f at a level, then overwrites it there
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_a_scan_may_overwrite_its_input_and_take_one_scalar_twice(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    f = np.random.default_rng(12).random(SHAPE)
+    expected = np.empty(SHAPE)
+    total = np.zeros(SHAPE[:2])
+    for k in range(SHAPE[2]):
+        total = expected[..., k] = total * 0.5 + 0.5 * f[..., k]
+    runner(fixture, request)(in_place)(f, 0.5)
+    np.testing.assert_allclose(f, expected, rtol=1e-12)

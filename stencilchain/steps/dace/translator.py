@@ -643,9 +643,9 @@ class _SDFGBuilder:
             indices = (level if d == scan.axis else index_symbol(d) for d in ftype.dims)
             return f"{name}[{', '.join(indices)}]"
 
-        for a in call.args:
-            if isinstance(a, ir.Ref) and a.name not in self.fields:
-                inner.add_scalar(a.name, outer.arrays[a.name].dtype)
+        scalars = {a.name for a in call.args if isinstance(a, ir.Ref) and a.name not in self.fields}
+        for name in sorted(scalars):
+            inner.add_scalar(name, outer.arrays[name].dtype)
         for k, lit in enumerate(scan.init):
             inner.add_scalar(f"{p}state{k}", _dace_dtype(lit.type), transient=True)
         init = inner.add_state(f"{label}_init", is_start_block=True)
