@@ -385,3 +385,49 @@ def test_a_scan_may_overwrite_its_input_and_take_one_scalar_twice(
         total = expected[..., k] = total * 0.5 + 0.5 * f[..., k]
     runner(fixture, request)(in_place)(f, 0.5)
     np.testing.assert_allclose(f, expected, rtol=1e-12)
+
+
+# --- an "ICON-like" scan: a 3-tuple state fed by a field operator with K shifts -----------
+
+
+@sc.field_operator
+def vertical_inputs(w: F64, rho: F64) -> tuple[F64, F64, F64]:
+    dw = w(K + 1) - w(K - 1)
+    mean_rho = 0.5 * (rho(K + 1) + rho(K - 1))
+    return dw, mean_rho, rho * w
+
+
+@sc.scan_operator(axis=K, init=(0.0, 1.0, np.int64(0)))
+def precipitation(state, dw: F64, mean_rho: F64, flux: F64):  # type: ignore[no-untyped-def]
+    rain, factor, falling = state
+    new_rain = sc.where(dw > 0.0, rain + flux * factor, rain * 0.5)
+    return new_rain, factor * mean_rho / (mean_rho + 1.0), falling + sc.where(dw > 0.0, 1, 0)
+
+
+@sc.program
+def icon_like(w: F64, rho: F64, rain: F64, factor: F64, falling: I64) -> None:
+    dw, mean_rho, flux = vertical_inputs(w, rho)  # temporaries over K: [1, end-1)
+    precipitation(dw, mean_rho, flux, out=(rain, factor, falling))
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_an_icon_like_scan_fed_by_shifted_expressions(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    rng = np.random.default_rng(13)
+    w, rho = rng.standard_normal(SHAPE), rng.random(SHAPE)
+    rain, factor = np.full(SHAPE, -1.0), np.full(SHAPE, -1.0)
+    falling = np.full(SHAPE, -1, dtype=np.int64)
+    runner(fixture, request)(icon_like)(w, rho, rain, factor, falling)
+    expected = [np.full(SHAPE, -1.0), np.full(SHAPE, -1.0), np.full(SHAPE, -1, dtype=np.int64)]
+    r, f, n = np.zeros(SHAPE[:2]), np.ones(SHAPE[:2]), np.zeros(SHAPE[:2], dtype=np.int64)
+    for k in range(1, SHAPE[2] - 1):  # where the shifted inputs exist
+        dw = w[..., k + 1] - w[..., k - 1]
+        mean_rho = 0.5 * (rho[..., k + 1] + rho[..., k - 1])
+        r = np.where(dw > 0.0, r + rho[..., k] * w[..., k] * f, r * 0.5)
+        f = f * mean_rho / (mean_rho + 1.0)
+        n = n + (dw > 0.0)
+        expected[0][..., k], expected[1][..., k], expected[2][..., k] = r, f, n
+    np.testing.assert_allclose(rain, expected[0], rtol=1e-12)
+    np.testing.assert_allclose(factor, expected[1], rtol=1e-12)
+    np.testing.assert_array_equal(falling, expected[2])
