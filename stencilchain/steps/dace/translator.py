@@ -538,8 +538,16 @@ class _SDFGBuilder:
         block = ConditionalBlock(label, sdfg=sdfg, parent=sdfg)
         sdfg.add_node(block, is_start_block=sdfg.number_of_nodes() == 0)
         # as for field operators: one map per possible innermost column dimension, picked
-        # by the strides of the first output (neighbouring columns share cache lines)
-        orders = self.loop_orders(call, columns) if columns else [(None, None)]
+        # by the strides of the first output parameter (neighbouring columns share cache
+        # lines), or of its first input parameter when it writes only temporaries (C order)
+        by = dataclasses.replace(
+            call,
+            outs=(
+                *call.outs,
+                *(a.name for a in call.args if isinstance(a, ir.Ref) and a.name in self.fields),
+            ),
+        )
+        orders = self.loop_orders(by, columns) if columns else [(None, None)]
         for inner_dim, condition in orders:
             order = [d for d in columns if d != inner_dim] + ([inner_dim] if inner_dim else [])
             branch = f"{label}_inner_{inner_dim.name}" if inner_dim else label
