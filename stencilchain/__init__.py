@@ -31,6 +31,7 @@ from stencilchain.program.dimensions import Dimension, Offset
 from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
 from stencilchain.program.field_operator import FieldOperator, field_operator
 from stencilchain.program.program import Program, program
+from stencilchain.program.scan_operator import ScanOperator, scan_operator
 from stencilchain.program.tracing import astype, broadcast, where
 from stencilchain.program.types import Field
 
@@ -54,6 +55,7 @@ __all__ = [
     "Offset",
     "Program",
     "ScalarType",
+    "ScanOperator",
     "StencilchainError",
     "WorkspaceError",
     "__version__",
@@ -69,6 +71,7 @@ __all__ = [
     "int64",
     "math",
     "program",
+    "scan_operator",
     "where",
 ]
 

@@ -20,6 +20,7 @@ from stencilchain.containers.config import suggest
 from stencilchain.errors import DefinitionError
 from stencilchain.program.field_operator import FieldOperator
 from stencilchain.program.program import Program
+from stencilchain.program.scan_operator import ScanOperator
 
 
 def load_program(target: str) -> Program:
@@ -40,10 +41,9 @@ def load_program(target: str) -> Program:
     if value is None:
         known = f"; {suggest(name, programs)}" if programs else "; it defines no @sc.program"
         raise CLIError(f"{where} has no program {name!r}{known}")
-    if isinstance(value, FieldOperator):
-        raise CLIError(
-            f"{where}: {name!r} is a @sc.field_operator; name the @sc.program that calls it"
-        )
+    if isinstance(value, (FieldOperator, ScanOperator)):
+        kind = "field_operator" if isinstance(value, FieldOperator) else "scan_operator"
+        raise CLIError(f"{where}: {name!r} is a @sc.{kind}; name the @sc.program that calls it")
     raise CLIError(f"{where}: {name!r} is not a @sc.program (its type is {type(value).__name__})")
 
 

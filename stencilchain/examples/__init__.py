@@ -20,8 +20,33 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from stencilchain.examples import hdiff, hdiff_staged, laplacian, laplap, tuple_chain, upwind
+from stencilchain.examples import (
+    hdiff,
+    hdiff_staged,
+    laplacian,
+    laplap,
+    tridiagonal,
+    tuple_chain,
+    upwind,
+)
 
-ALL_EXAMPLES: list[ModuleType] = [laplacian, laplap, hdiff, hdiff_staged, upwind, tuple_chain]
+ALL_EXAMPLES: list[ModuleType] = [
+    laplacian,
+    laplap,
+    hdiff,
+    hdiff_staged,
+    upwind,
+    tuple_chain,
+    tridiagonal,
+]
 
-__all__ = ["ALL_EXAMPLES", "hdiff", "hdiff_staged", "laplacian", "laplap", "tuple_chain", "upwind"]
+__all__ = [
+    "ALL_EXAMPLES",
+    "hdiff",
+    "hdiff_staged",
+    "laplacian",
+    "laplap",
+    "tridiagonal",
+    "tuple_chain",
+    "upwind",
+]

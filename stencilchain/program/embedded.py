@@ -1,6 +1,7 @@
 """The embedded executor: runs a program with vectorized NumPy. It defines the semantics.
 
-Each call evaluates its field operator over the call's domain (a box of index ranges).
+Each call evaluates its field operator over the call's domain (a box of index ranges),
+or runs its scan operator level by level along the axis, vectorized over the columns.
 A field expression evaluated over a box gives an array of the box's shape; a shift
 evaluates its operand over the box moved by the offset; a call of another field
 operator binds its field parameters lazily, so the callee reads its arguments over
@@ -238,6 +239,44 @@ def _array_source(array: np.ndarray, dims: tuple[Dimension, ...]) -> FieldSource
     return source
 
 
+def run_scan(
+    scan: ir.ScanOperatorDef, call: ir.ProgramCall, values: Mapping[str, Any], box: Box
+) -> tuple[np.ndarray, ...]:
+    """The scan's result over `box`, one array per state element: a Python loop over the
+    levels of the axis, each level vectorized over all the columns of the box."""
+    axis = scan.dims.index(scan.axis)
+    shape = tuple(box[d][1] - box[d][0] for d in scan.dims)
+    column_shape = shape[:axis] + shape[axis + 1 :]
+    state = [np.full(column_shape, lit.value, dtype=lit.type.numpy) for lit in scan.init]
+    results = [np.empty(shape, dtype=lit.type.numpy) for lit in scan.init]
+    evaluator = Evaluator({})
+    start, stop = box[scan.axis]
+    levels = range(start, stop) if scan.forward else range(stop - 1, start - 1, -1)
+    for k in levels:
+        env: dict[str, Any] = {}
+        for param, arg in zip(scan.params, call.args):
+            if isinstance(arg, ir.Literal):
+                env[param.name] = arg.type.numpy.type(arg.value)
+            elif isinstance(param.type, ir.FieldType):
+                array = values[arg.name]  # type: ignore[union-attr]
+                index = tuple(k if d == scan.axis else slice(*box[d]) for d in param.type.dims)
+                env[param.name] = array[index]
+            else:
+                env[param.name] = values[arg.name]  # type: ignore[union-attr]
+        for s, current in zip(scan.state, state):
+            env[s.name] = current
+        with np.errstate(all="ignore"):
+            new = [evaluator.eval(e, env, {}) for e in scan.body]
+        state = [
+            np.broadcast_to(np.asarray(v, dtype=lit.type.numpy), column_shape)
+            for v, lit in zip(new, scan.init)
+        ]
+        level = (slice(None),) * axis + (k - start,)
+        for result, current in zip(results, state):
+            result[level] = current
+    return tuple(results)
+
+
 def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, ...]) -> None:
     """Check the arguments, then run every call of `program` with NumPy."""
     sizes, checked = checker.check(args)
@@ -254,7 +293,11 @@ def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, 
     for call, box in zip(program.calls, boxes):
         if box is None:
             continue
-        result = evaluator.run_call(call, values, box)
+        scan = program.scan_operator(call.callee)
+        if scan is not None:
+            result: Value = run_scan(scan, call, values, box)
+        else:
+            result = evaluator.run_call(call, values, box)
         # a tuple element may be a view of a field that another element overwrites
         results = tuple(np.array(r) for r in result) if isinstance(result, tuple) else (result,)
         for name, res in zip(call.outs, results):

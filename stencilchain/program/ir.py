@@ -1,6 +1,7 @@
 """The program IR: frozen dataclasses with a canonical serialization and a fingerprint.
 
-A `Program` is a sequence of `ProgramCall`s of `FieldOperatorDef`s. A call writes program
+A `Program` is a sequence of `ProgramCall`s of `FieldOperatorDef`s and
+`ScanOperatorDef`s (column scans). A call writes program
 parameters or makes `temporaries`: program-local fields, written once by the call that
 makes them and read by later calls, that the backend allocates. A field operator's
 body is an expression tree evaluated pointwise over its call's domain; `Shift` reads
@@ -287,6 +288,34 @@ class FieldOperatorDef:
 
 
 @dataclasses.dataclass(frozen=True)
+class ScanOperatorDef:
+    """A scan along `axis`: per column (every point of the other dimensions), a state
+    starting at `init` is carried level by level, from the domain's start (`forward`) or
+    from its stop - 1, and its value at each level is the result there.
+
+    `params` are fields over the result's dimensions or scalars; in `body` (one expression
+    per state element, the new state) each is a scalar `Ref` to its value at the current
+    level, and `state` names the scalar `Ref`s of the previous state. `tuple_state` says
+    whether the state (and the result) is a tuple or one scalar.
+    """
+
+    name: str
+    params: tuple[Param, ...]
+    axis: Dimension
+    forward: bool
+    init: tuple[Literal, ...]
+    state: tuple[Param, ...]
+    body: tuple[Expr, ...]
+    dims: tuple[Dimension, ...]
+    tuple_state: bool
+
+    @property
+    def return_type(self) -> FieldType | TupleType:
+        types = tuple(FieldType(self.dims, lit.type) for lit in self.init)
+        return TupleType(types) if self.tuple_state else types[0]
+
+
+@dataclasses.dataclass(frozen=True)
 class Bound:
     """One end of a domain: `value` from the start, or (from_end) `size + value`."""
 
@@ -357,12 +386,20 @@ class Program:
     field_operators: tuple[FieldOperatorDef, ...]
     calls: tuple[ProgramCall, ...]
     temporaries: tuple[Param, ...] = ()
+    scan_operators: tuple[ScanOperatorDef, ...] = ()
 
     def field_operator(self, name: str) -> FieldOperatorDef:
         for fop in self.field_operators:
             if fop.name == name:
                 return fop
         raise KeyError(name)
+
+    def scan_operator(self, name: str) -> ScanOperatorDef | None:
+        """The scan operator a call names, or None when it names a field operator."""
+        for scan in self.scan_operators:
+            if scan.name == name:
+                return scan
+        return None
 
     def field_type(self, name: str) -> FieldType:
         """The type of the field parameter or temporary called `name`."""

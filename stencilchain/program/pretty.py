@@ -72,4 +72,15 @@ def format_program(program: ir.Program) -> str:
         lines.append("")
         lines.append(f"field_operator {fop.name}({_params(fop.params)}) -> {fop.return_type!r}:")
         lines.append(f"    return {format_expr(fop.body)}")
+    for scan in program.scan_operators:
+        direction = "forward" if scan.forward else "backward"
+        init = ", ".join(format_expr(lit) for lit in scan.init)
+        state = ", ".join(s.name for s in scan.state)
+        body = ", ".join(format_expr(e) for e in scan.body)
+        lines.append("")
+        lines.append(
+            f"scan_operator {scan.name}({_params(scan.params)}) -> {scan.return_type!r}, "
+            f"{direction} along {scan.axis.name} from ({init}):"
+        )
+        lines.append(f"    ({state}) <- ({body})")
     return "\n".join(lines)

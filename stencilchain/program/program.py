@@ -11,6 +11,7 @@ from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import field_operator_extents
 from stencilchain.program.field_operator import FieldOperator, check_argument
+from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.types import parameter_types
 
@@ -68,16 +69,17 @@ class ProgramTrace:
         self.params = params
         self.calls: list[ir.ProgramCall] = []
         self.fops: dict[str, ir.FieldOperatorDef] = {}
+        self.scans: dict[str, ir.ScanOperatorDef] = {}
         self.written: dict[str, ir.Domain] = {}
         self.temporaries: list[ir.Param] = []
         # per call that made temporaries: their names, the call and where it was made
         self.makers: list[tuple[tuple[str, ...], str, tuple[str, int] | None]] = []
 
     def record_call(
-        self, fop: FieldOperator, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self, fop: FieldOperator | ScanOperator, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProgramArg | tuple[ProgramArg, ...] | None:
-        """Record `fop(*args, **kwargs)`. With `out=`, the call writes those fields and
-        returns None; without, it makes temporaries and returns them."""
+        """Record `fop(*args, **kwargs)` (a field or scan operator). With `out=`, the call
+        writes those fields and returns None; without, it makes temporaries and returns them."""
         kwargs = dict(kwargs)
         out = kwargs.pop("out", None)
         domain = kwargs.pop("domain", None)
@@ -86,7 +88,20 @@ class ProgramTrace:
             known = self.fops.get(name)
             if known is not None and known != definition:
                 raise DefinitionError(f"{where}: two different field operators are named {name}")
+            if name in self.scans:
+                raise DefinitionError(
+                    f"{where}: a field operator and a scan operator are both named {name}"
+                )
             self.fops[name] = definition
+        if isinstance(fop, ScanOperator):
+            known_scan = self.scans.get(fop.name)
+            if known_scan is not None and known_scan != fop.definition:
+                raise DefinitionError(f"{where}: two different scan operators are named {fop.name}")
+            if fop.name in self.fops:
+                raise DefinitionError(
+                    f"{where}: a field operator and a scan operator are both named {fop.name}"
+                )
+            self.scans[fop.name] = fop.definition
         exprs = []
         for param, arg in zip(fop.definition.params, fop.bind(args, kwargs)):
             if isinstance(arg, ProgramArg):
@@ -102,7 +117,14 @@ class ProgramTrace:
         if made is not None:
             out = made if isinstance(fop.return_type, ir.TupleType) else made[0]
         outs = self._outputs(fop, out, where)
-        extents = field_operator_extents(fop.definition, self.fops)
+        if isinstance(fop, ScanOperator):  # a scan reads its arguments at the current point
+            extents = {
+                p.name: {d: (0, 0) for d in p.type.dims}
+                for p in fop.definition.params
+                if isinstance(p.type, ir.FieldType)
+            }
+        else:
+            extents = field_operator_extents(fop.definition, self.fops)
         read: dict[str, dict[Dimension, tuple[int, int]]] = {}
         for param, expr in zip(fop.definition.params, exprs):
             if isinstance(expr, ir.Ref) and param.name in extents:
@@ -130,7 +152,9 @@ class ProgramTrace:
             return made if isinstance(fop.return_type, ir.TupleType) else made[0]
         return None
 
-    def _make_temporaries(self, fop: FieldOperator, where: str) -> tuple[ProgramArg, ...]:
+    def _make_temporaries(
+        self, fop: FieldOperator | ScanOperator, where: str
+    ) -> tuple[ProgramArg, ...]:
         """New temporaries for the result of `fop`, one per field it returns."""
         rt = fop.return_type
         types = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
@@ -153,7 +177,9 @@ class ProgramTrace:
             made.append(ProgramArg(self, ir.Ref(name, ftype), temporary=True))
         return tuple(made)
 
-    def _outputs(self, fop: FieldOperator, out: object, where: str) -> tuple[str, ...]:
+    def _outputs(
+        self, fop: FieldOperator | ScanOperator, out: object, where: str
+    ) -> tuple[str, ...]:
         rt = fop.return_type
         expected = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
         given = out if isinstance(out, tuple) else (out,)
@@ -321,7 +347,12 @@ class ProgramTrace:
                 )
         fops = tuple(self.fops.values())  # collected by following calls: all are used
         return ir.Program(
-            self.name, self.params, fops, tuple(self.calls), tuple(self.temporaries)
+            self.name,
+            self.params,
+            fops,
+            tuple(self.calls),
+            tuple(self.temporaries),
+            tuple(self.scans.values()),
         )
 
 

@@ -7,6 +7,7 @@ operator on a `Symbol` checks the operand types and records an IR node.
 from __future__ import annotations
 
 import builtins
+import contextvars
 from collections.abc import Callable, Collection
 from typing import Any, Union
 
@@ -24,6 +25,13 @@ from stencilchain.program.dtypes import (
 
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]
+
+
+# The name of the scan operator whose body is being traced, if any: its values are the
+# current level's scalars, and a shift there gets a message saying where shifts belong.
+scan_being_traced: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "scan_being_traced", default=None
+)
 
 
 class Symbol:
@@ -623,6 +631,13 @@ def astype(value: object, dtype: ScalarType) -> Symbol:
 
 
 def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
+    scan = scan_being_traced.get()
+    if scan is not None:
+        raise DefinitionError(
+            f"a shift inside scan operator {scan}: the body of a scan sees only the current "
+            "level's values; shift before the scan (compute the shifted values in a "
+            "@field_operator into a temporary and pass that to the scan)"
+        )
     t = value.type
     if not isinstance(t, ir.FieldType):
         raise DefinitionError(

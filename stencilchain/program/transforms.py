@@ -69,12 +69,15 @@ def transform_program(program: ir.Program) -> ir.Program:
     """Inline every call and fold constants in every program call.
 
     The result's calls name one field operator per call, each with a flat body
-    taking the call's arguments directly.
+    taking the call's arguments directly; calls of scan operators stay as they are.
     """
     fops = {f.name: f for f in program.field_operators}
     new_fops: list[ir.FieldOperatorDef] = []
     calls: list[ir.ProgramCall] = []
     for index, call in enumerate(program.calls):
+        if program.scan_operator(call.callee) is not None:
+            calls.append(call)  # a scan's body is flat scalar arithmetic already
+            continue
         fop = fops[call.callee]
         body = fold_constants(inline_calls(fop.body, fops))
         name = f"{fop.name}_inlined{index}"

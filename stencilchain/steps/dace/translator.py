@@ -51,6 +51,7 @@ reads or writes are not parameters; DaCe's generic call ignores them if given).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import keyword
 import warnings
@@ -70,6 +71,7 @@ from stencilchain.program.transforms import (
 from stencilchain.steps.checks import require_type
 from stencilchain.steps.cpp.expressions import ExpressionEmitter, Position, position
 from stencilchain.steps.cpp.literals import literal
+from stencilchain.steps.cpp.scans import scan_level
 from stencilchain.steps.dace.extra import require_dace
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
 from stencilchain.steps.settings import DataLayout
@@ -407,6 +409,8 @@ class _SDFGBuilder:
         self.transforms = not step.disable_transforms
         self.params = {p.name: p.type for p in (*program.params, *program.temporaries)}
         self.fops = {f.name: f for f in program.field_operators}
+        self.scans = {s.name: s for s in program.scan_operators}
+        self.fields = {n for n, t in self.params.items() if isinstance(t, ir.FieldType)}
         self.prefix = _local_prefix(program, step.data_layout)
         self.unread = unread_temporaries(program)
 
@@ -445,7 +449,10 @@ class _SDFGBuilder:
         for index, call in enumerate(program.calls):
             if all(o in self.unread for o in call.outs):
                 continue
-            block = self.add_call(sdfg, index, call, symbols)
+            if call.callee in self.scans:
+                block = self.add_scan_call(sdfg, index, call, symbols)
+            else:
+                block = self.add_call(sdfg, index, call, symbols)
             if previous is not None:
                 sdfg.add_edge(previous, block, dace.InterstateEdge())
             previous = block
@@ -503,6 +510,239 @@ class _SDFGBuilder:
             full = nonempty if condition is None else f"({nonempty}) and ({condition})"
             block.add_branch(full, region)
         return block
+
+    def add_scan_call(
+        self,
+        sdfg: dace.SDFG,
+        index: int,
+        call: ir.ProgramCall,
+        symbols: Mapping[str, Any],
+    ) -> Any:
+        """A conditional block running, where the call's domain is not empty, a map over
+        the columns around a nested SDFG: a sequential loop region over the levels, the
+        state in transient scalars, one tasklet per level (the shared emitter)."""
+        from dace.sdfg.state import ConditionalBlock, ControlFlowRegion
+
+        scan = self.scans[call.callee]
+        columns = [dd.dim for dd in call.domain.dims if dd.dim != scan.axis]
+        axis_domain = next(dd for dd in call.domain.dims if dd.dim == scan.axis)
+        axis_range = _range(axis_domain, symbols)
+        (axis_start, axis_last, _step) = axis_range.ranges[0]
+        nonempty = " and ".join(
+            f"({_bound_text(dd.dim, lo)}) < ({_bound_text(dd.dim, hi)})"
+            for dd in call.domain.dims
+            for lo in dd.starts
+            for hi in dd.stops
+        )
+        label = f"call{index}_{call.callee}"
+        block = ConditionalBlock(label, sdfg=sdfg, parent=sdfg)
+        sdfg.add_node(block, is_start_block=sdfg.number_of_nodes() == 0)
+        # as for field operators: one map per possible innermost column dimension, picked
+        # by the strides of the first output parameter (neighbouring columns share cache
+        # lines), or of its first input parameter when it writes only temporaries (C order)
+        by = dataclasses.replace(
+            call,
+            outs=(
+                *call.outs,
+                *(a.name for a in call.args if isinstance(a, ir.Ref) and a.name in self.fields),
+            ),
+        )
+        orders = self.loop_orders(by, columns) if columns else [(None, None)]
+        for inner_dim, condition in orders:
+            order = [d for d in columns if d != inner_dim] + ([inner_dim] if inner_dim else [])
+            branch = f"{label}_inner_{inner_dim.name}" if inner_dim else label
+            region = ControlFlowRegion(branch, sdfg=sdfg)
+            state = region.add_state(branch, is_start_block=True)
+            self.add_columns(sdfg, state, branch, scan, call, order, symbols, axis_start, axis_last)
+            full = nonempty if condition is None else f"({nonempty}) and ({condition})"
+            block.add_branch(full, region)
+        return block
+
+    def add_columns(
+        self,
+        sdfg: dace.SDFG,
+        state: Any,
+        label: str,
+        scan: ir.ScanOperatorDef,
+        call: ir.ProgramCall,
+        order: list[Dimension],
+        symbols: Mapping[str, Any],
+        axis_start: Any,
+        axis_last: Any,
+    ) -> None:
+        """The map over the columns (in `order`, the last innermost) around the nested
+        SDFG of one column."""
+        import dace
+
+        inner = self.scan_sdfg(sdfg, label, scan, call)
+        reads = sorted(
+            {a.name for a in call.args if isinstance(a, ir.Ref) and a.name in self.fields}
+        )
+        writes = sorted({o for o in call.outs if o not in self.unread})
+        # the nested SDFG's arrays are the program's (DaCe 2.0 wants them equivalent to
+        # the arrays connected to it): its symbols are the program's, and the column indices
+        mapping: dict[str, Any] = {
+            f"{self.prefix}start": axis_start,
+            f"{self.prefix}stop": axis_last + 1,
+        }
+        mapping.update({name: name for name in inner.symbols if name not in mapping})
+        scalar_reads = sorted(
+            {a.name for a in call.args if isinstance(a, ir.Ref) and a.name not in self.fields}
+        )
+        nested = state.add_nested_sdfg(
+            inner,
+            dict.fromkeys([*reads, *scalar_reads]),
+            dict.fromkeys(writes),
+            symbol_mapping=mapping,
+        )
+        if order:
+            ranges = {dd.dim: _range(dd, symbols) for dd in call.domain.dims}
+            entry, exit_ = state.add_map(label, [(index_symbol(d), ranges[d]) for d in order])
+            if self.step.device is Device.GPU:
+                entry.map.gpu_block_size = _GPU_BLOCK_SIZE.get(len(order), _GPU_BLOCK_SIZE_3D)
+        else:
+            entry = exit_ = None
+        for name in [*reads, *scalar_reads]:
+            access = state.add_access(name)
+            memlet = dace.Memlet.from_array(name, sdfg.arrays[name])
+            if entry is None:
+                state.add_edge(access, None, nested, name, memlet)
+            else:
+                state.add_memlet_path(access, entry, nested, dst_conn=name, memlet=memlet)
+        for name in writes:
+            access = state.add_access(name)
+            subset = dace.Memlet.from_array(name, sdfg.arrays[name])
+            if exit_ is None:
+                state.add_edge(nested, name, access, None, subset)
+            else:
+                state.add_memlet_path(nested, exit_, access, src_conn=name, memlet=subset)
+        if entry is not None and not reads and not scalar_reads:
+            state.add_nedge(entry, nested, dace.Memlet())
+
+    def scan_sdfg(
+        self, outer: dace.SDFG, label: str, scan: ir.ScanOperatorDef, call: ir.ProgramCall
+    ) -> dace.SDFG:
+        """One column of a scan: the state's transient scalars set to `init`, then a loop
+        region over the levels whose state computes the new state and stores it."""
+        import dace
+        from dace.sdfg.state import LoopRegion
+
+        p = self.prefix
+        inner = dace.SDFG(f"{label}_column")
+        level = f"{p}level"
+        for name in (f"{p}start", f"{p}stop"):
+            inner.add_symbol(name, dace.int64)
+        arrays = {a.name for a in call.args if isinstance(a, ir.Ref) and a.name in self.fields}
+        arrays |= {o for o in call.outs if o not in self.unread}
+        for name in sorted(arrays):
+            desc = copy.deepcopy(outer.arrays[name])
+            desc.transient = False
+            inner.add_datadesc(name, desc)
+            for symbol in sorted(str(x) for x in desc.free_symbols):
+                if symbol not in inner.symbols:
+                    inner.add_symbol(symbol, dace.int64)
+        for d in scan.dims:
+            if d != scan.axis:
+                inner.add_symbol(index_symbol(d), dace.int64)
+
+        def at_level(name: str) -> str:
+            ftype = self.params[name]
+            assert isinstance(ftype, ir.FieldType)
+            indices = (level if d == scan.axis else index_symbol(d) for d in ftype.dims)
+            return f"{name}[{', '.join(indices)}]"
+
+        scalars = {a.name for a in call.args if isinstance(a, ir.Ref) and a.name not in self.fields}
+        for name in sorted(scalars):
+            inner.add_scalar(name, outer.arrays[name].dtype)
+        for k, lit in enumerate(scan.init):
+            inner.add_scalar(f"{p}state{k}", _dace_dtype(lit.type), transient=True)
+        init = inner.add_state(f"{label}_init", is_start_block=True)
+        init_code = "\n".join(
+            f"{p}o{k} = {cpp_literal(lit.value, lit.type)};" for k, lit in enumerate(scan.init)
+        )
+        init_tasklet = init.add_tasklet(
+            f"{label}_init",
+            {},
+            dict.fromkeys(f"{p}o{k}" for k in range(len(scan.init))),
+            init_code,
+            language=dace.Language.CPP,
+        )
+        for k in range(len(scan.init)):
+            init.add_edge(
+                init_tasklet,
+                f"{p}o{k}",
+                init.add_write(f"{p}state{k}"),
+                None,
+                dace.Memlet(f"{p}state{k}[0]"),
+            )
+        if scan.forward:
+            loop = LoopRegion(
+                f"{label}_levels",
+                f"{level} < {p}stop",
+                level,
+                f"{level} = {p}start",
+                f"{level} = {level} + 1",
+                sdfg=inner,
+            )
+        else:
+            loop = LoopRegion(
+                f"{label}_levels",
+                f"{level} >= {p}start",
+                level,
+                f"{level} = {p}stop - 1",
+                f"{level} = {level} - 1",
+                sdfg=inner,
+            )
+        inner.add_node(loop)
+        inner.add_edge(init, loop, dace.InterstateEdge())
+        body = loop.add_state(f"{label}_level", is_start_block=True)
+        inputs: dict[str, str] = {}
+
+        def read_argument(param: ir.Param, arg: ir.Expr) -> str:
+            assert isinstance(arg, ir.Ref)
+            connector = f"{p}in_{arg.name}"
+            inputs[connector] = at_level(arg.name) if arg.name in self.fields else f"{arg.name}[0]"
+            return connector
+
+        def read_state(k: int) -> str:
+            inputs[f"{p}s{k}"] = f"{p}state{k}[0]"
+            return f"{p}s{k}"
+
+        statements, values = scan_level(
+            scan,
+            call,
+            read_argument=read_argument,
+            read_state=read_state,
+            decimal_literals=True,
+            prefix=f"{p}t",
+        )
+        outputs = {f"{p}n{k}": f"{p}state{k}[0]" for k in range(len(values))}
+        for k, name in enumerate(call.outs):
+            if name not in self.unread:
+                outputs[f"{p}out{k}_{name}"] = at_level(name)
+        code = list(statements)
+        for k, value in enumerate(values):
+            code.append(f"{p}n{k} = {value};")
+            if call.outs[k] not in self.unread:
+                code.append(f"{p}out{k}_{call.outs[k]} = {value};")
+        tasklet = body.add_tasklet(
+            f"{label}_level",
+            dict.fromkeys(inputs),
+            dict.fromkeys(outputs),
+            "\n".join(code),
+            language=dace.Language.CPP,
+        )
+        reads: dict[str, Any] = {}
+        for connector, memlet in inputs.items():
+            data = memlet.split("[")[0]
+            node = reads.get(data)
+            if node is None:
+                node = reads[data] = body.add_read(data)
+            body.add_edge(node, None, tasklet, connector, dace.Memlet(memlet))
+        for connector, memlet in outputs.items():
+            data = memlet.split("[")[0]
+            body.add_edge(tasklet, connector, body.add_write(data), None, dace.Memlet(memlet))
+        return inner
 
     def loop_orders(
         self, call: ir.ProgramCall, dims: list[Dimension]

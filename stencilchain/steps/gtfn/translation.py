@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from stencilchain.program import ir
 from stencilchain.program.device import Device
@@ -13,6 +13,7 @@ from stencilchain.steps.checks import require_non_negative_int, require_type
 from stencilchain.steps.cpp.domain_checks import domain_checks, open_domain
 from stencilchain.steps.cpp.expressions import TUPLE_NAMESPACE, ExpressionEmitter, cpp_type
 from stencilchain.steps.cpp.package_text import package_text
+from stencilchain.steps.cpp.scans import scan_block, scan_column
 from stencilchain.steps.cpp.signature import (
     FieldArg,
     ProgramSignature,
@@ -26,6 +27,8 @@ from stencilchain.steps.settings import DataLayout
 from stencilchain.steps.stages import ProgramSource, step_settings
 
 CUDA_BLOCK_SIZE = 256
+# Columns a CPU scan walks together when the axis is not the arrays' fastest dimension.
+SCAN_BLOCK = 32
 _PACKAGE = "stencilchain.steps.gtfn"  # of the fixed C++: prelude*.h
 
 
@@ -73,6 +76,7 @@ class _Translator:
         self.fields = {f.name: f for f in (*self.signature.fields, *self.temporaries)}
         self.scalars = {s.name: s.variable for s in self.signature.scalars}
         self.fops = {f.name: f for f in self.program.field_operators}
+        self.scans = {s.name: s for s in self.program.scan_operators}
         self.functions = None if step.enable_transforms else FieldOperatorFunctions(program)
         self.gpu = step.device is Device.GPU
 
@@ -128,6 +132,132 @@ class _Translator:
             lines.append(f"{field.pointer}[{self.offset(field, {})}] = {value};")
         return lines
 
+    def scan_readers(
+        self, call: ir.ProgramCall
+    ) -> tuple[Callable[[ir.Param, ir.Expr], str], Callable[[int, str], str]]:
+        """How a scan call reads its arguments and stores its results at the current point."""
+
+        def read_argument(param: ir.Param, arg: ir.Expr) -> str:
+            assert isinstance(arg, ir.Ref)
+            if isinstance(arg.type, ir.FieldType):
+                return self.read_field(arg.name, {})
+            return self.read_scalar(arg.name)
+
+        def store(k: int, value: str) -> str:
+            field = self.fields[call.outs[k]]
+            return f"{field.pointer}[{self.offset(field, {})}] = {value};"
+
+        return read_argument, store
+
+    def scan_body(self, call: ir.ProgramCall) -> list[str]:
+        """The statements of one column of a scan call: its level loop, state in registers."""
+        scan = self.scans[call.callee]
+        read_argument, store = self.scan_readers(call)
+        return scan_column(
+            scan,
+            call,
+            level=index_var(scan.axis),
+            start=bound_var(scan.axis, "start"),
+            stop=bound_var(scan.axis, "stop"),
+            read_argument=read_argument,
+            store=store,
+        )
+
+    def scan_blocks(self, call: ir.ProgramCall, columns: list[Dimension], inner: int) -> list[str]:
+        """Blocks of SCAN_BLOCK neighbouring columns along `columns[inner]` in parallel
+        (OpenMP over the outer column dimensions and the blocks), each block walking
+        the levels with the loop over its columns innermost."""
+        scan = self.scans[call.callee]
+        read_argument, store = self.scan_readers(call)
+        along = columns[inner]
+        outer = [d for k, d in enumerate(columns) if k != inner]
+        v = index_var(along)
+        start, stop = bound_var(along, "start"), bound_var(along, "stop")
+        lines = [
+            "#pragma omp parallel for schedule(static) "
+            f"if (sc_points >= {self.step.openmp_threshold}) collapse({len(outer) + 1})"
+        ]
+        indent = ""
+        for d in outer:
+            w = index_var(d)
+            lines.append(
+                f"{indent}for (std::int64_t {w} = {bound_var(d, 'start')}; {w} < {bound_var(d, 'stop')}; ++{w}) {{"
+            )
+            indent += "    "
+        lines.append(
+            f"{indent}for (std::int64_t sc_first = {start}; sc_first < {stop}; "
+            f"sc_first += {SCAN_BLOCK}) {{"
+        )
+        indent += "    "
+        lines.append(
+            f"{indent}const std::int64_t sc_last = std::min<std::int64_t>(sc_first + {SCAN_BLOCK}, {stop});"
+        )
+        block = scan_block(
+            scan,
+            call,
+            level=index_var(scan.axis),
+            start=bound_var(scan.axis, "start"),
+            stop=bound_var(scan.axis, "stop"),
+            column=v,
+            first="sc_first",
+            last="sc_last",
+            width=SCAN_BLOCK,
+            read_argument=read_argument,
+            store=store,
+        )
+        lines += [indent + s for s in block]
+        for _ in range(len(outer) + 1):
+            indent = indent[:-4]
+            lines.append(indent + "}")
+        return lines
+
+    def parallel_dims(self, call: ir.ProgramCall) -> list[Dimension]:
+        """The dimensions a call's points run in parallel over: all of its domain's, but a
+        scan's axis, which each column walks sequentially."""
+        scan = self.scans.get(call.callee)
+        return [dd.dim for dd in call.domain.dims if scan is None or dd.dim != scan.axis]
+
+    def cpu_scan_call(self, index: int, call: ir.ProgramCall) -> list[str]:
+        """Columns in parallel. Where the first output's smallest stride is along the axis
+        (C order over (..., K)), each column walks its levels in registers; else blocks of
+        neighbouring columns along the dimension of smallest stride walk the levels
+        together, the loop over the block's columns innermost (unit stride, vectorizable)."""
+        scan = self.scans[call.callee]
+        columns = self.parallel_dims(call)
+        body = self.scan_body(call)
+        lines = self.domain_code(index)
+        if not columns:
+            lines += ["    " + s for s in body]
+            lines.append("}")
+            return lines
+        points = " * ".join(f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})" for d in columns)
+        lines.append(f"    const std::int64_t sc_points = {points};")
+        per_column = self._loop_nest(columns, len(columns) - 1, body)
+        if self.step.data_layout is DataLayout.UNIT_STRIDE and scan.dims[-1] == scan.axis:
+            lines += ["    " + s for s in per_column]
+            lines.append("}")
+            return lines
+        out = self.fields[call.outs[0]]
+        dims = list(out.type.dims)
+
+        def stride(d: Dimension) -> str:
+            return f"std::abs({self.stride(out, dims.index(d))})"
+
+        lines.append("    int sc_inner = -1;  // the column dimension of smallest stride")
+        lines.append(f"    std::int64_t sc_best = {stride(scan.axis)};")
+        for k, d in enumerate(columns):
+            lines.append(
+                f"    if ({stride(d)} < sc_best) {{ sc_inner = {k}; sc_best = {stride(d)}; }}"
+            )
+        lines.append("    if (sc_inner < 0) {")
+        lines += ["        " + s for s in per_column]
+        for k in range(len(columns)):
+            lines.append(f"    }} else if (sc_inner == {k}) {{")
+            lines += ["        " + s for s in self.scan_blocks(call, columns, k)]
+        lines.append("    }")
+        lines.append("}")
+        return lines
+
     def domain_code(self, index: int) -> list[str]:
         """The bounds of call `index` and its halo check; opens the block of a non-empty
         domain, which the caller closes."""
@@ -135,6 +265,8 @@ class _Translator:
         return open_domain(self.original.name, self.original.calls[index])
 
     def cpu_call(self, index: int, call: ir.ProgramCall) -> list[str]:
+        if call.callee in self.scans:
+            return self.cpu_scan_call(index, call)
         dims = [dd.dim for dd in call.domain.dims]
         body = self.loop_body(call)
         lines = self.domain_code(index)
@@ -181,35 +313,50 @@ class _Translator:
         return lines
 
     def gpu_kernel(self, index: int, call: ir.ProgramCall) -> str:
+        """One thread per point of the call (per column of a scan, which walks its levels)."""
         dims = [dd.dim for dd in call.domain.dims]
+        threads = self.parallel_dims(call)
         params = self.signature.declaration()
         params = params[params.index("(") + 1 : params.rindex(", char* err")]
         for t in self.temporaries:
             params += f", {t.type.dtype.cpp}* {t.pointer}"
             params += "".join(f", std::int64_t {t.stride(a)}" for a in range(len(t.type.dims)))
-        bounds = ", ".join(f"std::int64_t {bound_var(d, 'start')}, std::int64_t {bound_var(d, 'stop')}" for d in dims)
+        bounds = ", ".join(
+            f"std::int64_t {bound_var(d, 'start')}, std::int64_t {bound_var(d, 'stop')}"
+            for d in dims
+        )
         lines = [f"__global__ void sc_kernel_{index}({params}, {bounds}) {{"]
-        extents = " * ".join(f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})" for d in dims)
+        extents = " * ".join(
+            [f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})" for d in threads] or ["1"]
+        )
         lines += [
             f"    const std::int64_t sc_total = {extents};",
             "    for (std::int64_t sc_idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;",
             "         sc_idx < sc_total; sc_idx += static_cast<std::int64_t>(blockDim.x) * gridDim.x) {",
             "        std::int64_t sc_rest = sc_idx;",
         ]
-        for d in reversed(dims):
+        for d in reversed(threads):
             extent = f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})"
             lines.append(
                 f"        const std::int64_t {index_var(d)} = {bound_var(d, 'start')} + sc_rest % {extent};"
             )
             lines.append(f"        sc_rest /= {extent};")
-        lines += ["        " + s for s in self.loop_body(call)]
+        lines.append("        (void)sc_rest;")
+        body = self.scan_body(call) if call.callee in self.scans else self.loop_body(call)
+        lines += ["        " + s for s in body]
         lines += ["    }", "}"]
         return "\n".join(lines)
 
     def gpu_call(self, index: int, call: ir.ProgramCall) -> list[str]:
         dims = [dd.dim for dd in call.domain.dims]
         lines = self.domain_code(index)
-        points = " * ".join(f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})" for d in dims)
+        points = " * ".join(
+            [
+                f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})"
+                for d in self.parallel_dims(call)
+            ]
+            or ["1"]
+        )
         args = ", ".join(
             self.signature.argument_names()
             + [n for t in self.temporaries for n in _names_of(t)]

@@ -1,0 +1,233 @@
+"""`@scan_operator`: a column scan traced into a ScanOperatorDef.
+
+The function `(state, *values) -> new_state` is called once with symbolic scalars: the
+previous state and the arguments' values at the current level. Its body is pointwise
+scalar arithmetic; a shift inside it is a DefinitionError (shift the arguments before
+the scan, in a field operator whose result the scan reads).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from stencilchain.errors import DefinitionError
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dtypes import ScalarType, default_literal_dtype, from_numpy
+from stencilchain.program.field_operator import dtype_probe
+from stencilchain.program.tracing import Symbol, as_expr, scan_being_traced, unify_dtype
+
+
+class ScanOperator:
+    """A traced scan operator. Call it from a @program like a field operator (with `out=`,
+    or without to make temporaries)."""
+
+    def __init__(
+        self, fn: Callable[..., Any], axis: Dimension, forward: bool, init: object
+    ) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+        where = f"scan operator {self.name}"
+        if not isinstance(axis, Dimension):
+            raise DefinitionError(f"{where}: axis= must be a Dimension, got {axis!r}")
+        if not isinstance(forward, bool):
+            raise DefinitionError(f"{where}: forward= must be True or False, got {forward!r}")
+        tuple_state = isinstance(init, tuple)
+        init_values = init if isinstance(init, tuple) else (init,)
+        if not init_values:
+            raise DefinitionError(f"{where}: init= is an empty tuple", self.location)
+        literals = tuple(_init_literal(where, v, self.location) for v in init_values)
+        signature = inspect.signature(fn)
+        all_params = list(signature.parameters.values())
+        if not all_params:
+            raise DefinitionError(
+                f"{where} takes no parameters; write it as (state, *values) -> new_state",
+                self.location,
+            )
+        state_param, *value_params = all_params
+        params = _value_params(fn, where, value_params, self.location)
+        fields = [p for p in params if isinstance(p.type, ir.FieldType)]
+        if not fields:
+            raise DefinitionError(
+                f"{where}: no parameter is a field over {axis.name}; a scan runs along the "
+                "columns of its field arguments",
+                self.location,
+            )
+        dims = fields[0].type.dims  # type: ignore[union-attr]
+        for p in fields[1:]:
+            if p.type.dims != dims:  # type: ignore[union-attr]
+                raise DefinitionError(
+                    f"{where}: parameters '{fields[0].name}' and '{p.name}' are over different "
+                    f"dimensions ({fields[0].type!r} and {p.type!r}); the fields of a scan "
+                    "share one domain",
+                    self.location,
+                )
+        if axis not in dims:
+            raise DefinitionError(
+                f"{where}: axis {axis.name} is not a dimension of its fields "
+                f"({', '.join(d.name for d in dims)})",
+                self.location,
+            )
+        state_name = state_param.name
+        if tuple_state:
+            state = tuple(
+                ir.Param(f"{state_name}[{k}]", lit.type) for k, lit in enumerate(literals)
+            )
+        else:
+            state = (ir.Param(state_name, literals[0].type),)
+        state_symbols = tuple(Symbol(ir.Ref(s.name, s.type)) for s in state)
+        values = [Symbol(ir.Ref(p.name, _dtype(p.type))) for p in params]
+        token = scan_being_traced.set(self.name)
+        try:
+            result = fn(state_symbols if tuple_state else state_symbols[0], *values)
+        finally:
+            scan_being_traced.reset(token)
+        body = self._body_of(result, state, tuple_state)
+        self.definition = ir.ScanOperatorDef(
+            self.name, params, axis, forward, literals, state, body, dims, tuple_state
+        )
+        self.signature = signature.replace(parameters=value_params)
+
+    def _body_of(
+        self, result: object, state: tuple[ir.Param, ...], tuple_state: bool
+    ) -> tuple[ir.Expr, ...]:
+        where = f"scan operator {self.name}"
+        if tuple_state != isinstance(result, tuple) or (
+            tuple_state and len(result) != len(state)  # type: ignore[arg-type]
+        ):
+            expected = (
+                f"a tuple of {len(state)} scalars, like its init="
+                if tuple_state
+                else "one scalar, like its init="
+            )
+            got = f"a tuple of {len(result)}" if isinstance(result, tuple) else _what(result)
+            raise DefinitionError(
+                f"{where} returns {got}; the new state must be {expected}", self.location
+            )
+        results = result if isinstance(result, tuple) else (result,)
+        body = []
+        for k, (value, s) in enumerate(zip(results, state)):
+            slot = f"state element {k}" if tuple_state else "the state"
+            if isinstance(value, Symbol) and isinstance(value.type, ir.FieldType):
+                raise DefinitionError(
+                    f"{where} returns a field for {slot}; the new state is scalars",
+                    self.location,
+                )
+            try:
+                dtype = unify_dtype((dtype_probe(s.type), value), f"{where}, {slot}")  # type: ignore[arg-type]
+            except DefinitionError as err:
+                raise DefinitionError(
+                    f"{err.reason} (the state's dtype {s.type} is fixed by init=)",
+                    self.location,
+                ) from None
+            body.append(as_expr(value, dtype))
+        return tuple(body)
+
+    @property
+    def return_type(self) -> ir.FieldType | ir.TupleType:
+        return self.definition.return_type
+
+    def definitions(self) -> dict[str, ir.FieldOperatorDef]:
+        """The field operators this scan calls: none."""
+        return {}
+
+    def bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> list[object]:
+        """Arguments in parameter order; a wrong count or name is a DefinitionError."""
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise DefinitionError(f"call of scan operator {self.name}: {err}") from None
+        return list(bound.arguments.values())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from stencilchain.program.field_operator import _program_trace_of
+
+        program_trace = _program_trace_of(args, kwargs)
+        if program_trace is not None:
+            return program_trace.record_call(self, args, kwargs)
+        if any(isinstance(a, Symbol) for a in (*args, *kwargs.values())):
+            raise DefinitionError(
+                f"scan operator {self.name} called inside a field operator; call it from a "
+                "@program (compute its shifted arguments into a temporary first)"
+            )
+        raise DefinitionError(
+            f"scan operator {self.name} called with "
+            f"{', '.join(type(a).__name__ for a in args)}; call it from a @program"
+        )
+
+
+def _what(value: object) -> str:
+    if isinstance(value, Symbol):
+        return f"a {value.type!r}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _dtype(t: ir.FieldType | ScalarType) -> ScalarType:
+    return t.dtype if isinstance(t, ir.FieldType) else t
+
+
+def _init_literal(where: str, value: object, location: tuple[str, int]) -> ir.Literal:
+    """`value` of init= as a typed literal: a NumPy scalar keeps its dtype, a Python float
+    is float64, an int int64, a bool bool."""
+    if isinstance(value, np.generic):
+        dtype = from_numpy(value.dtype)
+        if dtype is None:
+            raise DefinitionError(f"{where}: init= value of unsupported dtype {value.dtype}")
+        return ir.Literal(value.item(), dtype)
+    if isinstance(value, (bool, int, float)):
+        dtype = default_literal_dtype(value)
+        return ir.Literal(float(value) if dtype.is_float else value, dtype)
+    raise DefinitionError(
+        f"{where}: init= must be a number (np.float32(0) for a float32 state) or a tuple "
+        f"of numbers, got {type(value).__name__} {value!r}",
+        location,
+    )
+
+
+def _value_params(
+    fn: Callable[..., Any],
+    where: str,
+    params: list[inspect.Parameter],
+    location: tuple[str, int],
+) -> tuple[ir.Param, ...]:
+    try:
+        annotations = inspect.get_annotations(fn, eval_str=True)
+    except Exception as err:
+        raise DefinitionError(f"{where}: cannot evaluate annotations: {err}", location) from err
+    result = []
+    for p in params:
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty:
+            raise DefinitionError(
+                f"{where}: parameter '{p.name}' must be a plain positional parameter "
+                "without a default",
+                location,
+            )
+        ann = annotations.get(p.name)
+        if not isinstance(ann, (ir.FieldType, ScalarType)):
+            raise DefinitionError(
+                f"{where}: parameter '{p.name}' needs an annotation Field[[dims], dtype] or "
+                f"a dtype such as sc.float64, got {ann!r}",
+                location,
+            )
+        result.append(ir.Param(p.name, ann))
+    return tuple(result)
+
+
+def scan_operator(
+    *, axis: Dimension, forward: bool = True, init: object = 0.0
+) -> Callable[[Callable[..., Any]], ScanOperator]:
+    """Decorator: trace `fn(state, *values) -> new_state` into a scan along `axis`,
+    from the first level up (`forward`) or from the last down, starting at `init`."""
+
+    def decorate(fn: Callable[..., Any]) -> ScanOperator:
+        return ScanOperator(fn, axis, forward, init)
+
+    return decorate
+
+
+__all__ = ["ScanOperator", "scan_operator"]
