@@ -108,11 +108,14 @@ MATH: dict[str, Callable[..., Any]] = {
 
 
 def resolve_domain(
-    call: ir.ProgramCall, sizes: Mapping[Dimension, int], program_name: str
+    call: ir.ProgramCall,
+    sizes: Mapping[Dimension, int],
+    program_name: str,
+    scalars: Mapping[str, Any] | None = None,
 ) -> dict[Dimension, tuple[int, int]] | None:
-    """The call's box for these sizes; None when it is empty. A box whose reads leave
-    the arrays is a DomainError."""
-    box = {dd.dim: dd.resolve(sizes[dd.dim]) for dd in call.domain.dims}
+    """The call's box for these sizes and the values of the parameters its bounds name
+    (`scalars`); None when it is empty. A box whose reads leave the arrays is a DomainError."""
+    box = {dd.dim: dd.resolve(sizes[dd.dim], scalars) for dd in call.domain.dims}
     if any(stop <= start for start, stop in box.values()):
         return None  # an empty domain does nothing, whatever its other bounds
     for dd in call.domain.dims:
@@ -283,7 +286,7 @@ def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, 
     values = {p.name: v for p, v in zip(program.params, checked)}
     evaluator = Evaluator({f.name: f for f in program.field_operators})
     # every domain is checked before any call runs: a DomainError leaves the outputs as they were
-    boxes = [resolve_domain(call, sizes, program.name) for call in program.calls]
+    boxes = [resolve_domain(call, sizes, program.name, values) for call in program.calls]
     for temporary in program.temporaries:
         ttype = program.field_type(temporary.name)
         # uninitialized, like a compiled backend's: no call reads where none wrote

@@ -18,7 +18,7 @@ import dataclasses
 import functools
 import json
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar, Union
 
 from stencilchain.program.dimensions import Dimension
@@ -317,15 +317,33 @@ class ScanOperatorDef:
 
 @dataclasses.dataclass(frozen=True)
 class Bound:
-    """One end of a domain: `value` from the start, or (from_end) `size + value`."""
+    """One end of a domain: `value` from the start, or (from_end) `size + value`; or, with
+    `param` (an integer scalar parameter of the program), that parameter's value at the
+    call plus `value`, a negative parameter value counting from the end like a literal
+    bound (`size + p`, then `+ value`). `from_end` is False for a parameter bound.
+
+    `anchor` is what the bound is counted from: two bounds with the same anchor compare by
+    `value` for every array size and every argument."""
 
     value: int
     from_end: bool
+    param: str | None = None
 
-    def resolve(self, size: int) -> int:
+    @property
+    def anchor(self) -> tuple[bool, str]:
+        return (self.from_end, self.param or "")
+
+    def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> int:
+        if self.param is not None:
+            if scalars is None:
+                raise ValueError(f"bound {self!r} needs the value of parameter {self.param}")
+            p = int(scalars[self.param])
+            return (size + p if p < 0 else p) + self.value
         return size + self.value if self.from_end else self.value
 
     def __repr__(self) -> str:
+        if self.param is not None:
+            return self.param if self.value == 0 else f"{self.param}{self.value:+d}"
         if self.from_end:
             return "end" if self.value == 0 else f"end{self.value:+d}"
         return str(self.value)
@@ -344,9 +362,10 @@ class DimDomain:
     stops: tuple[Bound, ...]
     halo: tuple[int, int]
 
-    def resolve(self, size: int) -> tuple[int, int]:
-        start = max(b.resolve(size) for b in self.starts)
-        stop = min(b.resolve(size) for b in self.stops)
+    def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> tuple[int, int]:
+        """[start, stop) for this size; `scalars` gives the values of parameter bounds."""
+        start = max(b.resolve(size, scalars) for b in self.starts)
+        stop = min(b.resolve(size, scalars) for b in self.stops)
         return start, stop
 
     def __repr__(self) -> str:

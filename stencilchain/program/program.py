@@ -239,33 +239,30 @@ class ProgramTrace:
                 starts, stops = self._explicit_bounds(where, dim, given[dim], lo, hi)
                 self._check_temporary_reads(where, dim, starts[0], stops[0], read)
             else:
-                starts, stops = self._inferred_bounds(dim, read, lo, hi)
+                starts, stops = self._inferred_bounds(where, dim, read, lo, hi)
             result.append(ir.DimDomain(dim, starts, stops, (lo, hi)))
         return ir.Domain(tuple(result), explicit=bool(given))
 
     def _explicit_bounds(
         self, where: str, dim: Dimension, value: object, lo: int, hi: int
     ) -> tuple[tuple[ir.Bound, ...], tuple[ir.Bound, ...]]:
-        ok = (
-            isinstance(value, tuple)
-            and len(value) == 2
-            and type(value[0]) is int
-            and (value[1] is None or type(value[1]) is int)
-        )
-        if not ok:
+        if not (isinstance(value, tuple) and len(value) == 2):
             raise DefinitionError(
-                f"{where}: domain of {dim.name} must be a tuple (start, stop) of ints "
-                f"(stop may be None for the end), got {value!r}"
+                f"{where}: domain of {dim.name} must be a tuple (start, stop) of ints or "
+                "integer scalar parameters of the program (stop may be None for the end), "
+                f"got {value!r}"
             )
-        assert isinstance(value, tuple)
         start_v, stop_v = value
+        start = self._bound(where, dim, "start", start_v, value)
+        stop = (
+            ir.Bound(0, True) if stop_v is None else self._bound(where, dim, "stop", stop_v, value)
+        )
         if stop_v == 0:
             raise DefinitionError(
                 f"{where}: domain of {dim.name} has stop 0, an empty range; use None for the end"
             )
-        start = ir.Bound(start_v, from_end=start_v < 0)
-        stop = ir.Bound(0, True) if stop_v is None else ir.Bound(stop_v, from_end=stop_v < 0)
-        if not start.from_end and start.value < lo:
+        # a parameter bound is checked at call time, like the arrays' sizes
+        if start.param is None and not start.from_end and start.value < lo:
             raise DefinitionError(
                 f"{where}: domain of {dim.name} starts at {start.value} but the call reads "
                 f"{dim.name}-{lo}, outside the array; start at {lo} or later"
@@ -276,6 +273,37 @@ class ProgramTrace:
                 f"{dim.name}+{hi}, outside the array; stop at end-{hi} or earlier"
             )
         return (start,), (stop,)
+
+    def _bound(
+        self, where: str, dim: Dimension, side: str, value: object, pair: tuple[object, object]
+    ) -> ir.Bound:
+        """One end of an explicit domain: an int literal (negative: from the end) or an
+        integer scalar parameter of this program (resolved at call time, by the same rule)."""
+        if type(value) is int:
+            return ir.Bound(value, from_end=value < 0)
+        what = f"{where}: the {side} of the domain of {dim.name}"
+        if isinstance(value, ProgramArg):
+            if value.trace is not self:
+                raise DefinitionError(
+                    f"{what} is '{value.ref.name}', a parameter of another program; use an "
+                    f"int or an integer scalar parameter of {self.name}"
+                )
+            ptype = value.ref.type
+            if isinstance(ptype, ir.FieldType):
+                raise DefinitionError(
+                    f"{what} is the {value.kind} '{value.ref.name}', a field {ptype!r}; a "
+                    "bound is an int or an integer scalar parameter (int32 or int64)"
+                )
+            if not ptype.is_integer:
+                raise DefinitionError(
+                    f"{what} is parameter '{value.ref.name}' of type {ptype.name}; a bound "
+                    "parameter must be int32 or int64"
+                )
+            return ir.Bound(0, False, param=value.ref.name)
+        raise DefinitionError(
+            f"{what} must be an int or an integer scalar parameter of {self.name} "
+            f"(int32 or int64), got {value!r} in {pair!r}"
+        )
 
     def _check_temporary_reads(
         self,
@@ -294,19 +322,28 @@ class ProgramTrace:
                 continue
             rlo, rhi = ext[dim]
             written = next(wd for wd in self.written[name].dims if wd.dim == dim)
-            first = ir.Bound(start.value + rlo, start.from_end)  # the lowest index read
-            end = ir.Bound(stop.value + rhi, stop.from_end)  # one past the highest
+            # the lowest index read, and one past the highest
+            first = ir.Bound(start.value + rlo, start.from_end, start.param)
+            end = ir.Bound(stop.value + rhi, stop.from_end, stop.param)
             checks = [(b, first, f"from {first!r}", f"from {b!r} on") for b in written.starts]
             checks += [(end, b, f"up to {end!r}", f"below {b!r}") for b in written.stops]
             for low, high, reads, holds in checks:
-                if low.from_end == high.from_end and low.value <= high.value:
+                if low.anchor == high.anchor and low.value <= high.value:
                     continue
-                why = (
-                    ""
-                    if low.from_end == high.from_end
-                    else " (the bounds count from different ends, so the reads cannot stay "
-                    "inside it for every array size)"
-                )
+                if low.anchor == high.anchor:
+                    why = ""
+                elif low.param is not None or high.param is not None:
+                    why = (
+                        " (a bound given by a parameter can be anything at call time, so the "
+                        "reads cannot be shown to stay inside it; use the same parameter "
+                        "bounds for both calls, or read it at no offset along "
+                        f"{dim.name})"
+                    )
+                else:
+                    why = (
+                        " (the bounds count from different ends, so the reads cannot stay "
+                        "inside it for every array size)"
+                    )
                 raise DefinitionError(
                     f"{where}: domain of {dim.name} reads temporary '{name}' {reads} "
                     f"({dim.name}{rlo:+d}..{dim.name}{rhi:+d} around [{start!r}, {stop!r})), "
@@ -316,7 +353,12 @@ class ProgramTrace:
                 )
 
     def _inferred_bounds(
-        self, dim: Dimension, read: dict[str, dict[Dimension, tuple[int, int]]], lo: int, hi: int
+        self,
+        where: str,
+        dim: Dimension,
+        read: dict[str, dict[Dimension, tuple[int, int]]],
+        lo: int,
+        hi: int,
     ) -> tuple[tuple[ir.Bound, ...], tuple[ir.Bound, ...]]:
         """The largest box in which every read is inside the array and inside the region
         that earlier calls of this program wrote to the fields it reads."""
@@ -328,9 +370,18 @@ class ProgramTrace:
                 continue
             rlo, rhi = ext[dim]
             for wd in written.dims:
-                if wd.dim == dim:
-                    starts += [ir.Bound(b.value - rlo, b.from_end) for b in wd.starts]
-                    stops += [ir.Bound(b.value - rhi, b.from_end) for b in wd.stops]
+                if wd.dim != dim:
+                    continue
+                given = [b.param for b in (*wd.starts, *wd.stops) if b.param is not None]
+                if given:
+                    raise DefinitionError(
+                        f"{where}: reads '{name}', which an earlier call wrote over a domain of "
+                        f"{dim.name} given by parameter '{given[0]}', so the region it holds "
+                        f"is known only at call time; give this call an explicit domain of "
+                        f"{dim.name} (domain={{{dim.name}: (start, stop)}})"
+                    )
+                starts += [ir.Bound(b.value - rlo, b.from_end) for b in wd.starts]
+                stops += [ir.Bound(b.value - rhi, b.from_end) for b in wd.stops]
         return _tightest(starts, max), _tightest(stops, min)
 
     def finish(self) -> ir.Program:

@@ -9,7 +9,23 @@ call's bounds `sc_start_<dim>`/`sc_stop_<dim>`, and the error buffer `err`/`err_
 from __future__ import annotations
 
 from stencilchain.program import ir
-from stencilchain.steps.cpp.signature import bound_var, size_var
+from stencilchain.program.dimensions import Dimension
+from stencilchain.steps.cpp.signature import bound_var, scalar_var, size_var
+
+
+def parameter_bound(dim: Dimension, param: str) -> str:
+    """The C++ value of integer scalar parameter `param` as a bound along `dim`: a negative
+    value counts from the end, like a literal bound (`ir.Bound.resolve`)."""
+    p = f"static_cast<std::int64_t>({scalar_var(param)})"
+    return f"({p} < 0 ? {size_var(dim)} + {p} : {p})"
+
+
+def bound_value(dim: Dimension, bound: ir.Bound) -> str:
+    """The C++ value of one bound along `dim` (an int64 expression)."""
+    if bound.param is not None:
+        base = parameter_bound(dim, bound.param)
+        return base if bound.value == 0 else f"{base} + ({bound.value})"
+    return f"{size_var(dim)} + ({bound.value})" if bound.from_end else f"{bound.value}"
 
 
 def domain_bounds(call: ir.ProgramCall) -> list[str]:
@@ -17,9 +33,7 @@ def domain_bounds(call: ir.ProgramCall) -> list[str]:
     lines = []
     for dd in call.domain.dims:
         for side, bounds, pick in (("start", dd.starts, "max"), ("stop", dd.stops, "min")):
-            values = [
-                f"{size_var(dd.dim)} + ({b.value})" if b.from_end else f"{b.value}" for b in bounds
-            ]
+            values = [bound_value(dd.dim, b) for b in bounds]
             value = (
                 values[0]
                 if len(values) == 1

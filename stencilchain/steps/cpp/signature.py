@@ -50,7 +50,12 @@ class ScalarArg:
 
     @property
     def variable(self) -> str:
-        return f"s_{self.name}"
+        return scalar_var(self.name)
+
+
+def scalar_var(name: str) -> str:
+    """The C++ parameter holding scalar parameter `name` of the program."""
+    return f"s_{name}"
 
 
 def size_var(dim: Dimension) -> str:

@@ -48,9 +48,14 @@ import json
 
 from stencilchain.program import ir
 from stencilchain.program.device import Device
-from stencilchain.steps.cpp.domain_checks import domain_checks
+from stencilchain.steps.cpp.domain_checks import domain_checks, parameter_bound
 from stencilchain.steps.cpp.signature import ProgramSignature, size_var
-from stencilchain.steps.dace.translator import size_symbol, stride_symbol
+from stencilchain.steps.dace.translator import (
+    bound_parameters,
+    bound_symbol,
+    size_symbol,
+    stride_symbol,
+)
 
 NAMESPACE = "sc_dace"
 ARGS_TYPE = "args_t"
@@ -78,7 +83,8 @@ class ShimMember:
 
 def shim_members(program: ir.Program) -> tuple[ShimMember, ...]:
     """Every value an SDFG of `program` may take: field pointers, strides (every axis; the
-    SDFG of a unit-stride layout takes fewer), sizes and scalars. Names follow the
+    SDFG of a unit-stride layout takes fewer), sizes, scalars and the parameter bounds
+    (`bound_symbol`, resolved like the domain checks resolve them). Names follow the
     translator's calling convention (`size_symbol`, `stride_symbol`)."""
     sig = ProgramSignature.of(program)
     members: list[ShimMember] = []
@@ -92,6 +98,10 @@ def shim_members(program: ir.Program) -> tuple[ShimMember, ...]:
         ]
     members += [ShimMember(size_symbol(d), "std::int64_t", size_var(d)) for d in sig.dims]
     members += [ShimMember(s.name, s.dtype.cpp, s.variable) for s in sig.scalars]
+    members += [
+        ShimMember(bound_symbol(param, dim), "std::int64_t", parameter_bound(dim, param))
+        for param, dim in bound_parameters(program)
+    ]
     names = [m.name for m in members]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -84,6 +84,8 @@ __all__ = [
     "ACCEPTED_AUTO_OPTIMIZE_ARGS",
     "DERIVED_AUTO_OPTIMIZE_ARGS",
     "DaCeTranslator",
+    "bound_parameters",
+    "bound_symbol",
     "index_symbol",
     "sdfg_from_source",
     "size_symbol",
@@ -158,6 +160,25 @@ def index_symbol(dim: Dimension) -> str:
     return f"i_{dim.name}"
 
 
+def bound_symbol(param: str, dim: Dimension) -> str:
+    """The int64 symbol holding integer scalar parameter `param` resolved as a domain bound
+    along `dim` (a negative value counted from the end; the shim computes it): DaCe takes
+    map ranges and interstate conditions in symbols, and scalars are arguments."""
+    return f"{param}_bound_{dim.name}"
+
+
+def bound_parameters(program: ir.Program) -> list[tuple[str, Dimension]]:
+    """The (parameter, dimension) pairs of the program's domain bounds given by
+    parameters, in order of first appearance."""
+    pairs: list[tuple[str, Dimension]] = []
+    for call in program.calls:
+        for dd in call.domain.dims:
+            for b in (*dd.starts, *dd.stops):
+                if b.param is not None and (b.param, dd.dim) not in pairs:
+                    pairs.append((b.param, dd.dim))
+    return pairs
+
+
 def _field_params(program: ir.Program) -> list[tuple[str, ir.FieldType]]:
     return [(p.name, p.type) for p in program.params if isinstance(p.type, ir.FieldType)]
 
@@ -175,7 +196,8 @@ def _has_stride_symbol(ftype: ir.FieldType, axis: int, layout: DataLayout) -> bo
 
 def symbol_names(program: ir.Program, data_layout: DataLayout) -> tuple[str, ...]:
     """The int64 symbols of the program's SDFG: sizes (per dimension, in order of first
-    appearance), then strides (per field parameter, per axis)."""
+    appearance), then strides (per field parameter, per axis), then the parameter bounds
+    (`bound_symbol`)."""
     sizes = [size_symbol(d) for d in _dims(program)]
     strides = [
         stride_symbol(name, axis)
@@ -183,7 +205,8 @@ def symbol_names(program: ir.Program, data_layout: DataLayout) -> tuple[str, ...
         for axis in range(len(ftype.dims))
         if _has_stride_symbol(ftype, axis, data_layout)
     ]
-    return (*sizes, *strides)
+    bounds = [bound_symbol(param, dim) for param, dim in bound_parameters(program)]
+    return (*sizes, *strides, *bounds)
 
 
 def _check_names(program: ir.Program, data_layout: DataLayout) -> None:
@@ -779,6 +802,9 @@ def _dace_dtype(dtype: ScalarType) -> Any:
 
 def _bound_text(dim: Dimension, bound: ir.Bound) -> str:
     """A bound as the text of an interstate condition."""
+    if bound.param is not None:
+        base = bound_symbol(bound.param, dim)
+        return base if bound.value == 0 else f"{base} + ({bound.value})"
     if not bound.from_end:
         return str(bound.value)
     if bound.value == 0:
@@ -794,6 +820,8 @@ def _range(dd: ir.DimDomain, symbols: Mapping[str, Any]) -> Any:
     sympy = dace.symbolic.sympy
 
     def value(bound: ir.Bound) -> Any:
+        if bound.param is not None:
+            return symbols[bound_symbol(bound.param, dd.dim)] + bound.value
         return symbols[size_symbol(dd.dim)] + bound.value if bound.from_end else bound.value
 
     starts = [value(b) for b in dd.starts]
