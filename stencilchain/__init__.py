@@ -32,7 +32,7 @@ from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int
 from stencilchain.program.field_operator import FieldOperator, field_operator
 from stencilchain.program.program import Program, program
 from stencilchain.program.scan_operator import ScanOperator, scan_operator
-from stencilchain.program.tracing import astype, broadcast, where
+from stencilchain.program.tracing import astype, broadcast, index, where
 from stencilchain.program.types import Field
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ __all__ = [
     "field_operator",
     "float32",
     "float64",
+    "index",
     "int32",
     "int64",
     "math",

@@ -207,6 +207,10 @@ class Evaluator(ir.ExprVisitor[Value]):
         value = value.reshape([value.shape[kept.index(d)] if d in inner else 1 for d in target])
         return np.broadcast_to(value, tuple(box[d][1] - box[d][0] for d in target))
 
+    def visit_Index(self, expr: ir.Index, env: Mapping[str, Any], box: Box) -> Value:
+        start, stop = box[expr.dim]
+        return np.arange(start, stop, dtype=np.int64)
+
     def visit_Call(self, expr: ir.Call, env: Mapping[str, Any], box: Box) -> Value:
         callee = self.fops[expr.callee]
         inner: dict[str, Any] = {}

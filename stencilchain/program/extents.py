@@ -72,5 +72,6 @@ class ExtentsWalker(ir.ExprVisitor[None]):
     visit_MathCall = _visit_children
     visit_Cast = _visit_children
     visit_Broadcast = _visit_children
+    visit_Index = _visit_children  # reads no field
     visit_MakeTuple = _visit_children
     visit_TupleGet = _visit_children

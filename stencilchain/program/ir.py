@@ -164,6 +164,15 @@ class Broadcast:
 
 
 @dataclasses.dataclass(frozen=True)
+class Index:
+    """`sc.index(dim)`: the index along `dim` at each point, an int64 field over `(dim,)`
+    (NumPy's index dtype). Shifted, it is the index of the point it is read at."""
+
+    dim: Dimension
+    type: FieldType
+
+
+@dataclasses.dataclass(frozen=True)
 class MakeTuple:
     elems: tuple[Expr, ...]
     type: TupleType
@@ -177,7 +186,19 @@ class TupleGet:
 
 
 Expr = Union[
-    Literal, Ref, Shift, Unary, Binary, Where, MathCall, Cast, Call, Broadcast, MakeTuple, TupleGet
+    Literal,
+    Ref,
+    Shift,
+    Unary,
+    Binary,
+    Where,
+    MathCall,
+    Cast,
+    Call,
+    Broadcast,
+    Index,
+    MakeTuple,
+    TupleGet,
 ]
 # Every expression node class: the one list that visitors and the coverage test go by.
 EXPR_NODES: tuple[type[Expr], ...] = typing.get_args(Expr)

@@ -46,6 +46,9 @@ class ExprFormatter(ir.ExprVisitor[str]):
         dims = ", ".join(d.name for d in expr.type.dims)
         return f"broadcast({self.visit(expr.expr)}, ({dims}))"
 
+    def visit_Index(self, expr: ir.Index) -> str:
+        return f"index({expr.dim.name})"
+
     def visit_Call(self, expr: ir.Call) -> str:
         return f"{expr.callee}({', '.join(self.visit(a) for a in expr.args)})"
 

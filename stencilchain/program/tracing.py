@@ -20,6 +20,7 @@ from stencilchain.program.dtypes import (
     ScalarType,
     default_literal_dtype,
     from_numpy,
+    int64,
     literal_fits,
 )
 
@@ -613,6 +614,21 @@ def broadcast(value: object, dims: object) -> Symbol:
         return Symbol(ir.Broadcast(value.expr, ir.FieldType(target, dtype)))
     dtype = unify_dtype((value,), "sc.broadcast")
     return Symbol(ir.Broadcast(as_expr(value, dtype), ir.FieldType(target, dtype)))
+
+
+def index(dim: object) -> Symbol:
+    """The index along `dim` at each point: an int64 field over `(dim,)`, broadcast like any
+    field over fewer dimensions (`sc.where(sc.index(K) == 0, a, b)`)."""
+    if not isinstance(dim, Dimension):
+        raise DefinitionError(f"sc.index takes a sc.Dimension, got {dim!r}")
+    scan = scan_being_traced.get()
+    if scan is not None:
+        raise DefinitionError(
+            f"sc.index inside scan operator {scan}: the body of a scan sees only the current "
+            f"level's values; compute sc.index({dim.name}) in a @field_operator into a "
+            "temporary and pass that to the scan"
+        )
+    return Symbol(ir.Index(dim, ir.FieldType((dim,), int64)))
 
 
 def astype(value: object, dtype: ScalarType) -> Symbol:

@@ -23,6 +23,7 @@ from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.steps.cpp.literals import literal
+from stencilchain.steps.cpp.signature import index_var
 
 Position = tuple[tuple[Dimension, int], ...]
 # How a field parameter is read at a position (offsets from the current point).
@@ -48,7 +49,7 @@ INFIX = {
 BITWISE = {"and": "&", "or": "|", "xor": "^"}
 _UNSIGNED = {"int32": "std::uint32_t", "int64": "std::uint64_t"}
 # Nodes emitted in place: never bound to a name, so never shared.
-_IN_PLACE = (ir.Literal, ir.Ref, ir.Shift, ir.Broadcast)
+_IN_PLACE = (ir.Literal, ir.Ref, ir.Shift, ir.Broadcast, ir.Index)
 
 
 def dtype_of(t: ir.Type) -> ScalarType:
@@ -303,6 +304,13 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
     def visit_Broadcast(self, expr: ir.Broadcast, pos: Mapping[Dimension, int]) -> str:
         # a read of a field over fewer dimensions ignores the offsets along the others
         return self.emit(expr.expr, pos)
+
+    def visit_Index(self, expr: ir.Index, pos: Mapping[Dimension, int]) -> str:
+        # every scope that evaluates a field over `dim` has its index in `i_<dim>` (GTFN's
+        # loops and function parameters, DaCe's map parameters), of whatever integer type
+        amount = pos.get(expr.dim, 0)
+        index = index_var(expr.dim) if amount == 0 else f"{index_var(expr.dim)} + ({amount})"
+        return f"static_cast<std::int64_t>({index})"
 
     # --- operations: one statement each --------------------------------------------------
 

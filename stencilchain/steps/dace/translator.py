@@ -5,7 +5,11 @@ The SDFG of a program (see `DaCeTranslator`):
 - one array per field parameter, named like the parameter, of shape `(n_<dim>, ...)` and
   strides `(<name>_s0, <name>_s1, ...)` in elements; every size and stride is an int64
   symbol (with `DataLayout.UNIT_STRIDE` the innermost stride is the constant 1 and has no
-  symbol). One scalar argument per scalar parameter, of its dtype.
+  symbol). One scalar argument per scalar parameter, of its dtype. A domain bound given by
+  an integer scalar parameter is an int64 symbol per (parameter, dimension),
+  `bound_symbol`, holding its value resolved along that dimension (negative: from the
+  end), which the shim computes: DaCe takes map ranges and interstate conditions in
+  symbols, not in scalar arguments, with auto-optimization on or off.
 - one transient per temporary of the program (a field a call makes without `out=`),
   dense in C order over the same size symbols, added widest dtype first (so that packed
   one after another in a workspace every one stays aligned). With `external_workspace`
