@@ -135,11 +135,29 @@ def test_reading_a_temporary_with_a_parameter_bound_it_was_not_written_under_is_
     with pytest.raises(sc.DefinitionError) as info:
 
         @sc.program
-        def p(f: F, out: F, k0: sc.int32) -> None:
-            t = copy(f)
-            copy(t, out=out, domain={K: (k0, None)})  # L:temporary
+        def p(f: F, out: F, k1: sc.int32) -> None:
+            t = up(f)  # written on [0, end-1)
+            copy(t, out=out, domain={K: (0, k1)})  # L:temporary
 
-    assert_at(info.value, "temporary", "temporary 'tmp0'", "given by a parameter")
+    assert_at(
+        info.value, "temporary", "temporary 'tmp0' up to k1", "below end-1", "given by a parameter"
+    )
+
+
+def test_a_temporary_written_over_the_whole_array_is_read_under_any_parameter_bound() -> None:
+    @sc.program
+    def p(f: F, out: F, k0: sc.int32, k1: sc.int32) -> None:
+        t = copy(f)  # written on [0, end): every read that passes the call's check is inside
+        up(t, out=out, domain={K: (k0, k1)})
+
+    f = np.arange(12.0).reshape(2, 6)
+    out = np.zeros_like(f)
+    p(f, out, np.int32(-3), np.int32(5))
+    want = np.zeros_like(f)
+    want[:, 3:5] = f[:, 4:6]
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(sc.DomainError, match=r"domain K: \[3, 6\)"):
+        p(f, out, np.int32(3), np.int32(6))
 
 
 def test_reading_a_temporary_at_an_offset_past_its_parameter_bounds_is_refused() -> None:
