@@ -81,11 +81,7 @@ class FieldOperator:
 
     def bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> list[object]:
         """Arguments in parameter order; a wrong count or name is a DefinitionError."""
-        try:
-            bound = self.signature.bind(*args, **kwargs)
-        except TypeError as err:
-            raise DefinitionError(f"call of field operator {self.name}: {err}") from None
-        return list(bound.arguments.values())
+        return bind_call(f"field operator {self.name}", self.signature, args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         program_trace = _program_trace_of(args, kwargs)
@@ -179,6 +175,18 @@ def _broadcastable(t: ir.FieldType | ScalarType, target: ir.FieldType) -> bool:
 def dtype_probe(dtype: ScalarType) -> Any:
     """A typed value of `dtype` to unify an argument against."""
     return dtype.numpy.type(0)
+
+
+def bind_call(
+    what: str, signature: inspect.Signature, args: tuple[object, ...], kwargs: dict[str, object]
+) -> list[object]:
+    """The arguments of a call of `what` (e.g. "field operator lap") in parameter order; a
+    wrong count or name is a DefinitionError."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as err:
+        raise DefinitionError(f"call of {what}: {err}") from None
+    return list(bound.arguments.values())
 
 
 def _program_trace_of(args: tuple[object, ...], kwargs: dict[str, object]) -> Any:

@@ -18,7 +18,7 @@ from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, default_literal_dtype, from_numpy
-from stencilchain.program.field_operator import dtype_probe
+from stencilchain.program.field_operator import bind_call, dtype_probe
 from stencilchain.program.tracing import Symbol, as_expr, scan_being_traced, unify_dtype
 
 
@@ -138,11 +138,7 @@ class ScanOperator:
 
     def bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> list[object]:
         """Arguments in parameter order; a wrong count or name is a DefinitionError."""
-        try:
-            bound = self.signature.bind(*args, **kwargs)
-        except TypeError as err:
-            raise DefinitionError(f"call of scan operator {self.name}: {err}") from None
-        return list(bound.arguments.values())
+        return bind_call(f"scan operator {self.name}", self.signature, args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from stencilchain.program.field_operator import _program_trace_of

@@ -503,21 +503,15 @@ class _SDFGBuilder:
     ) -> Any:
         """A conditional block running the call's map where its domain is not empty."""
         import dace
-        from dace.sdfg.state import ConditionalBlock, ControlFlowRegion
+        from dace.sdfg.state import ControlFlowRegion
 
         dims = [dd.dim for dd in call.domain.dims]
         ranges = {dd.dim: _range(dd, symbols) for dd in call.domain.dims}
-        nonempty = " and ".join(
-            f"({_bound_text(dd.dim, lo)}) < ({_bound_text(dd.dim, hi)})"
-            for dd in call.domain.dims
-            for lo in dd.starts
-            for hi in dd.stops
-        )
+        nonempty = _nonempty(call)
         tasklet = _Tasklet(self.transforms, self.params, dims, self.prefix)
         outs = tuple(None if o in self.unread else o for o in call.outs)
         code = tasklet.code(self.body(call), outs)
-        block = ConditionalBlock(f"call{index}_{call.callee}", sdfg=sdfg, parent=sdfg)
-        sdfg.add_node(block, is_start_block=sdfg.number_of_nodes() == 0)
+        block = _call_block(sdfg, f"call{index}_{call.callee}")
         for inner, condition in self.loop_orders(call, dims):
             order = [d for d in dims if d != inner] + [inner]
             label = f"call{index}_{call.callee}_inner_{inner.name}"
@@ -534,8 +528,7 @@ class _SDFGBuilder:
             )
             if self.step.device is Device.GPU:
                 map_entry.map.gpu_block_size = _GPU_BLOCK_SIZE.get(len(order), _GPU_BLOCK_SIZE_3D)
-            full = nonempty if condition is None else f"({nonempty}) and ({condition})"
-            block.add_branch(full, region)
+            block.add_branch(_where_nonempty(nonempty, condition), region)
         return block
 
     def add_scan_call(
@@ -548,22 +541,16 @@ class _SDFGBuilder:
         """A conditional block running, where the call's domain is not empty, a map over
         the columns around a nested SDFG: a sequential loop region over the levels, the
         state in transient scalars, one tasklet per level (the shared emitter)."""
-        from dace.sdfg.state import ConditionalBlock, ControlFlowRegion
+        from dace.sdfg.state import ControlFlowRegion
 
         scan = self.scans[call.callee]
         columns = [dd.dim for dd in call.domain.dims if dd.dim != scan.axis]
         axis_domain = next(dd for dd in call.domain.dims if dd.dim == scan.axis)
         axis_range = _range(axis_domain, symbols)
         (axis_start, axis_last, _step) = axis_range.ranges[0]
-        nonempty = " and ".join(
-            f"({_bound_text(dd.dim, lo)}) < ({_bound_text(dd.dim, hi)})"
-            for dd in call.domain.dims
-            for lo in dd.starts
-            for hi in dd.stops
-        )
+        nonempty = _nonempty(call)
         label = f"call{index}_{call.callee}"
-        block = ConditionalBlock(label, sdfg=sdfg, parent=sdfg)
-        sdfg.add_node(block, is_start_block=sdfg.number_of_nodes() == 0)
+        block = _call_block(sdfg, label)
         # as for field operators: one map per possible innermost column dimension, picked
         # by the strides of the first output parameter (neighbouring columns share cache
         # lines), or of its first input parameter when it writes only temporaries (C order)
@@ -581,8 +568,7 @@ class _SDFGBuilder:
             region = ControlFlowRegion(branch, sdfg=sdfg)
             state = region.add_state(branch, is_start_block=True)
             self.add_columns(sdfg, state, branch, scan, call, order, symbols, axis_start, axis_last)
-            full = nonempty if condition is None else f"({nonempty}) and ({condition})"
-            block.add_branch(full, region)
+            block.add_branch(_where_nonempty(nonempty, condition), region)
         return block
 
     def add_columns(
@@ -815,6 +801,30 @@ def _bound_text(dim: Dimension, bound: ir.Bound) -> str:
         return size_symbol(dim)
     sign = "+" if bound.value > 0 else "-"
     return f"{size_symbol(dim)} {sign} {abs(bound.value)}"
+
+
+def _nonempty(call: ir.ProgramCall) -> str:
+    """The interstate condition under which the call's domain is not empty."""
+    return " and ".join(
+        f"({_bound_text(dd.dim, lo)}) < ({_bound_text(dd.dim, hi)})"
+        for dd in call.domain.dims
+        for lo in dd.starts
+        for hi in dd.stops
+    )
+
+
+def _where_nonempty(nonempty: str, condition: str | None) -> str:
+    """A branch's condition: the domain is not empty and, if given, `condition` holds."""
+    return nonempty if condition is None else f"({nonempty}) and ({condition})"
+
+
+def _call_block(sdfg: dace.SDFG, label: str) -> Any:
+    """The conditional block of one call, added to `sdfg` (its start if it is the first)."""
+    from dace.sdfg.state import ConditionalBlock
+
+    block = ConditionalBlock(label, sdfg=sdfg, parent=sdfg)
+    sdfg.add_node(block, is_start_block=sdfg.number_of_nodes() == 0)
+    return block
 
 
 def _range(dd: ir.DimDomain, symbols: Mapping[str, Any]) -> Any:
