@@ -20,6 +20,7 @@ from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, default_literal_dtype, from_numpy
 from stencilchain.program.field_operator import bind_call, dtype_probe
 from stencilchain.program.tracing import Symbol, as_expr, scan_being_traced, unify_dtype
+from stencilchain.program.types import parameter_types
 
 
 class ScanOperator:
@@ -50,7 +51,7 @@ class ScanOperator:
                 self.location,
             )
         state_param, *value_params = all_params
-        params = _value_params(fn, where, value_params, self.location)
+        params, _ = parameter_types(fn, "scan operator", untyped=1)
         fields = [p for p in params if isinstance(p.type, ir.FieldType)]
         if not fields:
             raise DefinitionError(
@@ -183,35 +184,6 @@ def _init_literal(where: str, value: object, location: tuple[str, int]) -> ir.Li
         f"of numbers, got {type(value).__name__} {value!r}",
         location,
     )
-
-
-def _value_params(
-    fn: Callable[..., Any],
-    where: str,
-    params: list[inspect.Parameter],
-    location: tuple[str, int],
-) -> tuple[ir.Param, ...]:
-    try:
-        annotations = inspect.get_annotations(fn, eval_str=True)
-    except Exception as err:
-        raise DefinitionError(f"{where}: cannot evaluate annotations: {err}", location) from err
-    result = []
-    for p in params:
-        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty:
-            raise DefinitionError(
-                f"{where}: parameter '{p.name}' must be a plain positional parameter "
-                "without a default",
-                location,
-            )
-        ann = annotations.get(p.name)
-        if not isinstance(ann, (ir.FieldType, ScalarType)):
-            raise DefinitionError(
-                f"{where}: parameter '{p.name}' needs an annotation Field[[dims], dtype] or "
-                f"a dtype such as sc.float64, got {ann!r}",
-                location,
-            )
-        result.append(ir.Param(p.name, ann))
-    return tuple(result)
 
 
 def scan_operator(

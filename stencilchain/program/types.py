@@ -32,8 +32,13 @@ class Field:
         return ir.FieldType(tuple(dims), dtype)
 
 
-def parameter_types(fn: Callable[..., Any], what: str) -> tuple[tuple[ir.Param, ...], object]:
-    """The typed parameters of a decorated function, and its return annotation (or None)."""
+def parameter_types(
+    fn: Callable[..., Any], what: str, *, untyped: int = 0
+) -> tuple[tuple[ir.Param, ...], object]:
+    """The typed parameters of a decorated function, and its return annotation (or None).
+
+    The first `untyped` parameters (a scan's state) are plain positional parameters too,
+    but take no annotation and are not returned."""
     location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
     try:
         annotations = inspect.get_annotations(fn, eval_str=True)
@@ -42,7 +47,7 @@ def parameter_types(fn: Callable[..., Any], what: str) -> tuple[tuple[ir.Param, 
             f"{what} {fn.__name__}: cannot evaluate annotations: {err}", location
         ) from err
     params = []
-    for p in inspect.signature(fn).parameters.values():
+    for index, p in enumerate(inspect.signature(fn).parameters.values()):
         if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             raise DefinitionError(
                 f"{what} {fn.__name__}: parameter '{p.name}' must be a plain positional parameter",
@@ -53,6 +58,8 @@ def parameter_types(fn: Callable[..., Any], what: str) -> tuple[tuple[ir.Param, 
                 f"{what} {fn.__name__}: parameter '{p.name}' has a default; defaults are not supported",
                 location,
             )
+        if index < untyped:
+            continue
         ann = annotations.get(p.name)
         if not isinstance(ann, (ir.FieldType, ScalarType)):
             raise DefinitionError(

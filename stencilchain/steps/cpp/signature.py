@@ -71,6 +71,12 @@ def bound_var(dim: Dimension, side: str) -> str:
     return f"sc_{side}_{dim.name}"
 
 
+def domain_loop(dim: Dimension) -> str:
+    """The head of the loop over a call's domain along `dim` (its body and `}` follow)."""
+    v, start, stop = index_var(dim), bound_var(dim, "start"), bound_var(dim, "stop")
+    return f"for (std::int64_t {v} = {start}; {v} < {stop}; ++{v}) {{"
+
+
 @dataclasses.dataclass(frozen=True)
 class ProgramSignature:
     function: str

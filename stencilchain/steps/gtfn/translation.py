@@ -18,6 +18,7 @@ from stencilchain.steps.cpp.signature import (
     FieldArg,
     ProgramSignature,
     bound_var,
+    domain_loop,
     index_var,
     size_var,
 )
@@ -179,10 +180,7 @@ class _Translator:
         ]
         indent = ""
         for d in outer:
-            w = index_var(d)
-            lines.append(
-                f"{indent}for (std::int64_t {w} = {bound_var(d, 'start')}; {w} < {bound_var(d, 'stop')}; ++{w}) {{"
-            )
+            lines.append(indent + domain_loop(d))
             indent += "    "
         lines.append(
             f"{indent}for (std::int64_t sc_first = {start}; sc_first < {stop}; "
@@ -301,10 +299,7 @@ class _Translator:
         ]
         indent = ""
         for d in order:
-            v = index_var(d)
-            lines.append(
-                f"{indent}for (std::int64_t {v} = {bound_var(d, 'start')}; {v} < {bound_var(d, 'stop')}; ++{v}) {{"
-            )
+            lines.append(indent + domain_loop(d))
             indent += "    "
         lines += [indent + s for s in body]
         for _ in order:
