@@ -10,6 +10,7 @@ from typing import Any
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.branches import trace_branches
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.tracing import Symbol, as_expr, unify_dtype
 from stencilchain.program.types import parameter_types
@@ -28,7 +29,8 @@ class FieldOperator:
         self.callees: dict[str, FieldOperator] = {}
         token = _callees_of_current_trace.set(self.callees)
         try:
-            result = fn(*(Symbol(ir.Ref(p.name, p.type)) for p in params))
+            symbols = [Symbol(ir.Ref(p.name, p.type)) for p in params]
+            result = trace_branches(lambda: fn(*symbols), f"field operator {self.name}")
         finally:
             _callees_of_current_trace.reset(token)
         body = self._body_of(result)

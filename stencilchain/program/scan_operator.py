@@ -16,6 +16,7 @@ import numpy as np
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.branches import trace_branches
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, default_literal_dtype, from_numpy
 from stencilchain.program.field_operator import bind_call, dtype_probe
@@ -85,7 +86,8 @@ class ScanOperator:
         values = [Symbol(ir.Ref(p.name, _dtype(p.type))) for p in params]
         token = scan_being_traced.set(self.name)
         try:
-            result = fn(state_symbols if tuple_state else state_symbols[0], *values)
+            state_value = state_symbols if tuple_state else state_symbols[0]
+            result = trace_branches(lambda: fn(state_value, *values), where)
         finally:
             scan_being_traced.reset(token)
         body = self._body_of(result, state, tuple_state)

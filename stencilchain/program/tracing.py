@@ -170,10 +170,11 @@ class Symbol:
         return binary("rshift", other, self)
 
     def __bool__(self) -> bool:
-        raise DefinitionError(
-            "a traced value has no truth value: Python `if`, `and`, `or`, `not` and chained "
-            "comparisons run at trace time; use sc.where(cond, a, b) and `&`, `|`, `~`"
-        )
+        """An `if` on a bool scalar is traced both ways (stencilchain.program.branches);
+        on anything else it is a DefinitionError."""
+        from stencilchain.program.branches import decide
+
+        return decide(self)
 
     def __iter__(self) -> None:
         raise DefinitionError(f"cannot iterate over a traced {self.type!r}")

@@ -308,7 +308,7 @@ def test_if_on_a_traced_value():
             return -f
 
     assert_located(info.value, "if")
-    assert_names(info.value, "truth value", "sc.where")
+    assert_names(info.value, "on a field", "sc.where")
 
 
 def test_chained_comparison():
