@@ -24,16 +24,27 @@ from stencilchain.errors import (
     DomainError,
     MissingExtraError,
     StencilchainError,
+    UnsupportedError,
     WorkspaceError,
 )
+from stencilchain.program.arguments import frozen_table
+from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.device import Device
-from stencilchain.program.dimensions import Dimension, Offset
+from stencilchain.program.dimensions import HORIZONTAL, LOCAL, VERTICAL, Dimension, Offset
 from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
 from stencilchain.program.field_operator import FieldOperator, field_operator
 from stencilchain.program.program import Program, program
 from stencilchain.program.scan_operator import ScanOperator, scan_operator
-from stencilchain.program.tracing import astype, broadcast, index, where
-from stencilchain.program.types import Field
+from stencilchain.program.tracing import (
+    astype,
+    broadcast,
+    index,
+    max_over,
+    min_over,
+    neighbor_sum,
+    where,
+)
+from stencilchain.program.types import Field, Table
 
 if TYPE_CHECKING:
     from stencilchain import backends
@@ -41,10 +52,14 @@ if TYPE_CHECKING:
 from stencilchain._version import __version__
 
 __all__ = [
+    "HORIZONTAL",
+    "LOCAL",
+    "VERTICAL",
     "ArgumentError",
     "CacheSecurityError",
     "CompilationError",
     "ConfigError",
+    "Connectivity",
     "DefinitionError",
     "Device",
     "Dimension",
@@ -52,11 +67,14 @@ __all__ = [
     "Field",
     "FieldOperator",
     "MissingExtraError",
+    "NeighborSlot",
     "Offset",
     "Program",
     "ScalarType",
     "ScanOperator",
     "StencilchainError",
+    "Table",
+    "UnsupportedError",
     "WorkspaceError",
     "__version__",
     "astype",
@@ -67,10 +85,14 @@ __all__ = [
     "field_operator",
     "float32",
     "float64",
+    "frozen_table",
     "index",
     "int32",
     "int64",
     "math",
+    "max_over",
+    "min_over",
+    "neighbor_sum",
     "program",
     "scan_operator",
     "where",

@@ -57,6 +57,11 @@ class MissingExtraError(StencilchainError, ImportError):
     """A toolchain family needs an optional extra that is not installed."""
 
 
+class UnsupportedError(StencilchainError, NotImplementedError):
+    """A toolchain cannot run a construct that the program uses; the message names the
+    construct and a toolchain that runs it."""
+
+
 class CacheSecurityError(StencilchainError, PermissionError):
     """A cache folder or entry could be changed by another user: loading it would run or
     trust what someone else may have written."""
@@ -101,6 +106,7 @@ __all__ = [
     "DomainError",
     "MissingExtraError",
     "StencilchainError",
+    "UnsupportedError",
     "WorkspaceError",
     "user_location",
 ]

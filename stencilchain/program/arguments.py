@@ -7,12 +7,14 @@ Nothing is converted: a wrong dtype, ndim, shape or a read-only output is an
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any
 
 import numpy as np
 
 from stencilchain.errors import ArgumentError
 from stencilchain.program import ir
+from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, is_finite_as
@@ -81,6 +83,53 @@ def bind_arguments(
 _MISSING = object()
 
 
+class CheckedTables:
+    """The neighbour tables whose entries passed the range check, remembered while the
+    array lives. Only an array that cannot change is remembered: a read-only view of a
+    `bytes` object (`frozen_table` makes one; NumPy cannot make such an array writeable
+    again). Any other table is checked at every call, in one vectorized pass."""
+
+    def __init__(self) -> None:
+        self._verdicts: dict[int, tuple[weakref.ref[Any], set[tuple[Connectivity, int]]]] = {}
+
+    @staticmethod
+    def immutable(array: Any) -> bool:
+        while isinstance(array, np.ndarray):
+            if array.flags.writeable:
+                return False
+            array = array.base
+        return isinstance(array, bytes)
+
+    def holds(self, array: Any, conn: Connectivity, source_size: int) -> bool:
+        entry = self._verdicts.get(id(array))
+        return entry is not None and entry[0]() is array and (conn, source_size) in entry[1]
+
+    def remember(self, array: Any, conn: Connectivity, source_size: int) -> None:
+        if not self.immutable(array):
+            return
+        key = id(array)
+        entry = self._verdicts.get(key)
+        if entry is None or entry[0]() is not array:
+            verdicts = self._verdicts
+
+            def forget(_: object, key: int = key) -> None:
+                verdicts.pop(key, None)
+
+            entry = (weakref.ref(array, forget), set())
+            self._verdicts[key] = entry
+        entry[1].add((conn, source_size))
+
+
+def frozen_table(table: Any) -> np.ndarray:
+    """A read-only copy of `table` that nothing can change (a view of a `bytes` object):
+    its entries are checked at the first call that passes it, not at every call."""
+    array = np.ascontiguousarray(table)
+    return np.frombuffer(array.tobytes(), dtype=array.dtype).reshape(array.shape)
+
+
+checked_tables = CheckedTables()
+
+
 class ArgumentChecker:
     """Validates the arguments of one program; built once, called per call."""
 
@@ -122,7 +171,39 @@ class ArgumentChecker:
                     )
             values.append(arg)
         self._check_overlaps(args)
+        for param, arg in zip(self.params, args):
+            if isinstance(param, FieldParam) and isinstance(param.type, ir.TableType):
+                self.table_entries(param, arg, sizes)
         return sizes, values
+
+    def table_entries(self, param: FieldParam, arg: Any, sizes: dict[Dimension, int]) -> None:
+        """Every entry of a neighbour table lies in [0, n_source), or is -1 where the
+        connectivity allows skip values: checked before anything runs, so that no
+        toolchain reads outside an array. A read-only table that owns its memory cannot
+        change between calls, so its verdict is remembered (see `checked_tables`)."""
+        assert isinstance(param.type, ir.TableType)
+        conn = param.type.connectivity
+        source_size = sizes.get(conn.source)
+        if source_size is None:
+            return  # no argument is over the source dimension: nothing reads through it
+        if checked_tables.holds(arg, conn, source_size):
+            return
+        low = -1 if conn.skip_values else 0
+        if arg.size and (arg.min() < low or arg.max() >= source_size):
+            bad = (arg < low) | (arg >= source_size)
+            position = tuple(int(i) for i in np.argwhere(bad)[0])
+            allowed = (
+                f"[-1, {source_size}) (-1: no neighbour)"
+                if conn.skip_values
+                else f"[0, {source_size}) ({conn.name} is declared without skip values, "
+                "so -1 is not allowed)"
+            )
+            raise ArgumentError(
+                f"{self._where(param)}: table of {conn.name} holds {arg[position]} at "
+                f"{position}, outside {allowed}: {conn.source.name} has {source_size} "
+                "entities"
+            )
+        checked_tables.remember(arg, conn, source_size)
 
     def _check_overlaps(self, args: tuple[Any, ...]) -> None:
         fields = [(p, a) for p, a in zip(self.params, args) if isinstance(p, FieldParam)]
@@ -164,6 +245,13 @@ class ArgumentChecker:
             raise ArgumentError(
                 f"{self._where(param)}: strides {arg.strides} are not a multiple of the item "
                 f"size {arg.itemsize} (a field of a structured array, say); pass a copy"
+            )
+        if isinstance(ftype, ir.TableType) and arg.shape[1] != ftype.connectivity.max_neighbors:
+            raise ArgumentError(
+                f"{self._where(param)}: the table of {ftype.connectivity.name} has "
+                f"{arg.shape[1]} columns, but {ftype.connectivity.name} is declared with "
+                f"max_neighbors={ftype.connectivity.max_neighbors}; pass an array of shape "
+                f"(n_{ftype.connectivity.entity.name}, {ftype.connectivity.max_neighbors})"
             )
         if param.written and isinstance(arg, np.ndarray) and not arg.flags.writeable:
             raise ArgumentError(f"{self._where(param)} is written by the program but is read-only")

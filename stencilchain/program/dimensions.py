@@ -8,16 +8,37 @@ import numpy as np
 
 from stencilchain.errors import DefinitionError
 
+# The kinds of dimension: the axes of a grid or mesh (structured, or the entities of an
+# unstructured mesh: cells, edges, vertices), and the neighbour slots of a connectivity.
+HORIZONTAL = "horizontal"
+VERTICAL = "vertical"
+LOCAL = "local"
+KINDS = (HORIZONTAL, VERTICAL, LOCAL)
+
 
 @dataclasses.dataclass(frozen=True)
 class Dimension:
-    """A named axis of the grid; fields declare theirs as `Field[[I, J], float64]`."""
+    """A named axis of the grid; fields declare theirs as `Field[[I, J], float64]`.
+
+    `kind` is HORIZONTAL by default; a LOCAL dimension numbers the neighbour slots of a
+    connectivity (`sc.Dimension("C2E", kind=sc.LOCAL)`): neighbour reductions run over it,
+    and it cannot be shifted. VERTICAL is informative only."""
 
     name: str
+    kind: str = HORIZONTAL
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
             raise ValueError(f"a dimension name must be an identifier, got {self.name!r}")
+        if self.kind not in KINDS:
+            raise ValueError(
+                f"dimension {self.name}: kind must be one of sc.HORIZONTAL, sc.VERTICAL, "
+                f"sc.LOCAL, got {self.kind!r}"
+            )
+
+    @property
+    def is_local(self) -> bool:
+        return self.kind == LOCAL
 
     def __add__(self, offset: int) -> Offset:
         return Offset(self, _as_offset(self, "+", offset))

@@ -54,6 +54,8 @@ BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "xor": np.bitwise_xor,
 }
 UNARY: dict[str, Callable[[Any], Any]] = {"neg": np.negative, "not": np.invert}
+# Neighbour reductions (missing neighbours are replaced by `neighbor_identity` first).
+REDUCTIONS: dict[str, Callable[..., Any]] = {"sum": np.sum, "max": np.max, "min": np.min}
 
 
 def _gamma_of(x: float) -> float:
@@ -135,8 +137,18 @@ class Evaluator(ir.ExprVisitor[Value]):
     """Evaluates field-operator bodies of one program over boxes: `visit(expr, env, box)`
     gives the value of `expr` over `box`, with parameters bound in `env`."""
 
-    def __init__(self, fops: Mapping[str, ir.FieldOperatorDef]) -> None:
+    def __init__(
+        self,
+        fops: Mapping[str, ir.FieldOperatorDef],
+        sizes: Mapping[Dimension, int] | None = None,
+        tables: Mapping[str, np.ndarray] | None = None,
+    ) -> None:
         self.fops = fops
+        # the size of every dimension, and the table of every connectivity by name (both
+        # needed only by neighbour reads and reductions)
+        self.sizes = sizes or {}
+        self.tables = tables or {}
+        self.tables_over: dict[Dimension, tuple[Dimension, np.ndarray]] = {}
 
     @staticmethod
     def scalar(expr: ir.Expr) -> bool | int | float:
@@ -211,6 +223,51 @@ class Evaluator(ir.ExprVisitor[Value]):
         start, stop = box[expr.dim]
         return np.arange(start, stop, dtype=np.int64)
 
+    def visit_NeighborShift(
+        self, expr: ir.NeighborShift, env: Mapping[str, Any], box: Box
+    ) -> Value:
+        conn = expr.connectivity
+        rows = slice(*box[conn.entity])
+        table = self.tables[conn.name]
+        slots = table[rows, expr.slot] if expr.slot is not None else table[rows, slice(*box[conn.local])]
+        inner_dims = expr.expr.type.dims  # type: ignore[union-attr]
+        inner_box = {d: r for d, r in box.items() if d not in (conn.entity, conn.local)}
+        inner_box[conn.source] = (0, self.sizes[conn.source])
+        inner = np.asarray(self.eval(expr.expr, env, inner_box))
+        axis = inner_dims.index(conn.source)
+        missing = slots < 0
+        gathered = np.take(inner, np.where(missing, 0, slots), axis=axis)
+        # missing neighbours read as 0; `slots` sits where the source axis was
+        shape = [1] * gathered.ndim
+        shape[axis : axis + slots.ndim] = slots.shape
+        gathered = np.where(missing.reshape(shape), np.zeros((), inner.dtype), gathered)
+        if expr.slot is None:  # the local dimension comes last
+            gathered = np.moveaxis(gathered, axis + 1, -1)
+        return gathered
+
+    def visit_NeighborReduce(
+        self, expr: ir.NeighborReduce, env: Mapping[str, Any], box: Box
+    ) -> Value:
+        operand_dims = expr.expr.type.dims  # type: ignore[union-attr]
+        inner_box = dict(box)
+        inner_box[expr.axis] = (0, self.sizes[expr.axis])
+        value = np.asarray(self.eval(expr.expr, env, inner_box))
+        axis = operand_dims.index(expr.axis)
+        dtype = value.dtype
+        identity = neighbor_identity(expr.op, dtype)
+        over = self.tables_over.get(expr.axis)
+        if over is not None and over[0] in operand_dims:
+            entity, table = over
+            present = table[slice(*box[entity]), :] >= 0
+            # the table's axes (entity, local) placed where the operand has them
+            order = [operand_dims.index(entity), axis]
+            present = np.transpose(present, np.argsort(order))
+            shape = [1] * value.ndim
+            for dim_axis, size in zip(sorted(order), present.shape):
+                shape[dim_axis] = size
+            value = np.where(present.reshape(shape), value, identity)
+        return np.asarray(REDUCTIONS[expr.op](value, axis=axis), dtype=dtype)
+
     def visit_Call(self, expr: ir.Call, env: Mapping[str, Any], box: Box) -> Value:
         callee = self.fops[expr.callee]
         inner: dict[str, Any] = {}
@@ -228,6 +285,17 @@ class Evaluator(ir.ExprVisitor[Value]):
         result = self.eval(expr.expr, env, box)
         assert isinstance(result, tuple)
         return result[expr.index]  # type: ignore[no-any-return]
+
+
+def neighbor_identity(op: str, dtype: np.dtype[Any]) -> Any:
+    """The value of a neighbour reduction over no neighbour at all: 0 for a sum; for max
+    and min -inf and +inf (floats) or the dtype's minimum and maximum (integers)."""
+    if op == "sum":
+        return np.zeros((), dtype)[()]
+    if np.issubdtype(dtype, np.floating):
+        return dtype.type(-np.inf if op == "max" else np.inf)
+    info = np.iinfo(dtype)
+    return dtype.type(info.min if op == "max" else info.max)
 
 
 def _lazy(evaluator: Evaluator, expr: ir.Expr, env: Mapping[str, Any]) -> FieldSource:
@@ -288,7 +356,16 @@ def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, 
     """Check the arguments, then run every call of `program` with NumPy."""
     sizes, checked = checker.check(args)
     values = {p.name: v for p, v in zip(program.params, checked)}
-    evaluator = Evaluator({f.name: f for f in program.field_operators})
+    tables = {
+        p.type.connectivity.name: values[p.name]
+        for p in program.params
+        if isinstance(p.type, ir.TableType)
+    }
+    evaluator = Evaluator({f.name: f for f in program.field_operators}, sizes, tables)
+    for p in program.params:
+        if isinstance(p.type, ir.TableType):
+            conn = p.type.connectivity
+            evaluator.tables_over[conn.local] = (conn.entity, values[p.name])
     # every domain is checked before any call runs: a DomainError leaves the outputs as they were
     boxes = [resolve_domain(call, sizes, program.name, values) for call in program.calls]
     for temporary in program.temporaries:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 
@@ -16,9 +17,17 @@ def field_operator_extents(
     fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef]
 ) -> Extents:
     """The extents of every field parameter of `fop` that it reads."""
+    return field_operator_reads(fop, fops)[0]
+
+
+def field_operator_reads(
+    fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef]
+) -> tuple[Extents, dict[str, set[Dimension]]]:
+    """The extents of every field parameter of `fop` that it reads, and the dimensions
+    along which a neighbour table picks where each is read (`ExtentsWalker.gathered`)."""
     walker = ExtentsWalker(fops)
     walker.visit(fop.body, {})
-    return walker.extents
+    return walker.extents, walker.gathered
 
 
 class ExtentsWalker(ir.ExprVisitor[None]):
@@ -28,6 +37,9 @@ class ExtentsWalker(ir.ExprVisitor[None]):
     def __init__(self, fops: Mapping[str, ir.FieldOperatorDef]) -> None:
         self.fops = fops
         self.extents: Extents = {}
+        # per parameter, the dimensions along which a neighbour table picks where it is
+        # read (anywhere in the array: the table's entries are checked to be in range)
+        self.gathered: dict[str, set[Dimension]] = {}
 
     def visit_Ref(self, expr: ir.Ref, shift: _Interval) -> None:
         if not isinstance(expr.type, ir.FieldType):
@@ -47,8 +59,13 @@ class ExtentsWalker(ir.ExprVisitor[None]):
 
     def visit_Call(self, expr: ir.Call, shift: _Interval) -> None:
         callee = self.fops[expr.callee]
-        callee_extents = field_operator_extents(callee, self.fops)
+        callee_extents, callee_gathered = field_operator_reads(callee, self.fops)
         for param, arg in zip(callee.params, expr.args):
+            for dim in callee_gathered.get(param.name, ()):
+                reads = ExtentsWalker(self.fops)
+                reads.visit(arg, {})
+                for name in reads.extents:
+                    self.gathered.setdefault(name, set()).add(dim)
             if not isinstance(param.type, ir.FieldType):
                 self.visit(arg, shift)
                 continue
@@ -59,6 +76,26 @@ class ExtentsWalker(ir.ExprVisitor[None]):
                 slo, shi = inner.get(dim, (0, 0))
                 inner[dim] = (slo + lo, shi + hi)
             self.visit(arg, inner)
+
+    def visit_NeighborShift(self, expr: ir.NeighborShift, shift: _Interval) -> None:
+        conn = expr.connectivity
+        inner = ExtentsWalker(self.fops)
+        inner.visit(expr.expr, {d: r for d, r in shift.items() if d not in conn.target})
+        for name, dims in inner.extents.items():
+            if dims.get(conn.source, (0, 0)) != (0, 0):
+                lo, hi = dims[conn.source]
+                raise DefinitionError(
+                    f"'{name}' is shifted along {conn.source.name} ({lo:+d}..{hi:+d}) and then "
+                    f"read through {conn.name}: the entities of {conn.source.name} have no "
+                    "order to shift along; read neighbours through connectivities only"
+                )
+            seen = self.extents.setdefault(name, {})
+            for dim, (lo, hi) in dims.items():
+                old = seen.get(dim)
+                seen[dim] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+            self.gathered.setdefault(name, set()).add(conn.source)
+        for name, dims_gathered in inner.gathered.items():
+            self.gathered.setdefault(name, set()).update(dims_gathered)
 
     def _visit_children(self, expr: ir.Expr, shift: _Interval) -> None:
         """A pointwise node reads its operands where it is read itself."""
@@ -73,5 +110,6 @@ class ExtentsWalker(ir.ExprVisitor[None]):
     visit_Cast = _visit_children
     visit_Broadcast = _visit_children
     visit_Index = _visit_children  # reads no field
+    visit_NeighborReduce = _visit_children  # its operand is read at every slot
     visit_MakeTuple = _visit_children
     visit_TupleGet = _visit_children

@@ -21,6 +21,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar, Union
 
+from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.hashing import sha256_of
@@ -37,6 +38,19 @@ class FieldType:
 
     def __repr__(self) -> str:
         return f"Field[[{', '.join(d.name for d in self.dims)}], {self.dtype}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class TableType(FieldType):
+    """The type of a connectivity's neighbour table (`sc.Table[C2E]`): an integer field
+    over `(entity, local)`, e.g. `(Cell, C2EDim)`, holding indices along the source
+    dimension (-1: no neighbour, where the connectivity allows skip values). Checked like
+    any field argument, and its entries are checked to lie in range."""
+
+    connectivity: Connectivity
+
+    def __repr__(self) -> str:
+        return f"Table[{self.connectivity.name}, {self.dtype}]"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,6 +187,35 @@ class Index:
 
 
 @dataclasses.dataclass(frozen=True)
+class NeighborShift:
+    """`expr(C2E)` or `expr(C2E[slot])`: `expr` (a field over the connectivity's source
+    dimension) read at the neighbours that the connectivity's table lists. The source
+    dimension becomes the table's entity dimension, in place; without `slot` the local
+    dimension is appended (a local field). A missing neighbour (-1) reads as 0 (False)."""
+
+    expr: Expr
+    connectivity: Connectivity
+    slot: int | None
+    type: FieldType
+
+
+# The reductions over a local dimension and their values over no neighbour at all.
+NEIGHBOR_REDUCTIONS = ("sum", "max", "min")
+
+
+@dataclasses.dataclass(frozen=True)
+class NeighborReduce:
+    """`sc.neighbor_sum(expr, axis=C2EDim)` (op "sum"), `sc.max_over`, `sc.min_over`: the
+    reduction of `expr` over the local dimension `axis`, skipping the slots that the table
+    of the program's connectivity over `axis` marks missing (-1)."""
+
+    op: str
+    expr: Expr
+    axis: Dimension
+    type: FieldType
+
+
+@dataclasses.dataclass(frozen=True)
 class MakeTuple:
     elems: tuple[Expr, ...]
     type: TupleType
@@ -197,6 +240,8 @@ Expr = Union[
     Call,
     Broadcast,
     Index,
+    NeighborShift,
+    NeighborReduce,
     MakeTuple,
     TupleGet,
 ]
@@ -447,6 +492,20 @@ class Program:
             if p.name == name and isinstance(p.type, FieldType):
                 return p.type
         raise KeyError(name)
+
+    def table_of(self, connectivity: str) -> str | None:
+        """The name of the table parameter of the connectivity called `connectivity`."""
+        for p in self.params:
+            if isinstance(p.type, TableType) and p.type.connectivity.name == connectivity:
+                return p.name
+        return None
+
+    def table_over(self, local: Dimension) -> str | None:
+        """The name of the table parameter whose connectivity's slots `local` numbers."""
+        for p in self.params:
+            if isinstance(p.type, TableType) and p.type.connectivity.local == local:
+                return p.name
+        return None
 
     def is_temporary(self, name: str) -> bool:
         return any(t.name == name for t in self.temporaries)

@@ -49,6 +49,17 @@ class ExprFormatter(ir.ExprVisitor[str]):
     def visit_Index(self, expr: ir.Index) -> str:
         return f"index({expr.dim.name})"
 
+    def visit_NeighborShift(self, expr: ir.NeighborShift) -> str:
+        inner = self.visit(expr.expr)
+        if not isinstance(expr.expr, ir.Ref):
+            inner = f"({inner})"
+        slot = "" if expr.slot is None else f"[{expr.slot}]"
+        return f"{inner}({expr.connectivity.name}{slot})"
+
+    def visit_NeighborReduce(self, expr: ir.NeighborReduce) -> str:
+        fn = {"sum": "neighbor_sum", "max": "max_over", "min": "min_over"}[expr.op]
+        return f"{fn}({self.visit(expr.expr)}, axis={expr.axis.name})"
+
     def visit_Call(self, expr: ir.Call) -> str:
         return f"{expr.callee}({', '.join(self.visit(a) for a in expr.args)})"
 

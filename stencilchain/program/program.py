@@ -8,8 +8,9 @@ from typing import Any, Protocol
 from stencilchain.errors import DefinitionError, user_location
 from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
+from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.extents import field_operator_extents
+from stencilchain.program.extents import field_operator_reads
 from stencilchain.program.field_operator import FieldOperator, check_argument
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
@@ -123,8 +124,12 @@ class ProgramTrace:
                 for p in fop.definition.params
                 if isinstance(p.type, ir.FieldType)
             }
+            gathered: dict[str, set[Dimension]] = {}
         else:
-            extents = field_operator_extents(fop.definition, self.fops)
+            extents, gathered = field_operator_reads(fop.definition, self.fops)
+        for param, expr in zip(fop.definition.params, exprs):
+            if isinstance(expr, ir.Ref) and param.name in gathered:
+                self._check_gathered_read(where, expr.name, gathered[param.name])
         read: dict[str, dict[Dimension, tuple[int, int]]] = {}
         for param, expr in zip(fop.definition.params, exprs):
             if isinstance(expr, ir.Ref) and param.name in extents:
@@ -151,6 +156,25 @@ class ProgramTrace:
             self.makers.append((outs, where, user_location()))
             return made if isinstance(fop.return_type, ir.TupleType) else made[0]
         return None
+
+    def _check_gathered_read(self, where: str, name: str, dims: set[Dimension]) -> None:
+        """A field read through a neighbour table along `dims` may be read anywhere along
+        them: a temporary must hold values over the whole of each."""
+        written = self.written.get(name)
+        if written is None or not self.is_temporary(name):
+            return
+        for wd in written.dims:
+            if wd.dim in dims and (
+                wd.starts != (ir.Bound(0, False),) or wd.stops != (ir.Bound(0, True),)
+            ):
+                raise DefinitionError(
+                    f"{where}: reads temporary '{name}' through a neighbour table along "
+                    f"{wd.dim.name}, so anywhere along it, but the call that made it wrote "
+                    f"only {wd!r}; make it over all of {wd.dim.name}"
+                )
+
+    def is_temporary(self, name: str) -> bool:
+        return any(t.name == name for t in self.temporaries)
 
     def _make_temporaries(
         self, fop: FieldOperator | ScanOperator, where: str
@@ -394,6 +418,61 @@ class ProgramTrace:
                 stops += [ir.Bound(b.value - rhi, b.from_end) for b in wd.stops]
         return _tightest(starts, max), _tightest(stops, min)
 
+    def _check_tables(self) -> None:
+        """Every connectivity that a field operator reads through has one table parameter,
+        of that very connectivity; the sizes of its dimensions are known; no two tables
+        number their slots with the same local dimension."""
+        used: dict[str, Connectivity] = {}
+        users: dict[str, str] = {}
+        for fop in self.fops.values():
+            found: dict[str, Connectivity] = {}
+            _connectivities_in(fop.body, found)
+            for name, conn in found.items():
+                other = used.setdefault(name, conn)
+                users.setdefault(name, fop.name)
+                if other != conn:
+                    raise DefinitionError(
+                        f"program {self.name}: two different connectivities are named {name} "
+                        f"(in field operators {users[name]} and {fop.name}); rename one"
+                    )
+        tables = [p for p in self.params if isinstance(p.type, ir.TableType)]
+        sized = {d for p in self.params if isinstance(p.type, ir.FieldType) for d in p.type.dims}
+        for name, conn in used.items():
+            given = [p for p in tables if p.type.connectivity.name == name]  # type: ignore[union-attr]
+            if not given:
+                raise DefinitionError(
+                    f"program {self.name}: field operator {users[name]} reads through "
+                    f"connectivity {name}, but the program has no table for it; add a "
+                    f"parameter `{name.lower()}: sc.Table[{name}]`"
+                )
+            if len(given) > 1:
+                raise DefinitionError(
+                    f"program {self.name}: parameters {', '.join(p.name for p in given)} are "
+                    f"all tables of {name}; give one"
+                )
+            if given[0].type.connectivity != conn:  # type: ignore[union-attr]
+                raise DefinitionError(
+                    f"program {self.name}: parameter '{given[0].name}' is a table of another "
+                    f"connectivity named {name} than the one field operator {users[name]} "
+                    "reads through; declare each connectivity once"
+                )
+            if conn.source not in sized:
+                raise DefinitionError(
+                    f"program {self.name}: reads through {name} fields over "
+                    f"{conn.source.name}, but no field parameter is over {conn.source.name}, "
+                    "so its size is unknown"
+                )
+        locals_seen: dict[Dimension, str] = {}
+        for p in tables:
+            conn = p.type.connectivity  # type: ignore[union-attr]
+            other_name = locals_seen.setdefault(conn.local, conn.name)
+            if other_name != conn.name:
+                raise DefinitionError(
+                    f"program {self.name}: connectivities {other_name} and {conn.name} both "
+                    f"number their neighbour slots with {conn.local.name}; give each its own "
+                    "local dimension, so that a reduction knows which neighbours are missing"
+                )
+
     def finish(self) -> ir.Program:
         if not self.calls:
             raise DefinitionError(f"program {self.name} calls no field operator")
@@ -406,6 +485,7 @@ class ProgramTrace:
                     "write the result to a field parameter with out=, or drop the call",
                     location,
                 )
+        self._check_tables()
         fops = tuple(self.fops.values())  # collected by following calls: all are used
         return ir.Program(
             self.name,
@@ -415,6 +495,13 @@ class ProgramTrace:
             tuple(self.temporaries),
             tuple(self.scans.values()),
         )
+
+
+def _connectivities_in(expr: ir.Expr, found: dict[str, Connectivity]) -> None:
+    if isinstance(expr, ir.NeighborShift):
+        found.setdefault(expr.connectivity.name, expr.connectivity)
+    for child in ir.children(expr):
+        _connectivities_in(child, found)
 
 
 def _tightest(bounds: list[ir.Bound], pick: Callable[[list[int]], int]) -> tuple[ir.Bound, ...]:

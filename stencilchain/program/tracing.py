@@ -15,6 +15,7 @@ import numpy as np
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.dimensions import Dimension, Offset
 from stencilchain.program.dtypes import (
     ScalarType,
@@ -54,7 +55,7 @@ class Symbol:
         return f"<traced {self.type!r}>"
 
     # shifts
-    def __call__(self, *offsets: Offset | Dimension) -> Symbol:
+    def __call__(self, *offsets: Offset | Dimension | Connectivity | NeighborSlot) -> Symbol:
         return shift(self, offsets)
 
     # arithmetic
@@ -660,12 +661,26 @@ def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
         raise DefinitionError(
             f"cannot shift a scalar ({_describe(value)}); only fields have neighbours"
         )
+    if any(isinstance(off, (Connectivity, NeighborSlot)) for off in offsets):
+        if len(offsets) != 1:
+            written = ", ".join(map(repr, offsets))
+            raise DefinitionError(
+                f"a neighbour read takes one connectivity and nothing else, got ({written}); "
+                "shift one at a time, e.g. f(K + 1)(C2E)"
+            )
+        return neighbor_shift(value, offsets[0])  # type: ignore[arg-type]
     amounts: dict[Dimension, int] = {}
     for off in offsets:
         if isinstance(off, Dimension):
             off = Offset(off, 0)
         if not isinstance(off, Offset):
             raise DefinitionError(f"a shift takes offsets like `I + 1`, got {off!r}")
+        if off.dim.is_local:
+            raise DefinitionError(
+                f"a shift along the local dimension {off.dim.name} of {t!r}: neighbour slots "
+                "have no order to shift along; reduce over them (sc.neighbor_sum) or read "
+                "one slot through the connectivity, f(C2E[0])"
+            )
         if off.dim not in t.dims:
             raise DefinitionError(
                 f"unknown dimension {off.dim.name} in a shift of {t!r}; "
@@ -683,3 +698,80 @@ def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
     if not canonical:
         return Symbol(inner)
     return Symbol(ir.Shift(inner, canonical, t))
+
+
+# --- unstructured meshes ------------------------------------------------------------
+
+
+def neighbor_shift(value: Symbol, offset: Connectivity | NeighborSlot) -> Symbol:
+    """`value(C2E)` (a local field) or `value(C2E[slot])`: `value` read at the neighbours
+    that the connectivity's table lists."""
+    conn, slot = (offset, None) if isinstance(offset, Connectivity) else (
+        offset.connectivity,
+        offset.slot,
+    )
+    t = value.type
+    assert isinstance(t, ir.FieldType)
+    written = f"{_describe(value)}({offset!r})"
+    if conn.source not in t.dims:
+        raise DefinitionError(
+            f"{written}: {conn.name} reads {conn.source.name} entities, but the field is "
+            f"over {', '.join(d.name for d in t.dims)}; shift a field over {conn.source.name}"
+        )
+    if conn.entity in t.dims:
+        raise DefinitionError(
+            f"{written}: the field is already over {conn.entity.name}, the dimension that "
+            f"{conn.name} leads to"
+        )
+    if slot is None and conn.local in t.dims:
+        raise DefinitionError(
+            f"{written}: the field is already over {conn.local.name}; reduce it first "
+            f"(sc.neighbor_sum(x, axis={conn.local.name}))"
+        )
+    dims = tuple(conn.entity if d == conn.source else d for d in t.dims)
+    if slot is None:
+        dims += (conn.local,)
+    return Symbol(ir.NeighborShift(value.expr, conn, slot, ir.FieldType(dims, t.dtype)))
+
+
+def _neighbor_reduce(op: str, fn: str, value: object, axis: object) -> Symbol:
+    where = f"sc.{fn}"
+    if not isinstance(axis, Dimension) or not axis.is_local:
+        raise DefinitionError(
+            f"{where}: axis= must be a local dimension (declared with kind=sc.LOCAL), got "
+            f"{axis!r}; a reduction runs over the neighbour slots of a connectivity"
+        )
+    if not (isinstance(value, Symbol) and isinstance(value.type, ir.FieldType)):
+        raise DefinitionError(f"{where}: expected a local field over {axis.name}, got {value!r}")
+    t = value.type
+    if axis not in t.dims:
+        raise DefinitionError(
+            f"{where}: {_describe(value)} is not over {axis.name}; reduce a local field such "
+            f"as f(C2E) over its local dimension"
+        )
+    if t.dtype.is_bool:
+        raise DefinitionError(
+            f"{where}: {_describe(value)} is bool; cast it with sc.astype to count or compare"
+        )
+    dims = tuple(d for d in t.dims if d != axis)
+    if not dims:
+        raise DefinitionError(f"{where}: the result would have no dimension")
+    return Symbol(ir.NeighborReduce(op, value.expr, axis, ir.FieldType(dims, t.dtype)))
+
+
+def neighbor_sum(value: object, axis: object) -> Symbol:
+    """The sum of a local field over its local dimension `axis`, skipping missing
+    neighbours (the sum over none is 0)."""
+    return _neighbor_reduce("sum", "neighbor_sum", value, axis)
+
+
+def max_over(value: object, axis: object) -> Symbol:
+    """The maximum over `axis`, skipping missing neighbours; over none it is -inf for
+    floats and the dtype's minimum for integers."""
+    return _neighbor_reduce("max", "max_over", value, axis)
+
+
+def min_over(value: object, axis: object) -> Symbol:
+    """The minimum over `axis`, skipping missing neighbours; over none it is +inf for
+    floats and the dtype's maximum for integers."""
+    return _neighbor_reduce("min", "min_over", value, axis)

@@ -8,8 +8,9 @@ from typing import Any
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.dtypes import ScalarType, int32, int64
 
 
 class Field:
@@ -30,6 +31,24 @@ class Field:
         if not isinstance(dtype, ScalarType):
             raise TypeError(f"Field[...]: expected a dtype such as float64, got {dtype!r}")
         return ir.FieldType(tuple(dims), dtype)
+
+
+class Table:
+    """Annotation of a program parameter holding a connectivity's neighbour table:
+    `Table[C2E]` (int32 entries) or `Table[C2E, int64]`. The array's shape is
+    `(n_<entity>, max_neighbors)`, e.g. `(n_cells, 3)` for C2E."""
+
+    def __class_getitem__(cls, item: Any) -> ir.TableType:
+        conn, dtype = item if isinstance(item, tuple) and len(item) == 2 else (item, int32)
+        if not isinstance(conn, Connectivity):
+            raise TypeError(
+                f"Table[...]: expected a sc.Connectivity, e.g. Table[C2E], got {conn!r}"
+            )
+        if dtype not in (int32, int64):
+            raise TypeError(
+                f"Table[{conn.name}, ...]: a table's entries are int32 or int64, got {dtype!r}"
+            )
+        return ir.TableType((conn.entity, conn.local), dtype, conn)
 
 
 def parameter_types(

@@ -136,12 +136,34 @@ def every_node_program(f: F, a: sc.float64, g: FIJ, out: FIJ) -> None:
     every_node(f, a, g, out=out)
 
 
+Cell, Edge = sc.Dimension("Cell"), sc.Dimension("Edge")
+C2EDim = sc.Dimension("C2EDim", kind=sc.LOCAL)
+C2E = sc.Connectivity("C2E", source=Edge, target=(Cell, C2EDim), max_neighbors=3)
+
+
+@sc.field_operator
+def mesh_nodes(e: sc.Field[[Edge], sc.float64]) -> sc.Field[[Cell], sc.float64]:
+    return sc.neighbor_sum(e(C2E), axis=C2EDim) + e(C2E[0])  # NeighborReduce, NeighborShift
+
+
+@sc.program
+def mesh_nodes_program(
+    e: sc.Field[[Edge], sc.float64], c2e: sc.Table[C2E], out: sc.Field[[Cell], sc.float64]
+) -> None:
+    mesh_nodes(e, out=out)
+
+
 def all_nodes(expr: ir.Expr) -> list[ir.Expr]:
     return [expr, *(n for child in ir.children(expr) for n in all_nodes(child))]
 
 
 def test_children_and_map_children_cover_every_node() -> None:
-    nodes = [n for fop in every_node_program.ir.field_operators for n in all_nodes(fop.body)]
+    nodes = [
+        n
+        for program in (every_node_program, mesh_nodes_program)
+        for fop in program.ir.field_operators
+        for n in all_nodes(fop.body)
+    ]
     seen = {type(n) for n in nodes}
     assert seen == set(ir.EXPR_NODES), f"not reached: {set(ir.EXPR_NODES) - seen}"
     tagged = ir.Literal(7, sc.int64)

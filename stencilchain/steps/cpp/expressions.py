@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from stencilchain.errors import UnsupportedError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
@@ -311,6 +312,20 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         amount = pos.get(expr.dim, 0)
         index = index_var(expr.dim) if amount == 0 else f"{index_var(expr.dim)} + ({amount})"
         return f"static_cast<std::int64_t>({index})"
+
+    def visit_NeighborShift(self, expr: ir.NeighborShift, pos: Mapping[Dimension, int]) -> str:
+        raise UnsupportedError(
+            f"a neighbour read through {expr.connectivity.name}: the C++ toolchains (GTFN "
+            "and DaCe) do not compile unstructured-mesh reads yet; run the program with the "
+            "embedded executor (stencilchain.backends.run_embedded)"
+        )
+
+    def visit_NeighborReduce(self, expr: ir.NeighborReduce, pos: Mapping[Dimension, int]) -> str:
+        raise UnsupportedError(
+            f"a neighbour reduction over {expr.axis.name}: the C++ toolchains (GTFN and DaCe) "
+            "do not compile unstructured-mesh reductions yet; run the program with the "
+            "embedded executor (stencilchain.backends.run_embedded)"
+        )
 
     # --- operations: one statement each --------------------------------------------------
 
