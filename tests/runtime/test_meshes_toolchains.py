@@ -30,5 +30,5 @@ def test_compiled_toolchains_refuse_neighbour_reads_plainly(
     fixture: str, request: pytest.FixtureRequest
 ) -> None:
     toolchain = request.getfixturevalue(fixture)
-    with pytest.raises(sc.UnsupportedError, match="neighbour .* embedded executor"):
+    with pytest.raises(sc.UnsupportedError, match=r"neighbour .* embedded executor"):
         toolchain.compile(sums.ir)
