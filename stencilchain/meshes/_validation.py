@@ -90,21 +90,23 @@ def check_tables(tables: Mapping[str, IndexArray], counts: Mapping[str, int]) ->
         lambda c: f"C2E[c, k] must join C2V[c, k] and C2V[c, k + 1] (C2V row {c} is "
         f"{c2v[c].tolist()}), but E2V gives {e2v[c2e[c]].tolist()}",
     )  # fmt: skip
-    cells = np.arange(n_cells)[:, None]
-    listed = np.where(forward, e2c[c2e, 0], e2c[c2e, 1]) == cells
+    walks = [np.bincount(c2e[way], minlength=n_edges) for way in (forward, backward)]
     _check(
-        ~listed, "C2E", c2e,
-        lambda c: f"cell {c} walks its edges counter-clockwise, so it must be E2C[e, 0] of "
-        "an edge it walks from E2V[e, 0] to E2V[e, 1] and E2C[e, 1] of the others; "
-        f"E2C gives {e2c[c2e[c]].tolist()}",
+        (walks[0] != 1) | (walks[1] > 1), "E2V", e2v,
+        lambda e: f"edge {e} is walked from E2V[e, 0] to E2V[e, 1] by {walks[0][e]} cells "
+        f"and the other way by {walks[1][e]} (C2E and C2V, counter-clockwise); expected "
+        "once and at most once (a boundary edge runs counter-clockwise around the domain)",
     )  # fmt: skip
-    present = e2c >= 0
-    walked = np.bincount(c2e.ravel(), minlength=n_edges)
+    cells = np.broadcast_to(np.arange(n_cells)[:, None], c2e.shape)
+    expected_e2c = np.full((n_edges, 2), -1, dtype=np.int64)
+    expected_e2c[c2e[forward], 0] = cells[forward]
+    expected_e2c[c2e[backward], 1] = cells[backward]
     _check(
-        walked != present.sum(axis=1), "E2C", e2c,
-        lambda e: f"edge {e} is an edge of {walked[e]} cells in C2E",
+        e2c != expected_e2c, "E2C", e2c,
+        lambda e: f"expected {expected_e2c[e].tolist()}: the cell that walks edge {e} from "
+        "E2V[e, 0] to E2V[e, 1] (counter-clockwise), then the other one or -1",
     )  # fmt: skip
-
+    cells = cells[:, :1]
     expected_c2e2c = np.where(e2c[c2e, 0] == cells, e2c[c2e, 1], e2c[c2e, 0])
     _check(
         t["C2E2C"] != expected_c2e2c, "C2E2C", t["C2E2C"],
