@@ -67,9 +67,9 @@ def _vertex_edges(
     boundary edge leaving it; and each edge end's slot in its vertex's row (edges, 2)."""
     n_edges, n_vertices = len(e2v), len(vertex_coords)
     vertex = e2v.ravel()  # entry 2e + s: edge e seen from its end E2V[e, s]
-    towards = e2v[:, ::-1].ravel()
-    direction = wrap(vertex_coords[towards] - vertex_coords[vertex], period)
-    angle = np.mod(np.arctan2(direction[:, 1], direction[:, 0]), 2 * np.pi)
+    along = wrap(vertex_coords[e2v[:, 1]] - vertex_coords[e2v[:, 0]], period)
+    forward = np.arctan2(along[:, 1], along[:, 0])
+    angle = np.mod(np.stack([forward, forward + np.pi], axis=1).ravel(), 2 * np.pi)
     start = np.zeros(n_vertices)
     leaving = np.flatnonzero(boundary)
     start[e2v[leaving, 0]] = angle[2 * leaving]
