@@ -26,16 +26,19 @@ for a missing neighbour (always after the present ones in a row):
 - V2C (vertices, 6 on the built meshes): V2C[v, k] is the cell between V2E[v, k] and
   V2E[v, k + 1] (V2E[v, 0] after the last edge of an interior vertex), -1 padded.
 
-Geometry (float64, on the `Mesh`): vertex coordinates, cell centres (centroids), cell
-areas, edge midpoints, lengths, unit tangents (E2V[e, 0] to E2V[e, 1]) and unit normals
-(the tangent turned clockwise: from E2C[e, 0] to E2C[e, 1], outward at the boundary);
-the dual mesh is the median dual (cell centres joined through edge midpoints): dual
-areas (a third of each cell around a vertex), and per edge the dual face from the centre
-of E2C[e, 0] through the edge midpoint to the centre of E2C[e, 1] (to the midpoint at the
-boundary), with its length |centre1 - centre0| and unit normal pointing from E2V[e, 0]
-to E2V[e, 1]. Signs: C2E_SIGN[c, k] = +1 where the edge normal points out of cell c
-(c is E2C[e, 0]), else -1; V2E_SIGN[v, k] = +1 where the dual normal points out of v's
-dual cell (v is E2V[e, 0]), -1 otherwise, 0 for padding.
+Geometry (float64 attributes of the `Mesh`): `vertex_coords`; `cell_centres` (centroids)
+and `cell_areas`; `edge_centres` (midpoints), `edge_lengths`, unit `edge_tangents` (from
+E2V[e, 0] to E2V[e, 1]) and unit `edge_normals` (the tangent turned clockwise: from
+E2C[e, 0] to E2C[e, 1], outward at the boundary). The dual mesh is the median dual (cell
+centres joined through edge midpoints): `dual_areas` (a third of each cell around a
+vertex), and per edge the dual face from the centre of E2C[e, 0] through the midpoint to
+the centre of E2C[e, 1] (or ending at the midpoint on the boundary), with its length
+`dual_edge_lengths` (|centre1 - centre0|) and unit normal `dual_normals` (from E2V[e, 0]
+towards E2V[e, 1]). Signs: `c2e_signs[c, k]` is +1 where the edge's normal points out of
+cell c (c is E2C[e, 0]), else -1; `v2e_signs[v, k]` is +1 where the edge's dual normal
+points out of v's dual cell (v is E2V[e, 0]), -1 where it points in, 0 for padding. Cells
+then satisfy the divergence theorem: the sum over k of c2e_signs * edge_normals *
+edge_lengths is zero, and so do the dual cells of inner vertices.
 
 On a torus the coordinates lie in [0, Lx) x [0, Ly); every difference of two positions
 (edge vectors, cell corners, centre to centre) is taken the short way round (the

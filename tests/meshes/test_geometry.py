@@ -69,6 +69,20 @@ def test_the_divergence_theorem_holds_on_every_inner_dual_cell(mesh: meshes.Mesh
         assert inner.any()
 
 
+def test_boundary_dual_cells_close_with_half_boundary_edges() -> None:
+    """A boundary vertex's dual cell is closed by the halves of its two boundary edges,
+    whose normals point out of the domain."""
+    mesh = rectangle((4, 3, 0.5, 0.25))
+    face = mesh.dual_normals * mesh.dual_edge_lengths[:, None]
+    edges = np.maximum(mesh.v2e, 0)
+    flux = (mesh.v2e_signs[:, :, None] * face[edges]).sum(axis=1)
+    boundary = np.flatnonzero(mesh.e2c[:, 1] == -1)
+    half = mesh.edge_normals[boundary] * (mesh.edge_lengths[boundary] / 2)[:, None]
+    for end in (0, 1):
+        np.add.at(flux, mesh.e2v[boundary, end], half)
+    assert np.abs(flux).max() < 1e-12
+
+
 def test_normals_tangents_and_signs_point_the_documented_way(mesh: meshes.Mesh) -> None:
     assert np.allclose(np.hypot(*mesh.edge_normals.T), 1)
     assert np.allclose(np.hypot(*mesh.dual_normals.T), 1)
