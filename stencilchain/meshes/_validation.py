@@ -10,7 +10,7 @@ import numpy as np
 from stencilchain.errors import StencilchainError
 from stencilchain.meshes._arrays import BoolArray, FloatArray, IndexArray
 
-# name: (source entity, target entity, columns or None for any, may hold -1)
+# name: (source entity, target entity, columns; None: any number)
 SHAPES: dict[str, tuple[str, str, int | None]] = {
     "C2E": ("cell", "edge", 3),
     "E2C": ("edge", "cell", 2),
