@@ -17,6 +17,7 @@ from stencilchain.meshes import _validation
 from stencilchain.meshes._arrays import FloatArray, IndexArray
 from stencilchain.meshes._geometry import geometry
 from stencilchain.meshes._validation import MeshError
+from stencilchain.program.arguments import frozen_table
 
 __all__ = ["TABLES", "Mesh", "MeshError", "resolve_index_dtype"]
 
@@ -36,9 +37,10 @@ def resolve_index_dtype(dtype: npt.DTypeLike) -> np.dtype[Any]:
 
 
 def _read_only(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    view: npt.NDArray[Any] = array.view()
-    view.flags.writeable = False
-    return view
+    """An immutable copy (`sc.frozen_table`: backed by bytes, so nothing can make it
+    writeable again): a program checks the entries of such a table at its first call only."""
+    frozen: npt.NDArray[Any] = frozen_table(array)
+    return frozen
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
