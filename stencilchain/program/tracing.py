@@ -625,8 +625,9 @@ def index(dim: object) -> Symbol:
     if scan is not None:
         raise DefinitionError(
             f"sc.index inside scan operator {scan}: the body of a scan sees only the current "
-            f"level's values; pass sc.index({dim.name}) to the scan as an argument, in the "
-            f"field operator that calls it (`{scan}(sc.index({dim.name}))`)"
+            f"level's values; pass sc.index({dim.name}) to the scan as an argument from the "
+            "field operator that calls it (a field over the scan's dimensions: "
+            f"sc.broadcast(sc.index({dim.name}), dims))"
         )
     return Symbol(ir.Index(dim, ir.FieldType((dim,), int64)))
 
