@@ -225,9 +225,7 @@ class ProgramTrace:
         call_domain = self._domain(where, dims, read, domain)
         while (scan_call := innermost_scan_call(body)) is not None:
             scan = self.scans[scan_call.callee]
-            scan_domain = shifted_domain(
-                call_domain, scan.dims, read_offsets(body, scan_call)
-            )
+            scan_domain = shifted_domain(call_domain, scan.dims, read_offsets(body, scan_call))
             args = self._scan_arguments(fop, scan, scan_call, scan_domain, where)
             results = self._record_lowered(where, scan, args, None, scan_domain)
             refs = tuple(ir.Ref(name, self._field_type(name)) for name in results)

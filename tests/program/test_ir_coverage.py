@@ -80,7 +80,9 @@ def test_an_incomplete_visitor_is_flagged() -> None:
     assert set(OnlyLiterals.unhandled()) == set(ir.EXPR_NODES) - {ir.Literal}
     assert OnlyLiterals().visit(ir.Literal(1.5, sc.float64)) == "1.5"
     scan_call = ir.ScanCall("s", (), ir.FieldType((I,), sc.float64))
-    with pytest.raises(TypeError, match="internal error: OnlyLiterals was given an IR node ScanCall"):
+    with pytest.raises(
+        TypeError, match="internal error: OnlyLiterals was given an IR node ScanCall"
+    ):
         OnlyLiterals().visit(scan_call)
     cast = ir.Cast(ir.Literal(1.5, sc.float64), sc.int32)
     emitter = WithoutCast(lambda name, pos: name, lambda name: name, cse=False)

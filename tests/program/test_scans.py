@@ -78,7 +78,9 @@ def test_without_out_a_scan_makes_temporaries() -> None:
 
 
 def test_a_shift_in_the_body_says_to_shift_before_the_scan() -> None:
-    with pytest.raises(sc.DefinitionError, match="shift the argument before calling the scan") as err:
+    with pytest.raises(
+        sc.DefinitionError, match="shift the argument before calling the scan"
+    ) as err:
 
         @sc.scan_operator(axis=K, init=0.0)
         def shifted(total, f: F64):  # type: ignore[no-untyped-def]
