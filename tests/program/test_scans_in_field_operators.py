@@ -461,3 +461,48 @@ def test_a_scan_reading_no_field_still_stays_inside_the_arrays() -> None:
     expected = np.zeros(SHAPE)
     expected[..., 1:] = f[..., 1:] + np.arange(1, SHAPE[2])
     np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+# --- temporaries of earlier calls feed a scan -----------------------------------------------
+
+
+@sc.field_operator
+def centred(f: F) -> F:
+    return 0.5 * (f(K + 1) + f(K - 1))
+
+
+@sc.field_operator
+def copied(f: F) -> F:
+    return f
+
+
+@sc.program
+def integrate_a_temporary(f: F, out: F) -> None:
+    t = centred(f)  # over K: [1, end - 1)
+    averaged_integral(t, out=out)
+
+
+@sc.program
+def integrate_the_top_levels(f: F, out: F) -> None:
+    t = copied(f, domain={K: (-5, None)})
+    averaged_integral(t, out=out)
+
+
+def test_a_temporary_feeds_a_scan_where_it_was_written() -> None:
+    (f,) = fields(1, 14)
+    out = np.zeros(SHAPE)
+    integrate_a_temporary(f, out)
+    t = 0.5 * (f[..., 2:] + f[..., :-2])  # levels 1 .. end - 2
+    expected = np.zeros(SHAPE)
+    expected[..., 1:-2] = np.cumsum(0.5 * (t[..., :-1] + t[..., 1:]), axis=2)
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+def test_a_temporary_written_from_the_end_bounds_the_scan() -> None:
+    (f,) = fields(1, 15)
+    out = np.zeros(SHAPE)
+    integrate_the_top_levels(f, out)
+    expected = np.zeros(SHAPE)
+    expected[..., -5:-1] = np.cumsum(0.5 * (f[..., -5:-1] + f[..., -4:]), axis=2)
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+    assert "K: [max(0, end-5), end-1)" in str(integrate_the_top_levels.ir)

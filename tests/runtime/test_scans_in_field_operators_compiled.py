@@ -84,6 +84,16 @@ def doubled(f: F) -> F:
     return 2.0 * f
 
 
+@sc.field_operator
+def centred(f: F) -> F:
+    return 0.5 * (f(K + 1) + f(K - 1))
+
+
+@sc.field_operator
+def copied(f: F) -> F:
+    return f
+
+
 @sc.program
 def integrate_averages(f: F, out: F) -> None:
     averaged_integral(f, out=out)
@@ -135,6 +145,18 @@ def scaled_by_a_profile(f: F, profile: FK, out: F) -> None:
     with_a_profile(f, profile, out=out)
 
 
+@sc.program
+def integrate_a_temporary(f: F, out: F) -> None:
+    t = centred(f)
+    averaged_integral(t, out=out)
+
+
+@sc.program
+def integrate_the_top_levels(f: F, out: F) -> None:
+    t = copied(f, domain={K: (-5, None)})
+    averaged_integral(t, out=out)
+
+
 def _fields(*names: str, scalars: dict[str, Any] | None = None) -> Callable[[int], dict[str, Any]]:
     def make(seed: int) -> dict[str, Any]:
         rng = np.random.default_rng(seed)
@@ -165,6 +187,8 @@ CASES: dict[str, tuple[sc.Program, Callable[[int], dict[str, Any]]]] = {
     "temporary": (through_a_temporary, _fields("f", "out")),
     "scan_of_a_scan": (double_integral, _fields("f", "out")),
     "fewer_dimensions": (scaled_by_a_profile, _profile),
+    "temporary_argument": (integrate_a_temporary, _fields("f", "out")),
+    "bounds_from_both_ends": (integrate_the_top_levels, _fields("f", "out")),
     "sedimentation": (sedimentation.PROGRAM, _sedimentation),
 }
 
