@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from stencilchain.errors import DefinitionError, user_location
@@ -229,11 +229,7 @@ class ProgramTrace:
             args = self._scan_arguments(fop, scan, scan_call, scan_domain, where)
             results = self._record_lowered(where, scan, args, None, scan_domain)
             refs = tuple(ir.Ref(name, self._field_type(name)) for name in results)
-            value: ir.Expr = (
-                ir.MakeTuple(refs, ir.TupleType(tuple(r.type for r in refs)))  # type: ignore[misc]
-                if scan.tuple_state
-                else refs[0]
-            )
+            value = _tuple_of(refs) if scan.tuple_state else refs[0]
             body = inline_calls(replace(body, scan_call, value), {})
         final = ir.FieldOperatorDef(
             self._new_fop_name(f"{fop.name}__call{len(self.calls)}"), _params_of(body), body
@@ -257,11 +253,6 @@ class ProgramTrace:
         """The arguments of a program call of `scan` for `scan_call`: program fields and
         scalars as they are; every other field argument computed into a temporary by one
         field operator over the scan's domain."""
-        computed = [
-            arg
-            for param, arg in zip(scan.params, scan_call.args)
-            if isinstance(param.type, ir.FieldType) and not isinstance(arg, ir.Ref)
-        ]
         for param, arg in zip(scan.params, scan_call.args):
             if not isinstance(param.type, ir.FieldType) and not isinstance(
                 arg, (ir.Ref, ir.Literal)
@@ -272,25 +263,20 @@ class ProgramTrace:
                     f"{format_expr(arg)}; a scan's scalar arguments are scalar parameters of "
                     "the program or literals (pass the value as a program parameter)"
                 )
+
+        def is_computed(param: ir.Param, arg: ir.Expr) -> bool:
+            return isinstance(param.type, ir.FieldType) and not isinstance(arg, ir.Ref)
+
+        computed = [a for p, a in zip(scan.params, scan_call.args) if is_computed(p, a)]
         if not computed:
             return scan_call.args
-        body: ir.Expr = (
-            computed[0]
-            if len(computed) == 1
-            else ir.MakeTuple(tuple(computed), ir.TupleType(tuple(a.type for a in computed)))  # type: ignore[misc]
-        )
+        body = computed[0] if len(computed) == 1 else _tuple_of(computed)
         name = self._new_fop_name(f"{fop.name}__{scan.name}_args{len(self.calls)}")
         args_fop = ir.FieldOperatorDef(name, _params_of(body), body)
-        temporaries = iter(
-            self._record_lowered(
-                where, args_fop, tuple(ir.Ref(p.name, p.type) for p in args_fop.params), None,
-                scan_domain,
-            )
-        )  # fmt: skip
+        refs = tuple(ir.Ref(p.name, p.type) for p in args_fop.params)
+        made = iter(self._record_lowered(where, args_fop, refs, None, scan_domain))
         return tuple(
-            ir.Ref(next(temporaries), arg.type)  # type: ignore[arg-type]
-            if isinstance(param.type, ir.FieldType) and not isinstance(arg, ir.Ref)
-            else arg
+            ir.Ref(next(made), param.type) if is_computed(param, arg) else arg
             for param, arg in zip(scan.params, scan_call.args)
         )
 
@@ -301,6 +287,7 @@ class ProgramTrace:
         return name
 
     def _field_type(self, name: str) -> ir.FieldType:
+        """The type of the field parameter or temporary called `name`."""
         for p in (*self.params, *self.temporaries):
             if p.name == name and isinstance(p.type, ir.FieldType):
                 return p.type
@@ -599,6 +586,13 @@ class ProgramTrace:
             tuple(self.temporaries),
             tuple(self.scans.values()),
         )
+
+
+def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:
+    """A tuple of field expressions."""
+    types = tuple(e.type for e in elems)
+    assert all(isinstance(t, ir.FieldType) for t in types)
+    return ir.MakeTuple(tuple(elems), ir.TupleType(types))  # type: ignore[arg-type]
 
 
 def _params_of(body: ir.Expr) -> tuple[ir.Param, ...]:
