@@ -424,6 +424,16 @@ def test_a_scalar_expression_reaching_a_scan_through_a_callee_is_refused() -> No
     assert_at(err.value, "through_callee")
 
 
+def test_a_scan_called_in_the_body_of_a_scan_is_refused() -> None:
+    with pytest.raises(sc.DefinitionError, match="called inside scan operator nested") as err:
+
+        @sc.scan_operator(axis=K, init=0.0)
+        def nested(total, f: F):  # type: ignore[no-untyped-def]
+            return total + integral(f)  # L:nested
+
+    assert_at(err.value, "nested")
+
+
 def test_writing_a_field_that_the_scan_reads_around_is_refused() -> None:
     with pytest.raises(sc.DefinitionError, match="writes 'f', which it also reads at offsets") as err:  # fmt: skip
 
