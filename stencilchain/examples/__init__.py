@@ -25,6 +25,7 @@ from stencilchain.examples import (
     hdiff_staged,
     laplacian,
     laplap,
+    sedimentation,
     tridiagonal,
     tuple_chain,
     upwind,
@@ -38,6 +39,7 @@ ALL_EXAMPLES: list[ModuleType] = [
     upwind,
     tuple_chain,
     tridiagonal,
+    sedimentation,
 ]
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "hdiff_staged",
     "laplacian",
     "laplap",
+    "sedimentation",
     "tridiagonal",
     "tuple_chain",
     "upwind",

@@ -7,10 +7,17 @@ from collections.abc import Mapping
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dtypes import int64
 
 # per parameter name, per dimension, the (min, max) offset at which it is read
 Extents = dict[str, dict[Dimension, tuple[int, int]]]
 _Interval = Mapping[Dimension, tuple[int, int]]
+_ANY = int64  # the dtype of a scan result's extents entry: only its dimensions count
+
+
+def scan_result_key(scan: str) -> str:
+    """The extents entry of the result of the scan operator `scan` called in a field operator."""
+    return f"<result of {scan}>"
 
 
 def field_operator_extents(
@@ -96,6 +103,14 @@ class ExtentsWalker(ir.ExprVisitor[None]):
             self.gathered.setdefault(name, set()).add(conn.source)
         for name, dims_gathered in inner.gathered.items():
             self.gathered.setdefault(name, set()).update(dims_gathered)
+
+    def visit_ScanCall(self, expr: ir.ScanCall, shift: _Interval) -> None:
+        """A scan reads its arguments at the point where its result is read. Its result
+        becomes a temporary the size of the arrays, so it is also recorded as a read of a
+        field named by `scan_result_key` (not an identifier: no parameter has that name)."""
+        dims = (expr.type if isinstance(expr.type, ir.FieldType) else expr.type.elems[0]).dims
+        self.visit_Ref(ir.Ref(scan_result_key(expr.callee), ir.FieldType(dims, _ANY)), shift)
+        self._visit_children(expr, shift)
 
     def _visit_children(self, expr: ir.Expr, shift: _Interval) -> None:
         """A pointwise node reads its operands where it is read itself."""

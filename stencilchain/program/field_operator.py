@@ -27,11 +27,15 @@ class FieldOperator:
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
         params, returns = parameter_types(fn, "field operator")
         self.callees: dict[str, FieldOperator] = {}
+        # the scan operators it calls itself, by name (those of its callees: scans())
+        self.scan_callees: dict[str, ir.ScanOperatorDef] = {}
         token = _callees_of_current_trace.set(self.callees)
+        scan_token = _scans_of_current_trace.set(self.scan_callees)
         try:
             symbols = [Symbol(ir.Ref(p.name, p.type)) for p in params]
             result = trace_branches(lambda: fn(*symbols), f"field operator {self.name}")
         finally:
+            _scans_of_current_trace.reset(scan_token)
             _callees_of_current_trace.reset(token)
         body = self._body_of(result)
         returns = _return_annotation(returns)
@@ -77,6 +81,14 @@ class FieldOperator:
         _collect(self, found)
         return found
 
+    def scans(self) -> dict[str, ir.ScanOperatorDef]:
+        """The scan operators that this operator and every operator it calls call, by name."""
+        found: dict[str, ir.ScanOperatorDef] = {}
+        for fop in (self, *_all_callees(self)):
+            for scan in fop.scan_callees.values():
+                _register_scan(found, scan)
+        return found
+
     @property
     def return_type(self) -> ir.FieldType | ir.TupleType:
         return self.definition.return_type
@@ -120,6 +132,38 @@ class FieldOperator:
 _callees_of_current_trace: contextvars.ContextVar[dict[str, FieldOperator] | None] = (
     contextvars.ContextVar("callees_of_current_trace", default=None)
 )
+
+
+# The scan operators called by the field operator being traced right now.
+_scans_of_current_trace: contextvars.ContextVar[dict[str, ir.ScanOperatorDef] | None] = (
+    contextvars.ContextVar("scans_of_current_trace", default=None)
+)
+
+
+def register_scan_call(scan: ir.ScanOperatorDef) -> None:
+    """Record that the field operator being traced calls `scan`."""
+    found = _scans_of_current_trace.get()
+    if found is not None:
+        _register_scan(found, scan)
+
+
+def _register_scan(found: dict[str, ir.ScanOperatorDef], scan: ir.ScanOperatorDef) -> None:
+    other = found.get(scan.name)
+    if other is not None and other != scan:
+        raise DefinitionError(f"two different scan operators are named {scan.name}; rename one")
+    found[scan.name] = scan
+
+
+def _all_callees(fop: FieldOperator) -> list[FieldOperator]:
+    """Every field operator that `fop` calls, directly or not, each once."""
+    seen: dict[int, FieldOperator] = {}
+    pending = list(fop.callees.values())
+    while pending:
+        callee = pending.pop()
+        if id(callee) not in seen:
+            seen[id(callee)] = callee
+            pending += callee.callees.values()
+    return list(seen.values())
 
 
 def _register(found: dict[str, FieldOperator], fop: FieldOperator) -> None:

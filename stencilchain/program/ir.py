@@ -168,6 +168,20 @@ class Call:
 
 
 @dataclasses.dataclass(frozen=True)
+class ScanCall:
+    """A call of a scan operator of the same program, by name, inside a field operator: the
+    scan's result (a field, or a tuple of fields, over the scan's dimensions) at each point.
+
+    It lives only while a program is traced: `ProgramTrace.record_call` lowers it into
+    program calls that make temporaries (the scan's arguments, then the scan), and a Ref
+    to them, so no program and no backend holds one (`LOWERED_WHEN_TRACED`)."""
+
+    callee: str
+    args: tuple[Expr, ...]
+    type: FieldType | TupleType
+
+
+@dataclasses.dataclass(frozen=True)
 class Broadcast:
     """`expr` (a scalar, or a field over a subset of `type.dims`) as a field over
     `type.dims`: its value at a point is `expr`'s at that point's indices along `expr`'s own
@@ -238,6 +252,7 @@ Expr = Union[
     MathCall,
     Cast,
     Call,
+    ScanCall,
     Broadcast,
     Index,
     NeighborShift,
@@ -247,6 +262,9 @@ Expr = Union[
 ]
 # Every expression node class: the one list that visitors and the coverage test go by.
 EXPR_NODES: tuple[type[Expr], ...] = typing.get_args(Expr)
+# The nodes that only tracing makes and that the program trace lowers away: the visitors
+# of the backends never see one (tests/program/test_ir_coverage.py exempts them there).
+LOWERED_WHEN_TRACED: tuple[type[Expr], ...] = (ScanCall,)
 
 R = TypeVar("R")
 
@@ -319,6 +337,12 @@ class ExprVisitor(Generic[R]):
         try:
             method = self._dispatch[type(expr)]
         except KeyError:
+            if type(expr) in LOWERED_WHEN_TRACED:
+                raise TypeError(
+                    f"internal error: {type(self).__name__} was given an IR node "
+                    f"{type(expr).__name__}, which the program trace lowers into program calls "
+                    "before any backend sees the program"
+                ) from None
             raise TypeError(
                 f"{type(self).__name__} does not handle the IR node {type(expr).__name__}; "
                 f"define {type(self).__name__}.visit_{type(expr).__name__}"

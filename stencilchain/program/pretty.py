@@ -63,6 +63,9 @@ class ExprFormatter(ir.ExprVisitor[str]):
     def visit_Call(self, expr: ir.Call) -> str:
         return f"{expr.callee}({', '.join(self.visit(a) for a in expr.args)})"
 
+    def visit_ScanCall(self, expr: ir.ScanCall) -> str:
+        return f"{expr.callee}({', '.join(self.visit(a) for a in expr.args)})"
+
     def visit_MakeTuple(self, expr: ir.MakeTuple) -> str:
         return f"({', '.join(self.visit(e) for e in expr.elems)})"
 

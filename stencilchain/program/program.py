@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from stencilchain.errors import DefinitionError, user_location
@@ -10,10 +10,19 @@ from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.extents import field_operator_reads
+from stencilchain.program.extents import Extents, ExtentsWalker, field_operator_reads
 from stencilchain.program.field_operator import FieldOperator, check_argument
+from stencilchain.program.pretty import format_expr
+from stencilchain.program.scan_lowering import (
+    innermost_scan_call,
+    read_offsets,
+    refs_in,
+    replace,
+    shifted_domain,
+)
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
+from stencilchain.program.transforms import inline_calls, substitute
 from stencilchain.program.types import parameter_types
 
 
@@ -70,6 +79,8 @@ class ProgramTrace:
         self.params = params
         self.calls: list[ir.ProgramCall] = []
         self.fops: dict[str, ir.FieldOperatorDef] = {}
+        # every field operator that calls name, also those lowered into others
+        self.seen_fops: dict[str, ir.FieldOperatorDef] = {}
         self.scans: dict[str, ir.ScanOperatorDef] = {}
         self.written: dict[str, ir.Domain] = {}
         self.temporaries: list[ir.Param] = []
@@ -85,24 +96,9 @@ class ProgramTrace:
         out = kwargs.pop("out", None)
         domain = kwargs.pop("domain", None)
         where = f"call of {fop.name} in program {self.name}"
-        for name, definition in fop.definitions().items():
-            known = self.fops.get(name)
-            if known is not None and known != definition:
-                raise DefinitionError(f"{where}: two different field operators are named {name}")
-            if name in self.scans:
-                raise DefinitionError(
-                    f"{where}: a field operator and a scan operator are both named {name}"
-                )
-            self.fops[name] = definition
-        if isinstance(fop, ScanOperator):
-            known_scan = self.scans.get(fop.name)
-            if known_scan is not None and known_scan != fop.definition:
-                raise DefinitionError(f"{where}: two different scan operators are named {fop.name}")
-            if fop.name in self.fops:
-                raise DefinitionError(
-                    f"{where}: a field operator and a scan operator are both named {fop.name}"
-                )
-            self.scans[fop.name] = fop.definition
+        scans = {fop.name: fop.definition} if isinstance(fop, ScanOperator) else fop.scans()
+        lowered = isinstance(fop, FieldOperator) and bool(scans)
+        self._register(fop.definitions(), scans, where, in_program=not lowered)
         exprs = []
         for param, arg in zip(fop.definition.params, fop.bind(args, kwargs)):
             if isinstance(arg, ProgramArg):
@@ -114,37 +110,15 @@ class ProgramTrace:
                     f"{where}: a traced field operator value cannot reach a program"
                 )
             exprs.append(check_argument(fop.name, param, arg))
-        made = self._make_temporaries(fop, where) if out is None else None
+        if lowered:
+            assert isinstance(fop, FieldOperator)
+            return self._record_with_scans(fop, tuple(exprs), out, domain, where)
+        made = self._make_temporaries(fop.return_type, where) if out is None else None
         if made is not None:
             out = made if isinstance(fop.return_type, ir.TupleType) else made[0]
         outs = self._outputs(fop, out, where)
-        if isinstance(fop, ScanOperator):  # a scan reads its arguments at the current point
-            extents = {
-                p.name: {d: (0, 0) for d in p.type.dims}
-                for p in fop.definition.params
-                if isinstance(p.type, ir.FieldType)
-            }
-            gathered: dict[str, set[Dimension]] = {}
-        else:
-            extents, gathered = field_operator_reads(fop.definition, self.fops)
-        for param, expr in zip(fop.definition.params, exprs):
-            if isinstance(expr, ir.Ref) and param.name in gathered:
-                self._check_gathered_read(where, expr.name, gathered[param.name])
-        read: dict[str, dict[Dimension, tuple[int, int]]] = {}
-        for param, expr in zip(fop.definition.params, exprs):
-            if isinstance(expr, ir.Ref) and param.name in extents:
-                for dim, (lo, hi) in extents[param.name].items():
-                    old = read.setdefault(expr.name, {}).get(dim)
-                    read[expr.name][dim] = (
-                        (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
-                    )
-        for name in outs:
-            for dim, (lo, hi) in read.get(name, {}).items():
-                if (lo, hi) != (0, 0):
-                    raise DefinitionError(
-                        f"{where}: writes '{name}', which it also reads at offsets "
-                        f"{dim.name}{lo:+d}..{dim.name}{hi:+d}; write to another field"
-                    )
+        read = self._reads(fop.definition, tuple(exprs), where)
+        self._check_outputs_not_read_around(where, outs, read)
         out_type = fop.return_type
         dims = out_type.dims if isinstance(out_type, ir.FieldType) else out_type.elems[0].dims
         call_domain = self._domain(where, dims, read, domain)
@@ -176,11 +150,210 @@ class ProgramTrace:
     def is_temporary(self, name: str) -> bool:
         return any(t.name == name for t in self.temporaries)
 
-    def _make_temporaries(
-        self, fop: FieldOperator | ScanOperator, where: str
-    ) -> tuple[ProgramArg, ...]:
-        """New temporaries for the result of `fop`, one per field it returns."""
+    def _register(
+        self,
+        fops: Mapping[str, ir.FieldOperatorDef],
+        scans: Mapping[str, ir.ScanOperatorDef],
+        where: str,
+        in_program: bool,
+    ) -> None:
+        """Check the names of the operators a call uses against those seen before, and keep
+        them: the field operators only when the program calls them as they are
+        (`in_program`; one that calls scans is lowered into others)."""
+        for name, definition in fops.items():
+            known = self.seen_fops.get(name)
+            if known is not None and known != definition:
+                raise DefinitionError(f"{where}: two different field operators are named {name}")
+            if name in self.scans or name in scans:
+                raise DefinitionError(
+                    f"{where}: a field operator and a scan operator are both named {name}"
+                )
+            self.seen_fops[name] = definition
+            if in_program:
+                self.fops[name] = definition
+        for name, scan in scans.items():
+            known_scan = self.scans.get(name)
+            if known_scan is not None and known_scan != scan:
+                raise DefinitionError(f"{where}: two different scan operators are named {name}")
+            if name in self.seen_fops:
+                raise DefinitionError(
+                    f"{where}: a field operator and a scan operator are both named {name}"
+                )
+            self.scans[name] = scan
+
+    def _reads(
+        self,
+        definition: ir.FieldOperatorDef | ir.ScanOperatorDef,
+        exprs: tuple[ir.Expr, ...],
+        where: str,
+    ) -> Extents:
+        """The offsets at which a call of `definition` with arguments `exprs` (Refs to
+        program fields, or scalars) reads each program field."""
+        if isinstance(definition, ir.ScanOperatorDef):  # reads its arguments at the point
+            extents = {
+                p.name: {d: (0, 0) for d in p.type.dims}
+                for p in definition.params
+                if isinstance(p.type, ir.FieldType)
+            }
+        else:
+            extents, gathered = field_operator_reads(definition, self.fops)
+            for param, expr in zip(definition.params, exprs):
+                if isinstance(expr, ir.Ref) and param.name in gathered:
+                    self._check_gathered_read(where, expr.name, gathered[param.name])
+        read: Extents = {}
+        for param, expr in zip(definition.params, exprs):
+            if isinstance(expr, ir.Ref) and param.name in extents:
+                for dim, (lo, hi) in extents[param.name].items():
+                    old = read.setdefault(expr.name, {}).get(dim)
+                    read[expr.name][dim] = (
+                        (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+                    )
+        return read
+
+    def _check_outputs_not_read_around(
+        self, where: str, outs: tuple[str, ...], read: Extents
+    ) -> None:
+        for name in outs:
+            for dim, (lo, hi) in read.get(name, {}).items():
+                if (lo, hi) != (0, 0):
+                    raise DefinitionError(
+                        f"{where}: writes '{name}', which it also reads at offsets "
+                        f"{dim.name}{lo:+d}..{dim.name}{hi:+d}; write to another field"
+                    )
+
+    def _record_with_scans(
+        self,
+        fop: FieldOperator,
+        exprs: tuple[ir.Expr, ...],
+        out: object,
+        domain: object,
+        where: str,
+    ) -> ProgramArg | tuple[ProgramArg, ...] | None:
+        """Record a call of `fop`, which calls scan operators, as program calls that the
+        backends run as ever: over the call's domain D (inferred or given as for any call,
+        a scan reading its arguments where its result is read), innermost scan first, a
+        field operator computes the scan's arguments that are not program fields into
+        temporaries, and the scan runs over D extended by the offsets at which its result
+        is read, into temporaries; then the rest of the body, reading those, writes `out`."""
         rt = fop.return_type
+        if out is not None:
+            outs: tuple[str, ...] | None = self._outputs(fop, out, where)
+        else:
+            outs = None
+        body = inline_calls(fop.definition.body, fop.definitions())
+        body = substitute(body, {p.name: e for p, e in zip(fop.definition.params, exprs)})
+        walker = ExtentsWalker({})
+        walker.visit(body, {})
+        read = walker.extents
+        if outs is not None:
+            self._check_outputs_not_read_around(where, outs, read)
+        dims = rt.dims if isinstance(rt, ir.FieldType) else rt.elems[0].dims
+        call_domain = self._domain(where, dims, read, domain)
+        while (scan_call := innermost_scan_call(body)) is not None:
+            scan = self.scans[scan_call.callee]
+            scan_domain = shifted_domain(call_domain, scan.dims, read_offsets(body, scan_call))
+            args = self._scan_arguments(fop, scan, scan_call, scan_domain, where)
+            results = self._record_lowered(where, scan, args, None, scan_domain)
+            refs = tuple(ir.Ref(name, self._field_type(name)) for name in results)
+            value = _tuple_of(refs) if scan.tuple_state else refs[0]
+            body = inline_calls(replace(body, scan_call, value), {})
+        final = ir.FieldOperatorDef(
+            self._new_fop_name(f"{fop.name}__call{len(self.calls)}"), _params_of(body), body
+        )
+        args = tuple(ir.Ref(p.name, p.type) for p in final.params)
+        outs = self._record_lowered(where, final, args, outs, call_domain)
+        if out is not None:
+            return None
+        made = tuple(ProgramArg(self, ir.Ref(n, self._field_type(n)), temporary=True) for n in outs)
+        self.makers.append((outs, where, user_location()))
+        return made if isinstance(rt, ir.TupleType) else made[0]
+
+    def _scan_arguments(
+        self,
+        fop: FieldOperator,
+        scan: ir.ScanOperatorDef,
+        scan_call: ir.ScanCall,
+        scan_domain: ir.Domain,
+        where: str,
+    ) -> tuple[ir.Expr, ...]:
+        """The arguments of a program call of `scan` for `scan_call`: program fields and
+        scalars as they are; every other field argument computed into a temporary by one
+        field operator over the scan's domain."""
+        for param, arg in zip(scan.params, scan_call.args):
+            if not isinstance(param.type, ir.FieldType) and not isinstance(
+                arg, (ir.Ref, ir.Literal)
+            ):
+                raise DefinitionError(
+                    f"{where}: argument '{param.name}' of scan operator {scan.name}, called "
+                    f"in field operator {fop.name}, is the scalar expression "
+                    f"{format_expr(arg)}; a scan's scalar arguments are scalar parameters of "
+                    "the program or literals (pass the value as a program parameter)"
+                )
+
+        def is_computed(param: ir.Param, arg: ir.Expr) -> bool:
+            return isinstance(param.type, ir.FieldType) and not isinstance(arg, ir.Ref)
+
+        computed = [a for p, a in zip(scan.params, scan_call.args) if is_computed(p, a)]
+        if not computed:
+            return scan_call.args
+        body = computed[0] if len(computed) == 1 else _tuple_of(computed)
+        name = self._new_fop_name(f"{fop.name}__{scan.name}_args{len(self.calls)}")
+        args_fop = ir.FieldOperatorDef(name, _params_of(body), body)
+        refs = tuple(ir.Ref(p.name, p.type) for p in args_fop.params)
+        made = iter(self._record_lowered(where, args_fop, refs, None, scan_domain))
+        return tuple(
+            ir.Ref(next(made), param.type) if is_computed(param, arg) else arg
+            for param, arg in zip(scan.params, scan_call.args)
+        )
+
+    def _new_fop_name(self, name: str) -> str:
+        """`name`, with underscores added while an operator of this program has it."""
+        while name in self.seen_fops or name in self.fops or name in self.scans:
+            name += "_"
+        return name
+
+    def _field_type(self, name: str) -> ir.FieldType:
+        """The type of the field parameter or temporary called `name`."""
+        for p in (*self.params, *self.temporaries):
+            if p.name == name and isinstance(p.type, ir.FieldType):
+                return p.type
+        raise KeyError(name)
+
+    def _record_lowered(
+        self,
+        where: str,
+        definition: ir.FieldOperatorDef | ir.ScanOperatorDef,
+        args: tuple[ir.Expr, ...],
+        outs: tuple[str, ...] | None,
+        domain: ir.Domain,
+    ) -> tuple[str, ...]:
+        """Record a call that lowering a scan made, over `domain` (its bounds given, its
+        halo set here from the call's reads), writing `outs` or new temporaries (None);
+        returns the names written."""
+        if isinstance(definition, ir.FieldOperatorDef):
+            self.fops[definition.name] = definition
+        if outs is None:
+            made = self._make_temporaries(definition.return_type, where)
+            self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
+            outs = tuple(t.ref.name for t in made)
+        read = self._reads(definition, args, where)
+        dims = []
+        for dd in domain.dims:
+            lo = max([0] + [-ext[dd.dim][0] for ext in read.values() if dd.dim in ext])
+            hi = max([0] + [ext[dd.dim][1] for ext in read.values() if dd.dim in ext])
+            if len(dd.starts) == 1 and len(dd.stops) == 1:
+                self._check_temporary_reads(where, dd.dim, dd.starts[0], dd.stops[0], read)
+            dims.append(ir.DimDomain(dd.dim, dd.starts, dd.stops, (lo, hi)))
+        call_domain = ir.Domain(tuple(dims), explicit=domain.explicit)
+        self.calls.append(ir.ProgramCall(definition.name, args, outs, call_domain))
+        for name in outs:
+            self.written[name] = call_domain
+        return outs
+
+    def _make_temporaries(
+        self, rt: ir.FieldType | ir.TupleType, where: str
+    ) -> tuple[ProgramArg, ...]:
+        """New temporaries for a result of type `rt`, one per field."""
         types = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
         sized = {d for p in self.params if isinstance(p.type, ir.FieldType) for d in p.type.dims}
         taken = {p.name for p in self.params} | {t.name for t in self.temporaries}
@@ -502,6 +675,19 @@ def _connectivities_in(expr: ir.Expr, found: dict[str, Connectivity]) -> None:
         found.setdefault(expr.connectivity.name, expr.connectivity)
     for child in ir.children(expr):
         _connectivities_in(child, found)
+
+
+def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:
+    """A tuple of field expressions."""
+    types = tuple(e.type for e in elems)
+    assert all(isinstance(t, ir.FieldType) for t in types)
+    return ir.MakeTuple(tuple(elems), ir.TupleType(types))  # type: ignore[arg-type]
+
+
+def _params_of(body: ir.Expr) -> tuple[ir.Param, ...]:
+    """The parameters of a field operator made of `body`, written in a program's names:
+    the names it reads, in the order they first appear."""
+    return tuple(ir.Param(ref.name, ref.type) for ref in refs_in(body))
 
 
 def _tightest(bounds: list[ir.Bound], pick: Callable[[list[int]], int]) -> tuple[ir.Bound, ...]:

@@ -3,7 +3,7 @@
 The function `(state, *values) -> new_state` is called once with symbolic scalars: the
 previous state and the arguments' values at the current level. Its body is pointwise
 scalar arithmetic; a shift inside it is a DefinitionError (shift the arguments before
-the scan, in a field operator whose result the scan reads).
+the scan: call it from a field operator as `scan(f(K - 1))`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,20 @@ from stencilchain.program import ir
 from stencilchain.program.branches import trace_branches
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, default_literal_dtype, from_numpy
-from stencilchain.program.field_operator import bind_call, dtype_probe
+from stencilchain.program.field_operator import (
+    bind_call,
+    check_argument,
+    dtype_probe,
+    register_scan_call,
+)
 from stencilchain.program.tracing import Symbol, as_expr, scan_being_traced, unify_dtype
 from stencilchain.program.types import parameter_types
 
 
 class ScanOperator:
-    """A traced scan operator. Call it from a @program like a field operator (with `out=`,
-    or without to make temporaries)."""
+    """A traced scan operator. Call it like a field operator: from a @program (with `out=`,
+    or without to make temporaries), or from a field operator (its result is a field or a
+    tuple of fields, which the program trace lowers into program calls)."""
 
     def __init__(
         self, fn: Callable[..., Any], axis: Dimension, forward: bool, init: object
@@ -150,14 +156,44 @@ class ScanOperator:
         if program_trace is not None:
             return program_trace.record_call(self, args, kwargs)
         if any(isinstance(a, Symbol) for a in (*args, *kwargs.values())):
-            raise DefinitionError(
-                f"scan operator {self.name} called inside a field operator; call it from a "
-                "@program (compute its shifted arguments into a temporary first)"
-            )
+            if "out" in kwargs or "domain" in kwargs:
+                raise DefinitionError(
+                    f"scan operator {self.name} called with out=/domain= inside a field "
+                    "operator; those belong to calls in a @program"
+                )
+            return self._traced_call(self.bind(args, kwargs))
         raise DefinitionError(
             f"scan operator {self.name} called with "
-            f"{', '.join(type(a).__name__ for a in args)}; call it from a @program"
+            f"{', '.join(type(a).__name__ for a in args)}; call it from a @program or "
+            "from a field operator"
         )
+
+    def _traced_call(self, args: list[object]) -> Symbol | tuple[Symbol, ...]:
+        """The call inside a field operator being traced: checked like a field operator's
+        call, its result a field (or a tuple of fields) over the scan's dimensions."""
+        if scan_being_traced.get() is not None:
+            raise DefinitionError(
+                f"scan operator {self.name} called inside scan operator "
+                f"{scan_being_traced.get()}; call both from a field operator"
+            )
+        exprs = []
+        for param, arg in zip(self.definition.params, args):
+            expr = check_argument(self.name, param, arg)
+            if not isinstance(param.type, ir.FieldType) and not isinstance(
+                expr, (ir.Ref, ir.Literal)
+            ):
+                raise DefinitionError(
+                    f"argument '{param.name}' of scan operator {self.name} is a scalar "
+                    "expression; a scan's scalar arguments are scalar parameters or literals "
+                    "(compute the value outside the scan, or pass a field)"
+                )
+            exprs.append(expr)
+        register_scan_call(self.definition)
+        rt = self.return_type
+        call = ir.ScanCall(self.name, tuple(exprs), rt)
+        if isinstance(rt, ir.TupleType):
+            return tuple(Symbol(ir.TupleGet(call, i, t)) for i, t in enumerate(rt.elems))
+        return Symbol(call)
 
 
 def _what(value: object) -> str:

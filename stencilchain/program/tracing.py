@@ -627,8 +627,9 @@ def index(dim: object) -> Symbol:
     if scan is not None:
         raise DefinitionError(
             f"sc.index inside scan operator {scan}: the body of a scan sees only the current "
-            f"level's values; compute sc.index({dim.name}) in a @field_operator into a "
-            "temporary and pass that to the scan"
+            f"level's values; pass sc.index({dim.name}) to the scan as an argument from the "
+            "field operator that calls it (a field over the scan's dimensions: "
+            f"sc.broadcast(sc.index({dim.name}), dims))"
         )
     return Symbol(ir.Index(dim, ir.FieldType((dim,), int64)))
 
@@ -648,13 +649,24 @@ def astype(value: object, dtype: ScalarType) -> Symbol:
     return Symbol(ir.Cast(value.expr, new_type))
 
 
+def _offsets_text(offsets: tuple[object, ...]) -> str:
+    """The offsets of a shift as the user wrote them, `K - 1` for one they did not."""
+    texts = []
+    for off in offsets:
+        if isinstance(off, Offset):
+            texts.append(repr(off))
+        elif isinstance(off, Dimension):
+            texts.append(off.name)
+    return ", ".join(texts) or "K - 1"
+
+
 def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
     scan = scan_being_traced.get()
     if scan is not None:
         raise DefinitionError(
             f"a shift inside scan operator {scan}: the body of a scan sees only the current "
-            "level's values; shift before the scan (compute the shifted values in a "
-            "@field_operator into a temporary and pass that to the scan)"
+            "level's values; shift the argument before calling the scan, in the field "
+            f"operator that calls it (`{scan}(f({_offsets_text(offsets)}))`)"
         )
     t = value.type
     if not isinstance(t, ir.FieldType):

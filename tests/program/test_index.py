@@ -75,7 +75,7 @@ def test_index_inside_a_scan_is_refused() -> None:
         def s(total, a: F):  # type: ignore[no-untyped-def]
             return total + a * sc.astype(sc.index(K), sc.float64)  # L:scan
 
-    assert_at(info.value, "scan", "sc.index inside scan operator s", "temporary")
+    assert_at(info.value, "scan", "sc.index inside scan operator s", "as an argument")
 
 
 def test_the_node() -> None:

@@ -1,0 +1,95 @@
+"""Expression helpers for lowering scans called inside field operators into program calls.
+
+The program trace (`ProgramTrace.record_call`) takes a field operator's body, inlined and
+written in the program's names, and replaces each `ir.ScanCall`, innermost first, by
+`Ref`s to temporaries that program calls make: these functions find the scan calls, the
+offsets at which their results are read, and the names an expression reads.
+"""
+
+from __future__ import annotations
+
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+
+Offsets = dict[Dimension, tuple[int, int]]
+
+
+def contains_scan_call(expr: ir.Expr) -> bool:
+    return isinstance(expr, ir.ScanCall) or any(contains_scan_call(c) for c in ir.children(expr))
+
+
+def innermost_scan_call(expr: ir.Expr) -> ir.ScanCall | None:
+    """The first scan call of `expr` (in field order) whose arguments hold no scan call."""
+    for child in ir.children(expr):
+        found = innermost_scan_call(child)
+        if found is not None:
+            return found
+    return expr if isinstance(expr, ir.ScanCall) else None
+
+
+def read_offsets(expr: ir.Expr, target: ir.ScanCall) -> Offsets:
+    """The range of offsets, per dimension of `target`'s result, at which `expr` reads it
+    (a scan reads its own arguments where its result is read)."""
+    found: Offsets = {}
+
+    def walk(node: ir.Expr, shift: Offsets) -> None:
+        if node == target:
+            for dim in _dims(target):
+                lo, hi = shift.get(dim, (0, 0))
+                old = found.get(dim)
+                found[dim] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+            return
+        if isinstance(node, ir.Shift):
+            inner = dict(shift)
+            for dim, amount in node.offsets:
+                lo, hi = inner.get(dim, (0, 0))
+                inner[dim] = (lo + amount, hi + amount)
+            walk(node.expr, inner)
+            return
+        for child in ir.children(node):
+            walk(child, shift)
+
+    walk(expr, {})
+    return found
+
+
+def replace(expr: ir.Expr, target: ir.Expr, replacement: ir.Expr) -> ir.Expr:
+    """`expr` with every sub-expression equal to `target` replaced by `replacement`."""
+    if expr == target:
+        return replacement
+    return ir.map_children(expr, lambda e: replace(e, target, replacement))
+
+
+def refs_in(*exprs: ir.Expr) -> tuple[ir.Ref, ...]:
+    """The names `exprs` read, each once, in the order they first appear."""
+    found: dict[str, ir.Ref] = {}
+
+    def walk(node: ir.Expr) -> None:
+        if isinstance(node, ir.Ref):
+            found.setdefault(node.name, node)
+        for child in ir.children(node):
+            walk(child)
+
+    for expr in exprs:
+        walk(expr)
+    return tuple(found.values())
+
+
+def shifted_domain(domain: ir.Domain, dims: tuple[Dimension, ...], offsets: Offsets) -> ir.Domain:
+    """`domain` over `dims` (a subset of its own), extended by `offsets`: the region where
+    a result read at those offsets from every point of `domain` is needed. Its halo is
+    left (0, 0) for the call that runs over it to set."""
+    by_dim = {dd.dim: dd for dd in domain.dims}
+    result = []
+    for dim in dims:
+        dd = by_dim[dim]
+        lo, hi = offsets.get(dim, (0, 0))
+        starts = tuple(ir.Bound(b.value + lo, b.from_end, b.param) for b in dd.starts)
+        stops = tuple(ir.Bound(b.value + hi, b.from_end, b.param) for b in dd.stops)
+        result.append(ir.DimDomain(dim, starts, stops, (0, 0)))
+    return ir.Domain(tuple(result), explicit=True)
+
+
+def _dims(expr: ir.ScanCall) -> tuple[Dimension, ...]:
+    t = expr.type
+    return t.dims if isinstance(t, ir.FieldType) else t.elems[0].dims
