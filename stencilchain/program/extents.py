@@ -105,12 +105,17 @@ class ExtentsWalker(ir.ExprVisitor[None]):
             self.gathered.setdefault(name, set()).update(dims_gathered)
 
     def visit_ScanCall(self, expr: ir.ScanCall, shift: _Interval) -> None:
-        """A scan reads its arguments at the point where its result is read. Its result
-        becomes a temporary the size of the arrays, so it is also recorded as a read of a
-        field named by `scan_result_key` (not an identifier: no parameter has that name)."""
+        """A scan reads its arguments at the points where its result is read, and along
+        its axis also at every level from where it starts (the call's point, or below it
+        for a forward scan read below, above it for a backward one: `scan_domain`). Its
+        result becomes a temporary the size of the arrays, so it is also recorded as a
+        read of a field named by `scan_result_key` (not an identifier: no parameter has
+        that name)."""
         dims = (expr.type if isinstance(expr.type, ir.FieldType) else expr.type.elems[0]).dims
-        self.visit_Ref(ir.Ref(scan_result_key(expr.callee), ir.FieldType(dims, _ANY)), shift)
-        self._visit_children(expr, shift)
+        covered = dict(shift)
+        covered[expr.axis] = scan_reach(shift.get(expr.axis, (0, 0)), expr.forward)
+        self.visit_Ref(ir.Ref(scan_result_key(expr.callee), ir.FieldType(dims, _ANY)), covered)
+        self._visit_children(expr, covered)
 
     def _visit_children(self, expr: ir.Expr, shift: _Interval) -> None:
         """A pointwise node reads its operands where it is read itself."""
@@ -128,3 +133,12 @@ class ExtentsWalker(ir.ExprVisitor[None]):
     visit_NeighborReduce = _visit_children  # its operand is read at every slot
     visit_MakeTuple = _visit_children
     visit_TupleGet = _visit_children
+
+
+def scan_reach(reads: tuple[int, int], forward: bool) -> tuple[int, int]:
+    """The offsets along a scan's axis, from a call's point, over which a scan whose result
+    the call reads at `reads` runs: from the call's first level (or the first read below
+    it) for a forward scan, down from its last (or the first read above it) for a backward
+    one, so that where a scan starts does not depend on where its result is read."""
+    lo, hi = reads
+    return (min(lo, 0), hi) if forward else (lo, max(hi, 0))

@@ -170,7 +170,8 @@ class Call:
 @dataclasses.dataclass(frozen=True)
 class ScanCall:
     """A call of a scan operator of the same program, by name, inside a field operator: the
-    scan's result (a field, or a tuple of fields, over the scan's dimensions) at each point.
+    scan's result (a field, or a tuple of fields, over the scan's dimensions) at each point;
+    `axis` and `forward` are the scan's.
 
     It lives only while a program is traced: `ProgramTrace.record_call` lowers it into
     program calls that make temporaries (the scan's arguments, then the scan), and a Ref
@@ -178,6 +179,8 @@ class ScanCall:
 
     callee: str
     args: tuple[Expr, ...]
+    axis: Dimension
+    forward: bool
     type: FieldType | TupleType
 
 

@@ -18,7 +18,7 @@ from stencilchain.program.scan_lowering import (
     read_offsets,
     refs_in,
     replace,
-    shifted_domain,
+    scan_domain,
 )
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
@@ -234,7 +234,8 @@ class ProgramTrace:
         a scan reading its arguments where its result is read), innermost scan first, a
         field operator computes the scan's arguments that are not program fields into
         temporaries, and the scan runs over D extended by the offsets at which its result
-        is read, into temporaries; then the rest of the body, reading those, writes `out`."""
+        is read (along its axis from D's first level on, forward, or its last down:
+        `scan_domain`), into temporaries; then the rest of the body, reading those, writes `out`."""
         rt = fop.return_type
         if out is not None:
             outs: tuple[str, ...] | None = self._outputs(fop, out, where)
@@ -251,9 +252,9 @@ class ProgramTrace:
         call_domain = self._domain(where, dims, read, domain)
         while (scan_call := innermost_scan_call(body)) is not None:
             scan = self.scans[scan_call.callee]
-            scan_domain = shifted_domain(call_domain, scan.dims, read_offsets(body, scan_call))
-            args = self._scan_arguments(fop, scan, scan_call, scan_domain, where)
-            results = self._record_lowered(where, scan, args, None, scan_domain)
+            domain_of_scan = scan_domain(call_domain, scan, read_offsets(body, scan_call))
+            args = self._scan_arguments(fop, scan, scan_call, domain_of_scan, where)
+            results = self._record_lowered(where, scan, args, None, domain_of_scan)
             refs = tuple(ir.Ref(name, self._field_type(name)) for name in results)
             value = _tuple_of(refs) if scan.tuple_state else refs[0]
             body = inline_calls(replace(body, scan_call, value), {})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.extents import scan_reach
 
 Offsets = dict[Dimension, tuple[int, int]]
 
@@ -73,6 +74,16 @@ def refs_in(*exprs: ir.Expr) -> tuple[ir.Ref, ...]:
     for expr in exprs:
         walk(expr)
     return tuple(found.values())
+
+
+def scan_domain(domain: ir.Domain, scan: ir.ScanOperatorDef, offsets: Offsets) -> ir.Domain:
+    """Where a scan called in a field operator runs: over the call's `domain` moved by the
+    `offsets` at which its result is read, and along its axis from the domain's first level
+    (forward; its last, backward) or beyond it where the result is read beyond it
+    (`scan_reach`), so that where it starts does not depend on where it is read."""
+    covered = dict(offsets)
+    covered[scan.axis] = scan_reach(offsets.get(scan.axis, (0, 0)), scan.forward)
+    return shifted_domain(domain, scan.dims, covered)
 
 
 def shifted_domain(domain: ir.Domain, dims: tuple[Dimension, ...], offsets: Offsets) -> ir.Domain:

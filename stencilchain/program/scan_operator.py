@@ -190,7 +190,9 @@ class ScanOperator:
             exprs.append(expr)
         register_scan_call(self.definition)
         rt = self.return_type
-        call = ir.ScanCall(self.name, tuple(exprs), rt)
+        call = ir.ScanCall(
+            self.name, tuple(exprs), self.definition.axis, self.definition.forward, rt
+        )
         if isinstance(rt, ir.TupleType):
             return tuple(Symbol(ir.TupleGet(call, i, t)) for i, t in enumerate(rt.elems))
         return Symbol(call)

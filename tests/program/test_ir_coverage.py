@@ -79,7 +79,7 @@ def test_an_incomplete_visitor_is_flagged() -> None:
     assert missing_nodes(WithoutCast) == "WithoutCast does not handle Cast"
     assert set(OnlyLiterals.unhandled()) == set(ir.EXPR_NODES) - {ir.Literal}
     assert OnlyLiterals().visit(ir.Literal(1.5, sc.float64)) == "1.5"
-    scan_call = ir.ScanCall("s", (), ir.FieldType((I,), sc.float64))
+    scan_call = ir.ScanCall("s", (), I, True, ir.FieldType((I,), sc.float64))
     with pytest.raises(
         TypeError, match="internal error: OnlyLiterals was given an IR node ScanCall"
     ):

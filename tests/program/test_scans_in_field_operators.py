@@ -294,8 +294,9 @@ def test_a_scan_of_a_scan_runs_the_inner_one_first() -> None:
     (f,) = fields(1, 9)
     out = np.zeros(SHAPE)
     double_integral(f, out)
-    # the outer scan covers [0, end - 1); the inner one, read at K + 1 only, [1, end)
-    inner = np.cumsum(f[..., 1:], axis=2)
+    # the outer scan covers [0, end - 1); the inner one, read at K + 1, starts at the
+    # domain's first level all the same: [0, end)
+    inner = np.cumsum(f, axis=2)[..., 1:]
     expected = np.zeros(SHAPE)
     expected[..., :-1] = np.cumsum(inner - f[..., :-1], axis=2)
     np.testing.assert_allclose(out, expected, rtol=1e-12)
