@@ -31,8 +31,9 @@ from stencilchain.program.dimensions import Dimension, Offset
 from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
 from stencilchain.program.field_operator import FieldOperator, field_operator
 from stencilchain.program.program import Program, program
+from stencilchain.program.regions import size
 from stencilchain.program.scan_operator import ScanOperator, scan_operator
-from stencilchain.program.tracing import astype, broadcast, index, where
+from stencilchain.program.tracing import astype, broadcast, concat_where, index, where
 from stencilchain.program.types import Field
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ __all__ = [
     "backends",
     "bool_",
     "broadcast",
+    "concat_where",
     "errors",
     "field_operator",
     "float32",
@@ -73,6 +75,7 @@ __all__ = [
     "math",
     "program",
     "scan_operator",
+    "size",
     "where",
 ]
 

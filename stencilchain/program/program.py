@@ -9,7 +9,7 @@ from stencilchain.errors import DefinitionError, user_location
 from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.extents import field_operator_extents
+from stencilchain.program.extents import Reads, field_operator_reads
 from stencilchain.program.field_operator import FieldOperator, check_argument
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
@@ -118,31 +118,48 @@ class ProgramTrace:
             out = made if isinstance(fop.return_type, ir.TupleType) else made[0]
         outs = self._outputs(fop, out, where)
         if isinstance(fop, ScanOperator):  # a scan reads its arguments at the current point
-            extents = {
-                p.name: {d: (0, 0) for d in p.type.dims}
-                for p in fop.definition.params
-                if isinstance(p.type, ir.FieldType)
-            }
+            reads = Reads(
+                {
+                    p.name: {d: (0, 0) for d in p.type.dims}
+                    for p in fop.definition.params
+                    if isinstance(p.type, ir.FieldType)
+                },
+                {},
+            )
         else:
-            extents = field_operator_extents(fop.definition, self.fops)
+            reads = field_operator_reads(fop.definition, self.fops)
+        # `read`: everywhere; `windows`: per dimension, reads only where a concat_where's
+        # branch is selected. A field that an earlier call wrote holds values only where
+        # that call wrote: its window reads count as reads everywhere (the conservative side).
         read: dict[str, dict[Dimension, tuple[int, int]]] = {}
+        windows: dict[Dimension, dict[tuple[ir.Interval, int], tuple[int, int]]] = {}
+        windowed: dict[str, dict[Dimension, tuple[int, int]]] = {}
         for param, expr in zip(fop.definition.params, exprs):
-            if isinstance(expr, ir.Ref) and param.name in extents:
-                for dim, (lo, hi) in extents[param.name].items():
-                    old = read.setdefault(expr.name, {}).get(dim)
-                    read[expr.name][dim] = (
+            if not isinstance(expr, ir.Ref):
+                continue
+            for dim, (lo, hi) in reads.extents.get(param.name, {}).items():
+                _widen(read, expr.name, dim, lo, hi)
+            for dim, by_window in reads.windows.get(param.name, {}).items():
+                for (interval, shift), (lo, hi) in by_window.items():
+                    if expr.name in self.written:
+                        _widen(read, expr.name, dim, shift + lo, shift + hi)
+                        continue
+                    _widen(windowed, expr.name, dim, shift + lo, shift + hi)
+                    old = windows.setdefault(dim, {}).get((interval, shift))
+                    windows[dim][(interval, shift)] = (
                         (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
                     )
         for name in outs:
-            for dim, (lo, hi) in read.get(name, {}).items():
-                if (lo, hi) != (0, 0):
-                    raise DefinitionError(
-                        f"{where}: writes '{name}', which it also reads at offsets "
-                        f"{dim.name}{lo:+d}..{dim.name}{hi:+d}; write to another field"
-                    )
+            for ext in (read.get(name, {}), windowed.get(name, {})):
+                for dim, (lo, hi) in ext.items():
+                    if (lo, hi) != (0, 0):
+                        raise DefinitionError(
+                            f"{where}: writes '{name}', which it also reads at offsets "
+                            f"{dim.name}{lo:+d}..{dim.name}{hi:+d}; write to another field"
+                        )
         out_type = fop.return_type
         dims = out_type.dims if isinstance(out_type, ir.FieldType) else out_type.elems[0].dims
-        call_domain = self._domain(where, dims, read, domain)
+        call_domain = self._domain(where, dims, read, domain, windows)
         self.calls.append(ir.ProgramCall(fop.name, tuple(exprs), outs, call_domain))
         for name in outs:
             self.written[name] = call_domain
@@ -219,6 +236,7 @@ class ProgramTrace:
         dims: tuple[Dimension, ...],
         read: dict[str, dict[Dimension, tuple[int, int]]],
         given: object,
+        windows: Mapping[Dimension, Mapping[tuple[ir.Interval, int], tuple[int, int]]],
     ) -> ir.Domain:
         if given is not None and not isinstance(given, Mapping):
             raise DefinitionError(
@@ -235,12 +253,20 @@ class ProgramTrace:
         for dim in dims:
             lo = max([0] + [-ext[dim][0] for ext in read.values() if dim in ext])
             hi = max([0] + [ext[dim][1] for ext in read.values() if dim in ext])
+            dim_windows = tuple(
+                ir.Window(interval, shift, reads)
+                for (interval, shift), reads in windows.get(dim, {}).items()
+                if not _outside_every_domain(interval, shift)
+            )
             if dim in given:
                 starts, stops = self._explicit_bounds(where, dim, given[dim], lo, hi)
                 self._check_temporary_reads(where, dim, starts[0], stops[0], read)
             else:
+                for window in dim_windows:
+                    wlo, whi = _window_halo(window)
+                    lo, hi = max(lo, wlo), max(hi, whi)
                 starts, stops = self._inferred_bounds(where, dim, read, lo, hi)
-            result.append(ir.DimDomain(dim, starts, stops, (lo, hi)))
+            result.append(ir.DimDomain(dim, starts, stops, (lo, hi), dim_windows))
         return ir.Domain(tuple(result), explicit=bool(given))
 
     def _explicit_bounds(
@@ -415,6 +441,38 @@ class ProgramTrace:
             tuple(self.temporaries),
             tuple(self.scans.values()),
         )
+
+
+def _widen(
+    reads: dict[str, dict[Dimension, tuple[int, int]]], name: str, dim: Dimension, lo: int, hi: int
+) -> None:
+    old = reads.setdefault(name, {}).get(dim)
+    reads[name][dim] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+
+
+def _outside_every_domain(interval: ir.Interval, shift: int) -> bool:
+    """Whether no point of any domain (inside the array: `[0, size)`) is evaluated inside
+    `interval` at `shift`: a stop from the start at or below `shift`, or a start from the
+    end at or above it."""
+    return any(not b.from_end and b.value <= shift for b in interval.stops) or any(
+        b.from_end and b.value >= shift for b in interval.starts
+    )
+
+
+def _window_halo(window: ir.Window) -> tuple[int, int]:
+    """How far a window's reads narrow an inferred domain, below and above: not at all on a
+    side where its interval keeps the reads inside the array (a start from the first index
+    with `start + lo >= 0`, a stop from the end with `stop + hi <= 0`) or bounds it from the
+    other end (checked at the call, like an explicit domain); elsewhere like reads
+    everywhere at the window's offsets."""
+    rlo, rhi = window.reads
+    starts, stops = window.interval.starts, window.interval.stops
+    low_inside = any(b.from_end or b.value + rlo >= 0 for b in starts)
+    high_inside = any(not b.from_end or b.value + rhi <= 0 for b in stops)
+    return (
+        0 if low_inside else max(0, -(window.shift + rlo)),
+        0 if high_inside else max(0, window.shift + rhi),
+    )
 
 
 def _tightest(bounds: list[ir.Bound], pick: Callable[[list[int]], int]) -> tuple[ir.Bound, ...]:

@@ -128,7 +128,8 @@ def every_node(f: F, a: sc.float64, g: FIJ) -> FIJ:
     first = halves(f(I + 1))[0]  # Call, TupleGet, Shift
     picked = sc.where(f > a, sc.math.sqrt(f), first)  # Where, MathCall, Binary, Ref
     cast = sc.astype(sc.astype(picked, sc.float32), sc.float64) + 2.0  # Cast, Literal
-    return cast * g + sc.astype(sc.index(J), sc.float64)  # Broadcast, Index
+    edge = sc.concat_where(J == 0, g(J + 1), g)  # ConcatWhere
+    return cast * edge + sc.astype(sc.index(J), sc.float64)  # Broadcast, Index
 
 
 @sc.program

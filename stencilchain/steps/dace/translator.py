@@ -868,7 +868,7 @@ class _Tasklet:
         self.dims = dims
         self.inputs: dict[str, str] = {}
         self.outputs: dict[str, str] = {}
-        self._reads: dict[tuple[str, Position], str] = {}
+        self._reads: dict[tuple[str, Position, tuple[Dimension, ...]], str] = {}
         self.emitter = ExpressionEmitter(
             self.read,
             lambda name: self.read(name, {}),
@@ -893,7 +893,9 @@ class _Tasklet:
             statements.append(f"{connector} = {value};")
         return "\n".join(statements)
 
-    def subset(self, name: str, pos: Position) -> str:
+    def subset(self, name: str, pos: Position, clamped: tuple[Dimension, ...] = ()) -> str:
+        """The memlet subset of `name` at `pos`; along the `clamped` dimensions the index is
+        kept inside the array (see `read`)."""
         ftype = self.params[name]
         assert isinstance(ftype, ir.FieldType)
         amounts = dict(pos)
@@ -903,9 +905,12 @@ class _Tasklet:
                 raise ValueError(f"field '{name}' is read along {dim.name}, not in the domain")
             amount = amounts.get(dim, 0)
             sign = "+" if amount > 0 else "-"
-            indices.append(
+            index = (
                 index_symbol(dim) if amount == 0 else f"{index_symbol(dim)} {sign} {abs(amount)}"
             )
+            if dim in clamped and amount != 0:
+                index = f"Min(Max({index}, 0), {size_symbol(dim)} - 1)"
+            indices.append(index)
         return ", ".join(indices)
 
     def read(self, name: str, pos: Mapping[Dimension, int]) -> str:
@@ -914,13 +919,17 @@ class _Tasklet:
         # a field over fewer dimensions than the domain (broadcast) is one access whatever
         # the offsets along the others
         own = {d: a for d, a in pos.items() if isinstance(ptype, ir.FieldType) and d in ptype.dims}
-        key = (name, position(own) if isinstance(ptype, ir.FieldType) else ())
+        # a memlet is read before the tasklet runs, also where its concat_where branch is not
+        # selected: along the branch's dimension its index is clamped into the array, which
+        # changes nothing where the branch is selected (its reads are checked to be inside)
+        clamped = tuple(d for d in self.emitter.guarded if own.get(d, 0) != 0)
+        key = (name, position(own) if isinstance(ptype, ir.FieldType) else (), clamped)
         connector = self._reads.get(key)
         if connector is None:
             connector = f"{self.prefix}in{len(self._reads)}_{name}"
             self._reads[key] = connector
             if isinstance(ptype, ir.FieldType):
-                self.inputs[connector] = f"{name}[{self.subset(name, key[1])}]"
+                self.inputs[connector] = f"{name}[{self.subset(name, key[1], clamped)}]"
             else:
                 self.inputs[connector] = f"{name}[0]"
         return connector
