@@ -28,6 +28,7 @@ from stencilchain.examples import (
     tridiagonal,
     tuple_chain,
     upwind,
+    vertical_advection,
 )
 
 ALL_EXAMPLES: list[ModuleType] = [
@@ -38,6 +39,7 @@ ALL_EXAMPLES: list[ModuleType] = [
     upwind,
     tuple_chain,
     tridiagonal,
+    vertical_advection,
 ]
 
 __all__ = [
@@ -49,4 +51,5 @@ __all__ = [
     "tridiagonal",
     "tuple_chain",
     "upwind",
+    "vertical_advection",
 ]

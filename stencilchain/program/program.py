@@ -266,6 +266,10 @@ class ProgramTrace:
                     wlo, whi = _window_halo(window)
                     lo, hi = max(lo, wlo), max(hi, whi)
                 starts, stops = self._inferred_bounds(where, dim, read, lo, hi)
+            # a window whose reads stay inside the halo's adds no check
+            dim_windows = tuple(
+                w for w in dim_windows if w.shift + w.reads[0] < -lo or w.shift + w.reads[1] > hi
+            )
             result.append(ir.DimDomain(dim, starts, stops, (lo, hi), dim_windows))
         return ir.Domain(tuple(result), explicit=bool(given))
 
