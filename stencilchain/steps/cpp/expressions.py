@@ -5,7 +5,9 @@ and reads are used in place. A node is emitted at a position (an offset per dime
 the current point); shifts move it. How fields and scalars are read is the family's
 (callbacks: GTFN indexes pointers, DaCe names a tasklet's connectors), and so are the
 policy knobs: common-subexpression sharing, float literals in hex or shortest decimal,
-tuples, and calls of field operators (GTFN without transforms).
+tuples, and calls of field operators (GTFN without transforms). A concat_where's branches
+are `if`/`else` blocks of their own statements: nothing of a branch runs where it is not
+selected, and sharing reaches into a branch but never out of it.
 
 The meaning is NumPy's exactly, on every compiler and without special flags: float32
 stays float32 (literals are cast), integer `+ - *`, unary `-`, `abs` and `**` wrap around

@@ -22,6 +22,11 @@ The SDFG of a program (see `DaCeTranslator`):
   the stops, `Bound.from_end` counting from `n_<dim>`) around one C++ tasklet that computes
   the inlined body: one input connector per distinct (field, offset) read, with a memlet
   such as `f[i_I + 1, i_J]`, one per scalar read, and one output connector per output.
+- a `sc.concat_where` is an `if`/`else` in the tasklet's code; DaCe reads every memlet
+  before the tasklet runs, so a read inside a branch has its index along the condition's
+  dimension clamped into the array (`Min(Max(i + a, 0), n - 1)`): where the branch is
+  selected the index is unchanged (its reads are checked like the halo, see below), and
+  where it is not no memlet leaves the array.
 - the call runs only where its domain is not empty (an interstate condition), so an empty
   domain does nothing on either device.
 - with `DataLayout.STRIDED` and more than one dimension, the call is one map per possible
@@ -31,7 +36,7 @@ The SDFG of a program (see `DaCeTranslator`):
 
 Halo check: the SDFG does not check that a domain's reads stay inside the arrays (the
 embedded executor raises DomainError there). The reads reach `ir.DimDomain.halo` below
-the start and above the stop; the caller (the Python call path of the DaCe toolchain)
+the start and above the stop, and those inside a concat_where's branch its `windows`; the caller (the Python call path of the DaCe toolchain)
 must do the check with `stencilchain.program.embedded.resolve_domain` on the sizes before
 calling the SDFG. Inferred domains stay inside by construction; explicit ones can leave
 the arrays (a start counted from the end on a small array, a stop beyond the size).
