@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
@@ -180,8 +182,8 @@ def compare(dim: Dimension, op: str, other: object) -> Region:
                 f"`{text}`: compare a dimension with its own size, sc.size({dim.name})"
             )
         bound = ir.Bound(other.offset, from_end=True)
-    elif isinstance(other, int) and not isinstance(other, bool):
-        bound = ir.Bound(other, from_end=False)
+    elif isinstance(other, (int, np.integer)) and not isinstance(other, (bool, np.bool_)):
+        bound = ir.Bound(int(other), from_end=False)
     else:
         hint = (
             f"write the int: {dim.name} {_SYMBOLS[op]} {int(other)}"

@@ -348,3 +348,20 @@ def test_concat_where_in_a_scan_is_refused() -> None:
             return sc.concat_where(K == 0, a, state + a)  # L:scan
 
     assert_at(info.value, "scan", "inside scan operator s")
+
+
+def test_numpy_integers_and_reflected_comparisons_are_conditions() -> None:
+    @sc.field_operator
+    def pick(a: F) -> F:
+        first = sc.concat_where(np.int64(0) == K, a, 0.0)
+        last = sc.concat_where(sc.size(K) - 1 <= K, a, 0.0)
+        return first + last + sc.concat_where(1 > K, 0.0, a)
+
+    @sc.program
+    def p(a: F, out: F) -> None:
+        pick(a, out=out)
+
+    (a,) = arrays((2, 4), 1)
+    out = np.empty_like(a)
+    p(a, out)
+    np.testing.assert_array_equal(out, a * [[1.0, 1.0, 1.0, 2.0]])
