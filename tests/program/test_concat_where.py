@@ -6,6 +6,8 @@ user's line."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -365,3 +367,35 @@ def test_numpy_integers_and_reflected_comparisons_are_conditions() -> None:
     out = np.empty_like(a)
     p(a, out)
     np.testing.assert_array_equal(out, a * [[1.0, 1.0, 1.0, 2.0]])
+
+
+def test_fingerprints_tell_conditions_apart_and_agree_across_processes() -> None:
+    def program_with(condition: object) -> sc.Program:
+        @sc.field_operator
+        def pick(a: F) -> F:
+            return sc.concat_where(condition, a(K + 1), a)
+
+        @sc.program
+        def p(a: F, out: F) -> None:
+            pick(a, out=out)
+
+        return p
+
+    prints = {
+        program_with(c).fingerprint()
+        for c in (K == 0, K == 1, K == sc.size(K) - 2, K <= 0, (K == 0) | (K == 3))
+    }
+    assert len(prints) == 5
+    code = (
+        "from stencilchain.examples import vertical_advection as v; print(v.PROGRAM.fingerprint())"
+    )
+    seen = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        seen.add(result.stdout.strip())
+    from stencilchain.examples import vertical_advection
+
+    assert seen == {vertical_advection.PROGRAM.fingerprint()}
