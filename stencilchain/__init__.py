@@ -34,10 +34,12 @@ from stencilchain.program.dimensions import HORIZONTAL, LOCAL, VERTICAL, Dimensi
 from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
 from stencilchain.program.field_operator import FieldOperator, field_operator
 from stencilchain.program.program import Program, program
+from stencilchain.program.regions import size
 from stencilchain.program.scan_operator import ScanOperator, scan_operator
 from stencilchain.program.tracing import (
     astype,
     broadcast,
+    concat_where,
     index,
     max_over,
     min_over,
@@ -81,6 +83,7 @@ __all__ = [
     "backends",
     "bool_",
     "broadcast",
+    "concat_where",
     "errors",
     "field_operator",
     "float32",
@@ -95,6 +98,7 @@ __all__ = [
     "neighbor_sum",
     "program",
     "scan_operator",
+    "size",
     "where",
 ]
 

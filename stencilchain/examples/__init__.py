@@ -29,6 +29,7 @@ from stencilchain.examples import (
     tridiagonal,
     tuple_chain,
     upwind,
+    vertical_advection,
 )
 
 ALL_EXAMPLES: list[ModuleType] = [
@@ -40,6 +41,7 @@ ALL_EXAMPLES: list[ModuleType] = [
     tuple_chain,
     tridiagonal,
     sedimentation,
+    vertical_advection,
 ]
 
 __all__ = [
@@ -52,4 +54,5 @@ __all__ = [
     "tridiagonal",
     "tuple_chain",
     "upwind",
+    "vertical_advection",
 ]

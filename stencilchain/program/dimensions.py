@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ LOCAL = "local"
 KINDS = (HORIZONTAL, VERTICAL, LOCAL)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Dimension:
     """A named axis of the grid; fields declare theirs as `Field[[I, J], float64]`.
 
@@ -50,6 +51,43 @@ class Dimension:
         return self.name
 
     __str__ = __repr__
+
+    # `K == 0`, `K >= sc.size(K) - 1`: conditions for sc.concat_where. A Dimension compares
+    # with a Dimension as a plain value (and stays hashable, a dict key).
+    def __hash__(self) -> int:
+        return hash((self.name,))
+
+    def __eq__(self, other: object) -> Any:
+        if isinstance(other, Dimension):
+            return self.name == other.name
+        return _condition(self, "eq", other)
+
+    def __ne__(self, other: object) -> Any:
+        if isinstance(other, Dimension):
+            return self.name != other.name
+        return _condition(self, "ne", other)
+
+    def __lt__(self, other: object) -> Any:
+        return _condition(self, "lt", other)
+
+    def __le__(self, other: object) -> Any:
+        return _condition(self, "le", other)
+
+    def __gt__(self, other: object) -> Any:
+        return _condition(self, "gt", other)
+
+    def __ge__(self, other: object) -> Any:
+        return _condition(self, "ge", other)
+
+
+def _condition(dim: Dimension, op: str, other: object) -> Any:
+    """`dim <op> other` as a condition on the index along `dim` (a `regions.Region`);
+    NotImplemented for values that are neither numbers nor sizes (e.g. `K == None`)."""
+    from stencilchain.program import regions, tracing
+
+    if isinstance(other, (int, float, np.number, regions.Size, tracing.Symbol)):
+        return regions.compare(dim, op, other)
+    return NotImplemented
 
 
 @dataclasses.dataclass(frozen=True)

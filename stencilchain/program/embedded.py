@@ -11,6 +11,7 @@ whatever boxes its own shifts ask for.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Union
@@ -130,7 +131,40 @@ def resolve_domain(
                 f"[{start}, {stop}) with reads from {dd.dim.name}-{lo} to {dd.dim.name}+{hi} "
                 f"leaves the array of size {size} along {dd.dim.name}"
             )
+        for window in dd.windows:
+            where = window.resolve(start, stop, size)
+            if where is None:
+                continue
+            ws, we = where
+            rlo, rhi = window.reads
+            if ws + rlo < 0 or we + rhi > size:
+                raise DomainError(
+                    window_message(
+                        call.callee, program_name, dd.dim, window, (start, stop, ws, we, size)
+                    )
+                )
     return box
+
+
+def window_message(
+    callee: str,
+    program_name: str,
+    dim: Dimension,
+    window: ir.Window,
+    values: tuple[int | str, int | str, int | str, int | str, int | str],
+) -> str:
+    """The DomainError of a window's reads that leave the array, from the domain's start
+    and stop, the window's evaluation points [ws, we) and the size (`values`; the C++ check
+    passes printf conversions)."""
+    start, stop, ws, we, size = values
+    d = dim.name
+    rlo, rhi = window.reads
+    return (
+        f"call of {callee} in {program_name}(): domain {d}: [{start}, {stop}) with reads from "
+        f"{d}{rlo:+d} to {d}{rhi:+d} in a concat_where branch selected where {d} is in "
+        f"{window.interval!r}, at {d} in [{ws}, {we}), leaves the array of size {size} "
+        f"along {d}"
+    )
 
 
 class Evaluator(ir.ExprVisitor[Value]):
@@ -268,6 +302,26 @@ class Evaluator(ir.ExprVisitor[Value]):
             value = np.where(present.reshape(shape), value, identity)
         return np.asarray(REDUCTIONS[expr.op](value, axis=axis), dtype=dtype)
 
+    def visit_ConcatWhere(self, expr: ir.ConcatWhere, env: Mapping[str, Any], box: Box) -> Value:
+        """Each branch over the parts of `box` along the dimension where it is selected, and
+        only there: it never reads where the other branch applies."""
+        start, stop = box[expr.dim]
+        size = self.sizes[expr.dim]
+        inside = selected(expr.intervals, start, stop, size)
+        axis = expr.type.dims.index(expr.dim)
+        parts = []
+        cuts = sorted({start, stop, *(b for part in inside for b in part)})
+        for lo, hi in itertools.pairwise(cuts):
+            chosen = expr.true if any(a <= lo and hi <= b for a, b in inside) else expr.false
+            part = {**box, expr.dim: (lo, hi)}
+            value = self.eval(chosen, env, part)
+            shape = tuple(part[d][1] - part[d][0] for d in expr.type.dims)
+            parts.append(np.broadcast_to(value, shape))
+        if not parts:
+            shape = tuple(box[d][1] - box[d][0] for d in expr.type.dims)
+            return np.empty(shape, dtype=expr.type.dtype.numpy)
+        return np.concatenate(parts, axis=axis)
+
     def visit_Call(self, expr: ir.Call, env: Mapping[str, Any], box: Box) -> Value:
         callee = self.fops[expr.callee]
         inner: dict[str, Any] = {}
@@ -296,6 +350,20 @@ def neighbor_identity(op: str, dtype: np.dtype[Any]) -> Any:
         return dtype.type(-np.inf if op == "max" else np.inf)
     info = np.iinfo(dtype)
     return dtype.type(info.min if op == "max" else info.max)
+
+
+def selected(
+    intervals: tuple[ir.Interval, ...], start: int, stop: int, size: int
+) -> list[tuple[int, int]]:
+    """The parts of `[start, stop)` inside `intervals` for this size (may overlap)."""
+    parts = []
+    for interval in intervals:
+        lo, hi = interval.resolve(size)
+        a = start if lo is None else max(start, lo)
+        b = stop if hi is None else min(stop, hi)
+        if a < b:
+            parts.append((a, b))
+    return parts
 
 
 def _lazy(evaluator: Evaluator, expr: ir.Expr, env: Mapping[str, Any]) -> FieldSource:

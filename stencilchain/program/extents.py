@@ -1,17 +1,27 @@
-"""How far each field parameter is read from the current point (access extents)."""
+"""Where each field parameter is read from the current point (access extents), the reads
+that happen only where a branch of a concat_where is selected (windows), and the
+dimensions along which a neighbour table picks where a field is read (gathered)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import int64
+from stencilchain.program.regions import complement, intersect
 
 # per parameter name, per dimension, the (min, max) offset at which it is read
 Extents = dict[str, dict[Dimension, tuple[int, int]]]
-_Interval = Mapping[Dimension, tuple[int, int]]
+# per parameter name, per dimension, per (interval, shift) of a branch, the (min, max) offset
+# of its reads from the point where the concat_where is evaluated (see ir.Window)
+Windows = dict[str, dict[Dimension, dict[tuple[ir.Interval, int], tuple[int, int]]]]
+# the bound parameters of the field operators being walked: name -> (argument, its scope)
+_Scope = Mapping[str, tuple[ir.Expr, "_Scope"]]
+# per dimension, the intervals of the enclosing branch on it and the offset of its point
+_Guard = Mapping[Dimension, tuple[tuple[ir.Interval, ...], int]]
 _ANY = int64  # the dtype of a scan result's extents entry: only its dimensions count
 
 
@@ -20,74 +30,140 @@ def scan_result_key(scan: str) -> str:
     return f"<result of {scan}>"
 
 
-def field_operator_extents(
-    fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef]
-) -> Extents:
-    """The extents of every field parameter of `fop` that it reads."""
-    return field_operator_reads(fop, fops)[0]
+def scan_reach(reads: tuple[int, int], forward: bool) -> tuple[int, int]:
+    """The offsets along a scan's axis, from a call's point, over which a scan whose result
+    the call reads at `reads` runs: from the call's first level (or the first read below
+    it) for a forward scan, down from its last (or the first read above it) for a backward
+    one, so that where a scan starts does not depend on where its result is read."""
+    lo, hi = reads
+    return (min(lo, 0), hi) if forward else (lo, max(hi, 0))
+
+
+@dataclasses.dataclass
+class Reads:
+    """What a field operator reads: `extents` everywhere, `windows` only where a branch
+    is selected (along the branch's dimension; along the others its reads are in `extents`)."""
+
+    extents: Extents
+    windows: Windows
+    # per parameter, the dimensions along which a neighbour table picks where it is read
+    # (anywhere in the array: the table's entries are checked to be in range)
+    gathered: dict[str, set[Dimension]] = dataclasses.field(default_factory=dict)
+
+    def names(self) -> set[str]:
+        return set(self.extents) | set(self.windows)
 
 
 def field_operator_reads(
     fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef]
-) -> tuple[Extents, dict[str, set[Dimension]]]:
-    """The extents of every field parameter of `fop` that it reads, and the dimensions
-    along which a neighbour table picks where each is read (`ExtentsWalker.gathered`)."""
+) -> Reads:
+    """The reads of every field parameter of `fop`, at exact offsets (calls are walked
+    through, their parameters bound to the caller's arguments)."""
     walker = ExtentsWalker(fops)
-    walker.visit(fop.body, {})
-    return walker.extents, walker.gathered
+    walker.visit(fop.body, {}, {}, {})
+    return Reads(walker.extents, walker.windows, walker.gathered)
+
+
+def field_operator_extents(
+    fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef]
+) -> Extents:
+    """The offsets at which `fop` reads each field parameter, windows included (the
+    offsets of a read only where a branch is selected count as read everywhere)."""
+    reads = field_operator_reads(fop, fops)
+    extents = {name: dict(dims) for name, dims in reads.extents.items()}
+    for name, dims in reads.windows.items():
+        for dim, by_window in dims.items():
+            for (_, shift), (lo, hi) in by_window.items():
+                seen = extents.setdefault(name, {})
+                seen[dim] = _widen(seen.get(dim), lo + shift, hi + shift)
+    return extents
+
+
+def _widen(old: tuple[int, int] | None, lo: int, hi: int) -> tuple[int, int]:
+    return (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+
+
+def _moved(intervals: tuple[ir.Interval, ...], delta: int) -> tuple[ir.Interval, ...]:
+    """`intervals` in the coordinates of a point `delta` further along."""
+
+    def move(bounds: tuple[ir.Bound, ...]) -> tuple[ir.Bound, ...]:
+        return tuple(ir.Bound(b.value + delta, b.from_end) for b in bounds)
+
+    return tuple(ir.Interval(move(i.starts), move(i.stops)) for i in intervals)
 
 
 class ExtentsWalker(ir.ExprVisitor[None]):
-    """Collects in `extents` the offsets at which each field parameter is read:
-    `visit(expr, shift)` walks `expr` read at the offsets `shift` from the current point."""
+    """Collects the offsets at which each field parameter is read: `visit(expr, pos, scope,
+    guard)` walks `expr` evaluated at the offsets `pos` from the current point, with the
+    parameters of the field operators called on the way bound in `scope`, inside the
+    branches of `guard`."""
 
     def __init__(self, fops: Mapping[str, ir.FieldOperatorDef]) -> None:
         self.fops = fops
         self.extents: Extents = {}
-        # per parameter, the dimensions along which a neighbour table picks where it is
-        # read (anywhere in the array: the table's entries are checked to be in range)
+        self.windows: Windows = {}
         self.gathered: dict[str, set[Dimension]] = {}
 
-    def visit_Ref(self, expr: ir.Ref, shift: _Interval) -> None:
+    def visit_Ref(
+        self, expr: ir.Ref, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
+    ) -> None:
+        bound = scope.get(expr.name)
+        if bound is not None:
+            arg, arg_scope = bound
+            self.visit(arg, pos, arg_scope, guard)
+            return
         if not isinstance(expr.type, ir.FieldType):
             return
         seen = self.extents.setdefault(expr.name, {})
         for dim in expr.type.dims:
-            lo, hi = shift.get(dim, (0, 0))
-            old = seen.get(dim)
-            seen[dim] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
-
-    def visit_Shift(self, expr: ir.Shift, shift: _Interval) -> None:
-        inner = dict(shift)
-        for dim, amount in expr.offsets:
-            lo, hi = inner.get(dim, (0, 0))
-            inner[dim] = (lo + amount, hi + amount)
-        self.visit(expr.expr, inner)
-
-    def visit_Call(self, expr: ir.Call, shift: _Interval) -> None:
-        callee = self.fops[expr.callee]
-        callee_extents, callee_gathered = field_operator_reads(callee, self.fops)
-        for param, arg in zip(callee.params, expr.args):
-            for dim in callee_gathered.get(param.name, ()):
-                reads = ExtentsWalker(self.fops)
-                reads.visit(arg, {})
-                for name in reads.extents:
-                    self.gathered.setdefault(name, set()).add(dim)
-            if not isinstance(param.type, ir.FieldType):
-                self.visit(arg, shift)
+            offset = pos.get(dim, 0)
+            if dim not in guard:
+                seen[dim] = _widen(seen.get(dim), offset, offset)
                 continue
-            if param.name not in callee_extents:
-                continue  # the callee never reads this argument
-            inner = dict(shift)
-            for dim, (lo, hi) in callee_extents[param.name].items():
-                slo, shi = inner.get(dim, (0, 0))
-                inner[dim] = (slo + lo, shi + hi)
-            self.visit(arg, inner)
+            intervals, shift = guard[dim]
+            windows = self.windows.setdefault(expr.name, {}).setdefault(dim, {})
+            for interval in intervals:
+                key = (interval, shift)
+                windows[key] = _widen(windows.get(key), offset - shift, offset - shift)
 
-    def visit_NeighborShift(self, expr: ir.NeighborShift, shift: _Interval) -> None:
+    def visit_Shift(
+        self, expr: ir.Shift, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
+    ) -> None:
+        inner = dict(pos)
+        for dim, amount in expr.offsets:
+            inner[dim] = inner.get(dim, 0) + amount
+        self.visit(expr.expr, inner, scope, guard)
+
+    def visit_Call(
+        self, expr: ir.Call, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
+    ) -> None:
+        callee = self.fops[expr.callee]
+        inner = {p.name: (arg, scope) for p, arg in zip(callee.params, expr.args)}
+        self.visit(callee.body, pos, inner, guard)
+
+    def visit_ConcatWhere(
+        self, expr: ir.ConcatWhere, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
+    ) -> None:
+        shift = pos.get(expr.dim, 0)
+        for branch, intervals in (
+            (expr.true, expr.intervals),
+            (expr.false, complement(expr.intervals)),
+        ):
+            outer = guard.get(expr.dim)
+            if outer is not None:  # inside a branch on the same dimension: both hold
+                intervals = intersect(_moved(outer[0], shift - outer[1]), intervals)
+            self.visit(branch, pos, scope, {**guard, expr.dim: (intervals, shift)})
+
+    def visit_NeighborShift(
+        self, expr: ir.NeighborShift, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
+    ) -> None:
+        """The operand is read anywhere along the source dimension (where the table points),
+        at the same offsets along the others."""
         conn = expr.connectivity
         inner = ExtentsWalker(self.fops)
-        inner.visit(expr.expr, {d: r for d, r in shift.items() if d not in conn.target})
+        inner_pos = {d: a for d, a in pos.items() if d not in conn.target}
+        inner_guard = {d: g for d, g in guard.items() if d not in conn.target}
+        inner.visit(expr.expr, inner_pos, scope, inner_guard)
         for name, dims in inner.extents.items():
             if dims.get(conn.source, (0, 0)) != (0, 0):
                 lo, hi = dims[conn.source]
@@ -98,29 +174,40 @@ class ExtentsWalker(ir.ExprVisitor[None]):
                 )
             seen = self.extents.setdefault(name, {})
             for dim, (lo, hi) in dims.items():
-                old = seen.get(dim)
-                seen[dim] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+                seen[dim] = _widen(seen.get(dim), lo, hi)
             self.gathered.setdefault(name, set()).add(conn.source)
+        for name, windowed in inner.windows.items():
+            mine = self.windows.setdefault(name, {})
+            for dim, by_window in windowed.items():
+                target = mine.setdefault(dim, {})
+                for key, (lo, hi) in by_window.items():
+                    target[key] = _widen(target.get(key), lo, hi)
         for name, dims_gathered in inner.gathered.items():
             self.gathered.setdefault(name, set()).update(dims_gathered)
 
-    def visit_ScanCall(self, expr: ir.ScanCall, shift: _Interval) -> None:
+    def visit_ScanCall(
+        self, expr: ir.ScanCall, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
+    ) -> None:
         """A scan reads its arguments at the points where its result is read, and along
         its axis also at every level from where it starts (the call's point, or below it
-        for a forward scan read below, above it for a backward one: `scan_domain`). Its
+        for a forward scan read below, above it for a backward one: `scan_reach`). Its
         result becomes a temporary the size of the arrays, so it is also recorded as a
         read of a field named by `scan_result_key` (not an identifier: no parameter has
         that name)."""
         dims = (expr.type if isinstance(expr.type, ir.FieldType) else expr.type.elems[0]).dims
-        covered = dict(shift)
-        covered[expr.axis] = scan_reach(shift.get(expr.axis, (0, 0)), expr.forward)
-        self.visit_Ref(ir.Ref(scan_result_key(expr.callee), ir.FieldType(dims, _ANY)), covered)
-        self._visit_children(expr, covered)
+        offset = pos.get(expr.axis, 0)
+        for level in sorted(set(scan_reach((offset, offset), expr.forward))):
+            at = {**pos, expr.axis: level}
+            result = ir.Ref(scan_result_key(expr.callee), ir.FieldType(dims, _ANY))
+            self.visit_Ref(result, at, {}, guard)
+            self._visit_children(expr, at, scope, guard)
 
-    def _visit_children(self, expr: ir.Expr, shift: _Interval) -> None:
+    def _visit_children(
+        self, expr: ir.Expr, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
+    ) -> None:
         """A pointwise node reads its operands where it is read itself."""
         for child in ir.children(expr):
-            self.visit(child, shift)
+            self.visit(child, pos, scope, guard)
 
     visit_Literal = _visit_children
     visit_Unary = _visit_children
@@ -133,12 +220,3 @@ class ExtentsWalker(ir.ExprVisitor[None]):
     visit_NeighborReduce = _visit_children  # its operand is read at every slot
     visit_MakeTuple = _visit_children
     visit_TupleGet = _visit_children
-
-
-def scan_reach(reads: tuple[int, int], forward: bool) -> tuple[int, int]:
-    """The offsets along a scan's axis, from a call's point, over which a scan whose result
-    the call reads at `reads` runs: from the call's first level (or the first read below
-    it) for a forward scan, down from its last (or the first read above it) for a backward
-    one, so that where a scan starts does not depend on where its result is read."""
-    lo, hi = reads
-    return (min(lo, 0), hi) if forward else (lo, max(hi, 0))

@@ -233,6 +233,42 @@ class NeighborReduce:
 
 
 @dataclasses.dataclass(frozen=True)
+class Interval:
+    """The indices `[max(starts), min(stops))` along one dimension; no start is unbounded
+    below, no stop unbounded above (`Bound`s: from the start or from the end)."""
+
+    starts: tuple[Bound, ...]
+    stops: tuple[Bound, ...]
+
+    def resolve(self, size: int) -> tuple[int | None, int | None]:
+        """[start, stop) for this size; None where the interval is unbounded."""
+        start = max(b.resolve(size) for b in self.starts) if self.starts else None
+        stop = min(b.resolve(size) for b in self.stops) if self.stops else None
+        return start, stop
+
+    def __repr__(self) -> str:
+        def side(bounds: tuple[Bound, ...], fn: str, none: str) -> str:
+            if not bounds:
+                return none
+            return repr(bounds[0]) if len(bounds) == 1 else f"{fn}({', '.join(map(repr, bounds))})"
+
+        return f"[{side(self.starts, 'max', '-inf')}, {side(self.stops, 'min', 'inf')})"
+
+
+@dataclasses.dataclass(frozen=True)
+class ConcatWhere:
+    """`sc.concat_where`: `true` at the points whose index along `dim` lies in one of
+    `intervals`, `false` elsewhere. Each branch is evaluated only where it is selected, so
+    its reads happen only there (`Window`s of the call's domain)."""
+
+    dim: Dimension
+    intervals: tuple[Interval, ...]
+    true: Expr
+    false: Expr
+    type: FieldType
+
+
+@dataclasses.dataclass(frozen=True)
 class MakeTuple:
     elems: tuple[Expr, ...]
     type: TupleType
@@ -260,6 +296,7 @@ Expr = Union[
     Index,
     NeighborShift,
     NeighborReduce,
+    ConcatWhere,
     MakeTuple,
     TupleGet,
 ]
@@ -443,17 +480,38 @@ class Bound:
 
 
 @dataclasses.dataclass(frozen=True)
+class Window:
+    """Reads that happen only where a branch of a concat_where is selected: at the points
+    `p` of the call's domain with `p + shift` in `interval` (`shift`: the offset of the point
+    where the concat_where is evaluated), each reading `p + shift + lo` to `p + shift + hi`."""
+
+    interval: Interval
+    shift: int
+    reads: tuple[int, int]
+
+    def resolve(self, start: int, stop: int, size: int) -> tuple[int, int] | None:
+        """The evaluation points `[ws, we)` where the branch is selected for a domain
+        `[start, stop)`, or None when there are none."""
+        lo, hi = self.interval.resolve(size)
+        ws = start + self.shift if lo is None else max(start + self.shift, lo)
+        we = stop + self.shift if hi is None else min(stop + self.shift, hi)
+        return (ws, we) if ws < we else None
+
+
+@dataclasses.dataclass(frozen=True)
 class DimDomain:
     """The range of one dimension: from max(starts) to min(stops).
 
-    `halo` is how far the call reads below the start and above the stop; a domain
-    whose halo leaves the array is an error at call time.
+    `halo` is how far the call reads below the start and above the stop; `windows` are
+    the reads that happen only where a concat_where's branch is selected. A domain whose
+    halo or windows leave the array is an error at call time.
     """
 
     dim: Dimension
     starts: tuple[Bound, ...]
     stops: tuple[Bound, ...]
     halo: tuple[int, int]
+    windows: tuple[Window, ...] = ()
 
     def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> tuple[int, int]:
         """[start, stop) for this size; `scalars` gives the values of parameter bounds."""
@@ -465,7 +523,11 @@ class DimDomain:
         def side(bounds: tuple[Bound, ...], fn: str) -> str:
             return repr(bounds[0]) if len(bounds) == 1 else f"{fn}({', '.join(map(repr, bounds))})"
 
-        return f"{self.dim.name}: [{side(self.starts, 'max')}, {side(self.stops, 'min')})"
+        text = f"{self.dim.name}: [{side(self.starts, 'max')}, {side(self.stops, 'min')})"
+        for w in self.windows:
+            text += f" reading {self.dim.name}{w.reads[0]:+d}..{self.dim.name}{w.reads[1]:+d}"
+            text += f" where {self.dim.name}{w.shift:+d} in {w.interval!r}"
+        return text
 
 
 @dataclasses.dataclass(frozen=True)

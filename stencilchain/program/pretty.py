@@ -60,6 +60,10 @@ class ExprFormatter(ir.ExprVisitor[str]):
         fn = {"sum": "neighbor_sum", "max": "max_over", "min": "min_over"}[expr.op]
         return f"{fn}({self.visit(expr.expr)}, axis={expr.axis.name})"
 
+    def visit_ConcatWhere(self, expr: ir.ConcatWhere) -> str:
+        where = " | ".join(f"{expr.dim.name} in {i!r}" for i in expr.intervals) or "never"
+        return f"concat_where({where}, {self.visit(expr.true)}, {self.visit(expr.false)})"
+
     def visit_Call(self, expr: ir.Call) -> str:
         return f"{expr.callee}({', '.join(self.visit(a) for a in expr.args)})"
 

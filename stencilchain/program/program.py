@@ -10,7 +10,7 @@ from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.extents import Extents, ExtentsWalker, field_operator_reads
+from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads
 from stencilchain.program.field_operator import FieldOperator, check_argument
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.scan_lowering import (
@@ -117,11 +117,11 @@ class ProgramTrace:
         if made is not None:
             out = made if isinstance(fop.return_type, ir.TupleType) else made[0]
         outs = self._outputs(fop, out, where)
-        read = self._reads(fop.definition, tuple(exprs), where)
-        self._check_outputs_not_read_around(where, outs, read)
+        read, windows, windowed = self._reads(fop.definition, tuple(exprs), where)
+        self._check_outputs_not_read_around(where, outs, read, windowed)
         out_type = fop.return_type
         dims = out_type.dims if isinstance(out_type, ir.FieldType) else out_type.elems[0].dims
-        call_domain = self._domain(where, dims, read, domain)
+        call_domain = self._domain(where, dims, read, domain, windows)
         self.calls.append(ir.ProgramCall(fop.name, tuple(exprs), outs, call_domain))
         for name in outs:
             self.written[name] = call_domain
@@ -186,40 +186,65 @@ class ProgramTrace:
         definition: ir.FieldOperatorDef | ir.ScanOperatorDef,
         exprs: tuple[ir.Expr, ...],
         where: str,
-    ) -> Extents:
-        """The offsets at which a call of `definition` with arguments `exprs` (Refs to
-        program fields, or scalars) reads each program field."""
+    ) -> tuple[Extents, WindowReads, Extents]:
+        """How a call of `definition` with arguments `exprs` (Refs to program fields, or
+        scalars) reads each program field (`_bind_reads`)."""
         if isinstance(definition, ir.ScanOperatorDef):  # reads its arguments at the point
-            extents = {
-                p.name: {d: (0, 0) for d in p.type.dims}
-                for p in definition.params
-                if isinstance(p.type, ir.FieldType)
-            }
+            reads = Reads(
+                {
+                    p.name: {d: (0, 0) for d in p.type.dims}
+                    for p in definition.params
+                    if isinstance(p.type, ir.FieldType)
+                },
+                {},
+            )
         else:
-            extents, gathered = field_operator_reads(definition, self.fops)
+            reads = field_operator_reads(definition, self.fops)
             for param, expr in zip(definition.params, exprs):
-                if isinstance(expr, ir.Ref) and param.name in gathered:
-                    self._check_gathered_read(where, expr.name, gathered[param.name])
+                if isinstance(expr, ir.Ref) and param.name in reads.gathered:
+                    self._check_gathered_read(where, expr.name, reads.gathered[param.name])
+        names = {
+            p.name: e.name for p, e in zip(definition.params, exprs) if isinstance(e, ir.Ref)
+        }
+        return self._bind_reads(reads, names)
+
+    def _bind_reads(
+        self, reads: Reads, names: Mapping[str, str]
+    ) -> tuple[Extents, WindowReads, Extents]:
+        """The reads of the program fields that `names` binds the parameters to: `read`
+        everywhere; `windows`, per dimension, the reads only where a concat_where's branch
+        is selected; `windowed`, those same reads as offsets per field. A field that an
+        earlier call wrote holds values only where that call wrote: its window reads count
+        as reads everywhere (the conservative side)."""
         read: Extents = {}
-        for param, expr in zip(definition.params, exprs):
-            if isinstance(expr, ir.Ref) and param.name in extents:
-                for dim, (lo, hi) in extents[param.name].items():
-                    old = read.setdefault(expr.name, {}).get(dim)
-                    read[expr.name][dim] = (
+        windows: WindowReads = {}
+        windowed: Extents = {}
+        for param, name in names.items():
+            for dim, (lo, hi) in reads.extents.get(param, {}).items():
+                _widen(read, name, dim, lo, hi)
+            for dim, by_window in reads.windows.get(param, {}).items():
+                for (interval, shift), (lo, hi) in by_window.items():
+                    if name in self.written:
+                        _widen(read, name, dim, shift + lo, shift + hi)
+                        continue
+                    _widen(windowed, name, dim, shift + lo, shift + hi)
+                    old = windows.setdefault(dim, {}).get((interval, shift))
+                    windows[dim][(interval, shift)] = (
                         (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
                     )
-        return read
+        return read, windows, windowed
 
     def _check_outputs_not_read_around(
-        self, where: str, outs: tuple[str, ...], read: Extents
+        self, where: str, outs: tuple[str, ...], read: Extents, windowed: Extents
     ) -> None:
         for name in outs:
-            for dim, (lo, hi) in read.get(name, {}).items():
-                if (lo, hi) != (0, 0):
-                    raise DefinitionError(
-                        f"{where}: writes '{name}', which it also reads at offsets "
-                        f"{dim.name}{lo:+d}..{dim.name}{hi:+d}; write to another field"
-                    )
+            for ext in (read.get(name, {}), windowed.get(name, {})):
+                for dim, (lo, hi) in ext.items():
+                    if (lo, hi) != (0, 0):
+                        raise DefinitionError(
+                            f"{where}: writes '{name}', which it also reads at offsets "
+                            f"{dim.name}{lo:+d}..{dim.name}{hi:+d}; write to another field"
+                        )
 
     def _record_with_scans(
         self,
@@ -244,12 +269,17 @@ class ProgramTrace:
         body = inline_calls(fop.definition.body, fop.definitions())
         body = substitute(body, {p.name: e for p, e in zip(fop.definition.params, exprs)})
         walker = ExtentsWalker({})
-        walker.visit(body, {})
-        read = walker.extents
+        walker.visit(body, {}, {}, {})
+        for name, gathered in walker.gathered.items():
+            self._check_gathered_read(where, name, gathered)
+        names = {**{n: n for n in walker.extents}, **{n: n for n in walker.windows}}
+        read, windows, windowed = self._bind_reads(
+            Reads(walker.extents, walker.windows), names
+        )
         if outs is not None:
-            self._check_outputs_not_read_around(where, outs, read)
+            self._check_outputs_not_read_around(where, outs, read, windowed)
         dims = rt.dims if isinstance(rt, ir.FieldType) else rt.elems[0].dims
-        call_domain = self._domain(where, dims, read, domain)
+        call_domain = self._domain(where, dims, read, domain, windows)
         while (scan_call := innermost_scan_call(body)) is not None:
             scan = self.scans[scan_call.callee]
             domain_of_scan = scan_domain(call_domain, scan, read_offsets(body, scan_call))
@@ -337,14 +367,15 @@ class ProgramTrace:
             made = self._make_temporaries(definition.return_type, where)
             self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
             outs = tuple(t.ref.name for t in made)
-        read = self._reads(definition, args, where)
+        read, windows, _ = self._reads(definition, args, where)
         dims = []
         for dd in domain.dims:
             lo = max([0] + [-ext[dd.dim][0] for ext in read.values() if dd.dim in ext])
             hi = max([0] + [ext[dd.dim][1] for ext in read.values() if dd.dim in ext])
             if len(dd.starts) == 1 and len(dd.stops) == 1:
                 self._check_temporary_reads(where, dd.dim, dd.starts[0], dd.stops[0], read)
-            dims.append(ir.DimDomain(dd.dim, dd.starts, dd.stops, (lo, hi)))
+            dim_windows = _dim_windows(windows.get(dd.dim, {}), lo, hi)
+            dims.append(ir.DimDomain(dd.dim, dd.starts, dd.stops, (lo, hi), dim_windows))
         call_domain = ir.Domain(tuple(dims), explicit=domain.explicit)
         self.calls.append(ir.ProgramCall(definition.name, args, outs, call_domain))
         for name in outs:
@@ -417,6 +448,7 @@ class ProgramTrace:
         dims: tuple[Dimension, ...],
         read: dict[str, dict[Dimension, tuple[int, int]]],
         given: object,
+        windows: WindowReads,
     ) -> ir.Domain:
         if given is not None and not isinstance(given, Mapping):
             raise DefinitionError(
@@ -437,8 +469,12 @@ class ProgramTrace:
                 starts, stops = self._explicit_bounds(where, dim, given[dim], lo, hi)
                 self._check_temporary_reads(where, dim, starts[0], stops[0], read)
             else:
+                for window in _dim_windows(windows.get(dim, {}), 0, 0):
+                    wlo, whi = _window_halo(window)
+                    lo, hi = max(lo, wlo), max(hi, whi)
                 starts, stops = self._inferred_bounds(where, dim, read, lo, hi)
-            result.append(ir.DimDomain(dim, starts, stops, (lo, hi)))
+            dim_windows = _dim_windows(windows.get(dim, {}), lo, hi)
+            result.append(ir.DimDomain(dim, starts, stops, (lo, hi), dim_windows))
         return ir.Domain(tuple(result), explicit=bool(given))
 
     def _explicit_bounds(
@@ -689,6 +725,56 @@ def _params_of(body: ir.Expr) -> tuple[ir.Param, ...]:
     """The parameters of a field operator made of `body`, written in a program's names:
     the names it reads, in the order they first appear."""
     return tuple(ir.Param(ref.name, ref.type) for ref in refs_in(body))
+
+
+# per dimension, per (interval, shift) of a concat_where branch, the (min, max) offsets of
+# its reads from the point where the concat_where is evaluated (see ir.Window)
+WindowReads = dict[Dimension, dict[tuple[ir.Interval, int], tuple[int, int]]]
+
+
+def _widen(
+    reads: dict[str, dict[Dimension, tuple[int, int]]], name: str, dim: Dimension, lo: int, hi: int
+) -> None:
+    old = reads.setdefault(name, {}).get(dim)
+    reads[name][dim] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+
+
+def _dim_windows(
+    windows: Mapping[tuple[ir.Interval, int], tuple[int, int]], lo: int, hi: int
+) -> tuple[ir.Window, ...]:
+    """The windows of one dimension that a call's check must hold: not those that no domain
+    inside the array reaches, nor those whose reads stay inside the halo (lo, hi)."""
+    return tuple(
+        ir.Window(interval, shift, reads)
+        for (interval, shift), reads in windows.items()
+        if not _outside_every_domain(interval, shift)
+        and (shift + reads[0] < -lo or shift + reads[1] > hi)
+    )
+
+
+def _outside_every_domain(interval: ir.Interval, shift: int) -> bool:
+    """Whether no point of any domain (inside the array: `[0, size)`) is evaluated inside
+    `interval` at `shift`: a stop from the start at or below `shift`, or a start from the
+    end at or above it."""
+    return any(not b.from_end and b.value <= shift for b in interval.stops) or any(
+        b.from_end and b.value >= shift for b in interval.starts
+    )
+
+
+def _window_halo(window: ir.Window) -> tuple[int, int]:
+    """How far a window's reads narrow an inferred domain, below and above: not at all on a
+    side where its interval keeps the reads inside the array (a start from the first index
+    with `start + lo >= 0`, a stop from the end with `stop + hi <= 0`) or bounds it from the
+    other end (checked at the call, like an explicit domain); elsewhere like reads
+    everywhere at the window's offsets."""
+    rlo, rhi = window.reads
+    starts, stops = window.interval.starts, window.interval.stops
+    low_inside = any(b.from_end or b.value + rlo >= 0 for b in starts)
+    high_inside = any(not b.from_end or b.value + rhi <= 0 for b in stops)
+    return (
+        0 if low_inside else max(0, -(window.shift + rlo)),
+        0 if high_inside else max(0, window.shift + rhi),
+    )
 
 
 def _tightest(bounds: list[ir.Bound], pick: Callable[[list[int]], int]) -> tuple[ir.Bound, ...]:

@@ -24,6 +24,7 @@ from stencilchain.program.dtypes import (
     int64,
     literal_fits,
 )
+from stencilchain.program.regions import Region
 
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]
@@ -569,6 +570,11 @@ def math_call(fn: str, *args: object) -> Symbol:
 
 def where(cond: object, true: object, false: object) -> Symbol:
     """`true` where `cond` holds, else `false`, pointwise."""
+    if isinstance(cond, Region):
+        raise DefinitionError(
+            f"sc.where({cond.text}, ...): a condition on a dimension's index selects with "
+            f"sc.concat_where({cond.text}, a, b) (each branch evaluated only where it applies)"
+        )
     _check_operand(cond, "sc.where condition")
     if not isinstance(cond, Symbol):
         raise DefinitionError("sc.where: the condition must be a traced bool value, not a literal")
@@ -582,6 +588,38 @@ def where(cond: object, true: object, false: object) -> Symbol:
             as_expr(true, dtype, dims),
             as_expr(false, dtype, dims),
             _result_type(dims, dtype),
+        )
+    )
+
+
+def concat_where(cond: object, true: object, false: object) -> Symbol:
+    """`true` where the index along a dimension satisfies `cond` (`K == 0`, `K >= sc.size(K)
+    - 1`, combined with `&`, `|`, `~`), else `false`. Each branch is evaluated only where it
+    is selected, so it may read at offsets that leave the arrays where the other applies."""
+    if not isinstance(cond, Region):
+        got = _describe(cond) if isinstance(cond, (Symbol, bool, int, float)) else repr(cond)
+        raise DefinitionError(
+            f"sc.concat_where: the condition must compare a dimension with an index, such as "
+            f"K == 0, K < 2 or K >= sc.size(K) - 1 (combined with &, |, ~), got {got}; a "
+            "condition on values is sc.where(cond, a, b)"
+        )
+    scan = scan_being_traced.get()
+    if scan is not None:
+        raise DefinitionError(
+            f"sc.concat_where inside scan operator {scan}: the body of a scan sees only the "
+            "current level's values; compute it in a @field_operator into a temporary"
+        )
+    dtype = unify_dtype((true, false), "sc.concat_where")
+    index_field = Symbol(ir.Index(cond.dim, ir.FieldType((cond.dim,), int64)))
+    dims = unify_dims((index_field, true, false), f"sc.concat_where({cond.text}, ...)")
+    assert dims is not None
+    return Symbol(
+        ir.ConcatWhere(
+            cond.dim,
+            cond.intervals,
+            as_expr(true, dtype, dims),
+            as_expr(false, dtype, dims),
+            ir.FieldType(dims, dtype),
         )
     )
 

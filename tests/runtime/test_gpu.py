@@ -11,7 +11,7 @@ import pytest
 
 import stencilchain as sc
 from stencilchain.containers import build_container
-from stencilchain.examples import hdiff, hdiff_staged, tuple_chain
+from stencilchain.examples import hdiff, hdiff_staged, tuple_chain, vertical_advection
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 
@@ -46,7 +46,9 @@ def test_gpu_modules_build_and_load_and_refuse_host_arrays(gtfn_gpu: Any) -> Non
 @needs_nvcc
 @pytest.mark.gpu
 @pytest.mark.parametrize(
-    "module", [hdiff, hdiff_staged, tuple_chain], ids=lambda m: m.__name__.rsplit(".", 1)[-1]
+    "module",
+    [hdiff, hdiff_staged, tuple_chain, vertical_advection],
+    ids=lambda m: m.__name__.rsplit(".", 1)[-1],
 )
 def test_gpu_results_equal_the_embedded_executor(gtfn_gpu: Any, module: Any) -> None:
     cupy = _cupy_with_a_gpu()
@@ -113,3 +115,49 @@ def test_dace_gpu_external_workspace_results(session_cache_dir: Path) -> None:
     bound(*on_device)
     cupy.cuda.Device().synchronize()
     np.testing.assert_allclose(cupy.asnumpy(on_device[-1]), expected["out"], rtol=1e-12)
+
+
+F3 = sc.Field[[sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")], sc.float64]
+_K = sc.Dimension("K")
+
+
+@sc.field_operator
+def _last_level(f: F3) -> F3:
+    return sc.concat_where(_K >= sc.size(_K) - 1, f(_K - 1), f)  # noqa: SIM300
+
+
+@sc.program
+def _last_level_program(f: F3, out: F3) -> None:
+    # no size along K in the domain: only the condition needs it
+    _last_level(f, out=out, domain={_K: (1, 5)})
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_concat_where_builds_for_the_gpu_on_both_families(
+    gtfn_gpu: Any, session_cache_dir: Path
+) -> None:
+    """Branches as if/else blocks in the CUDA kernels (GTFN), clamped memlets and the
+    condition in the tasklet (DaCe), with a condition counted from the end on a domain
+    that names no size."""
+    pytest.importorskip("dace")
+    dace_gpu = build_container({}, cache_dir=session_cache_dir, device="gpu").dace.toolchain()
+    for toolchain in (gtfn_gpu, dace_gpu):
+        for program in (vertical_advection.PROGRAM, _last_level_program):
+            assert toolchain.compile(program).artifact.module_path.is_file()
+
+
+@needs_nvcc
+@pytest.mark.gpu
+def test_dace_gpu_concat_where_results(session_cache_dir: Path) -> None:
+    cupy = _cupy_with_a_gpu()
+    pytest.importorskip("dace")
+    toolchain = build_container({}, cache_dir=session_cache_dir, device="gpu").dace.toolchain()
+    module = vertical_advection
+    inputs = module.make_inputs(module.DEFAULT_SHAPE, np.random.default_rng(3))
+    copies = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in inputs.items()}
+    expected = module.reference(**copies)
+    on_device = [cupy.asarray(v) if isinstance(v, np.ndarray) else v for v in inputs.values()]
+    module.PROGRAM.with_backend(toolchain)(*on_device)
+    cupy.cuda.Device().synchronize()
+    np.testing.assert_allclose(cupy.asnumpy(on_device[-1]), expected["tendency"], rtol=1e-12)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.embedded import window_message
 from stencilchain.steps.cpp.signature import bound_var, scalar_var, size_var
 
 
@@ -66,7 +67,34 @@ def halo_checks(program_name: str, call: ir.ProgramCall) -> list[str]:
             "    return 1;",
             "}",
         ]
+        for window in dd.windows:
+            lines += _window_check(program_name, call, dd.dim, window)
     return lines
+
+
+def _window_check(
+    program_name: str, call: ir.ProgramCall, dim: Dimension, window: ir.Window
+) -> list[str]:
+    """The check of reads that happen only where a concat_where's branch is selected: at
+    the points [ws, we) where it is evaluated and selected, if any, reads stay inside."""
+    start, stop, n = bound_var(dim, "start"), bound_var(dim, "stop"), size_var(dim)
+    ws = [f"{start} + ({window.shift})"] + [bound_value(dim, b) for b in window.interval.starts]
+    we = [f"{stop} + ({window.shift})"] + [bound_value(dim, b) for b in window.interval.stops]
+    lo, hi = window.reads
+    message = window_message(
+        call.callee, program_name, dim, window, ("%lld", "%lld", "%lld", "%lld", "%lld")
+    )
+    values = ", ".join(f"(long long){v}" for v in (start, stop, "sc_ws", "sc_we", n))
+    return [
+        "{",
+        f"    const std::int64_t sc_ws = std::max<std::int64_t>({{{', '.join(ws)}}});",
+        f"    const std::int64_t sc_we = std::min<std::int64_t>({{{', '.join(we)}}});",
+        f"    if (sc_ws < sc_we && (sc_ws + ({lo}) < 0 || sc_we + ({hi}) > {n})) {{",
+        f'        std::snprintf(err, err_len, "{message}", {values});',
+        "        return 1;",
+        "    }",
+        "}",
+    ]
 
 
 def open_domain(program_name: str, call: ir.ProgramCall) -> list[str]:

@@ -5,7 +5,9 @@ and reads are used in place. A node is emitted at a position (an offset per dime
 the current point); shifts move it. How fields and scalars are read is the family's
 (callbacks: GTFN indexes pointers, DaCe names a tasklet's connectors), and so are the
 policy knobs: common-subexpression sharing, float literals in hex or shortest decimal,
-tuples, and calls of field operators (GTFN without transforms).
+tuples, and calls of field operators (GTFN without transforms). A concat_where's branches
+are `if`/`else` blocks of their own statements: nothing of a branch runs where it is not
+selected, and sharing reaches into a branch but never out of it.
 
 The meaning is NumPy's exactly, on every compiler and without special flags: float32
 stays float32 (literals are cast), integer `+ - *`, unary `-`, `abs` and `**` wrap around
@@ -23,6 +25,7 @@ from stencilchain.errors import UnsupportedError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
+from stencilchain.steps.cpp.domain_checks import bound_value
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.cpp.signature import index_var
 
@@ -246,6 +249,9 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         self.statements: list[str] = []
         self._memo: dict[tuple[ir.Expr, Position], str] = {}
         self._count = 0
+        # the dimensions of the concat_where branches being emitted: their reads happen only
+        # where the branch is selected (DaCe keeps the other points' memlets inside the array)
+        self.guarded: tuple[Dimension, ...] = ()
 
     def nested(self, prefix: str) -> ExpressionEmitter:
         """An emitter with the same readers and policy and statements of its own, for a
@@ -329,6 +335,35 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
 
     # --- operations: one statement each --------------------------------------------------
 
+    def visit_ConcatWhere(self, expr: ir.ConcatWhere, pos: Mapping[Dimension, int]) -> str:
+        """`if (cond) { true branch } else { false branch }`: each branch's statements are
+        emitted inside its block, so nothing of it runs (or reads) where it is not selected;
+        sharing (CSE) reaches into a branch, never out of it."""
+        amount = pos.get(expr.dim, 0)
+        index = index_var(expr.dim) if amount == 0 else f"({index_var(expr.dim)} + ({amount}))"
+        index = f"static_cast<std::int64_t>({index})"
+        cond = self.bind("bool", _condition(expr, index))
+        name = self.fresh()
+        self.statements.append(f"{cpp_type(expr.type)} {name};")
+        for keyword, branch in ((f"if ({cond}) {{", expr.true), ("} else {", expr.false)):
+            self.statements.append(keyword)
+            self.statements += ["    " + line for line in self._branch(branch, pos, expr.dim, name)]
+        self.statements.append("}")
+        return name
+
+    def _branch(
+        self, branch: ir.Expr, pos: Mapping[Dimension, int], dim: Dimension, result: str
+    ) -> list[str]:
+        """The statements of `branch` at `pos` ending with its value stored in `result`,
+        without leaving any of them (or their sharing) to the enclosing scope."""
+        statements, memo, guarded = self.statements, self._memo, self.guarded
+        self.statements, self._memo, self.guarded = [], dict(memo), (*guarded, dim)
+        try:
+            value = self.emit(branch, pos)
+            return [*self.statements, f"{result} = {value};"]
+        finally:
+            self.statements, self._memo, self.guarded = statements, memo, guarded
+
     def visit_Unary(self, expr: ir.Unary, pos: Mapping[Dimension, int]) -> str:
         operand = self.emit(expr.operand, pos)
         dtype = dtype_of(expr.type)
@@ -407,6 +442,16 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
                 f"{type(expr).__name__} left in a flat body (this emitter takes no tuple "
                 f"values; inline the calls and emit each element of a tuple result): {expr!r}"
             )
+
+
+def _condition(expr: ir.ConcatWhere, index: str) -> str:
+    """The C++ condition that `index` (an int64 expression) lies in `expr`'s intervals."""
+    parts = []
+    for interval in expr.intervals:
+        tests = [f"{index} >= {bound_value(expr.dim, b)}" for b in interval.starts]
+        tests += [f"{index} < {bound_value(expr.dim, b)}" for b in interval.stops]
+        parts.append("(" + " && ".join(tests) + ")" if tests else "true")
+    return " || ".join(parts) if parts else "false"
 
 
 def position(pos: Mapping[Dimension, int]) -> Position:

@@ -22,6 +22,11 @@ The SDFG of a program (see `DaCeTranslator`):
   the stops, `Bound.from_end` counting from `n_<dim>`) around one C++ tasklet that computes
   the inlined body: one input connector per distinct (field, offset) read, with a memlet
   such as `f[i_I + 1, i_J]`, one per scalar read, and one output connector per output.
+- a `sc.concat_where` is an `if`/`else` in the tasklet's code; DaCe reads every memlet
+  before the tasklet runs, so a read inside a branch has its index along the condition's
+  dimension clamped into the array (`Min(Max(i + a, 0), n - 1)`): where the branch is
+  selected the index is unchanged (its reads are checked like the halo, see below), and
+  where it is not no memlet leaves the array.
 - the call runs only where its domain is not empty (an interstate condition), so an empty
   domain does nothing on either device.
 - with `DataLayout.STRIDED` and more than one dimension, the call is one map per possible
@@ -31,7 +36,7 @@ The SDFG of a program (see `DaCeTranslator`):
 
 Halo check: the SDFG does not check that a domain's reads stay inside the arrays (the
 embedded executor raises DomainError there). The reads reach `ir.DimDomain.halo` below
-the start and above the stop; the caller (the Python call path of the DaCe toolchain)
+the start and above the stop, and those inside a concat_where's branch its `windows`; the caller (the Python call path of the DaCe toolchain)
 must do the check with `stencilchain.program.embedded.resolve_domain` on the sizes before
 calling the SDFG. Inferred domains stay inside by construction; explicit ones can leave
 the arrays (a start counted from the end on a small array, a stop beyond the size).
@@ -868,7 +873,7 @@ class _Tasklet:
         self.dims = dims
         self.inputs: dict[str, str] = {}
         self.outputs: dict[str, str] = {}
-        self._reads: dict[tuple[str, Position], str] = {}
+        self._reads: dict[tuple[str, Position, tuple[Dimension, ...]], str] = {}
         self.emitter = ExpressionEmitter(
             self.read,
             lambda name: self.read(name, {}),
@@ -893,7 +898,9 @@ class _Tasklet:
             statements.append(f"{connector} = {value};")
         return "\n".join(statements)
 
-    def subset(self, name: str, pos: Position) -> str:
+    def subset(self, name: str, pos: Position, clamped: tuple[Dimension, ...] = ()) -> str:
+        """The memlet subset of `name` at `pos`; along the `clamped` dimensions the index is
+        kept inside the array (see `read`)."""
         ftype = self.params[name]
         assert isinstance(ftype, ir.FieldType)
         amounts = dict(pos)
@@ -903,9 +910,12 @@ class _Tasklet:
                 raise ValueError(f"field '{name}' is read along {dim.name}, not in the domain")
             amount = amounts.get(dim, 0)
             sign = "+" if amount > 0 else "-"
-            indices.append(
+            index = (
                 index_symbol(dim) if amount == 0 else f"{index_symbol(dim)} {sign} {abs(amount)}"
             )
+            if dim in clamped and amount != 0:
+                index = f"Min(Max({index}, 0), {size_symbol(dim)} - 1)"
+            indices.append(index)
         return ", ".join(indices)
 
     def read(self, name: str, pos: Mapping[Dimension, int]) -> str:
@@ -914,13 +924,17 @@ class _Tasklet:
         # a field over fewer dimensions than the domain (broadcast) is one access whatever
         # the offsets along the others
         own = {d: a for d, a in pos.items() if isinstance(ptype, ir.FieldType) and d in ptype.dims}
-        key = (name, position(own) if isinstance(ptype, ir.FieldType) else ())
+        # a memlet is read before the tasklet runs, also where its concat_where branch is not
+        # selected: along the branch's dimension its index is clamped into the array, which
+        # changes nothing where the branch is selected (its reads are checked to be inside)
+        clamped = tuple(d for d in self.emitter.guarded if own.get(d, 0) != 0)
+        key = (name, position(own) if isinstance(ptype, ir.FieldType) else (), clamped)
         connector = self._reads.get(key)
         if connector is None:
             connector = f"{self.prefix}in{len(self._reads)}_{name}"
             self._reads[key] = connector
             if isinstance(ptype, ir.FieldType):
-                self.inputs[connector] = f"{name}[{self.subset(name, key[1])}]"
+                self.inputs[connector] = f"{name}[{self.subset(name, key[1], clamped)}]"
             else:
                 self.inputs[connector] = f"{name}[0]"
         return connector

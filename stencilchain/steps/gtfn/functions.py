@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.steps.cpp.expressions import ExpressionEmitter, cpp_type
-from stencilchain.steps.cpp.signature import index_var
+from stencilchain.steps.cpp.signature import ProgramSignature, index_var, size_var
 
 
 def function_name(fop: str) -> str:
@@ -36,6 +36,8 @@ class FieldOperatorFunctions:
     def __init__(self, program: ir.Program) -> None:
         self.program = program
         self.fops = {f.name: f for f in program.field_operators}
+        # the arrays' sizes, passed on to every function (concat_where's conditions)
+        self.sizes = [size_var(d) for d in ProgramSignature.of(program).dims]
 
     def emit_call(
         self, call: ir.Call, pos: Mapping[Dimension, int], emitter: ExpressionEmitter
@@ -54,6 +56,7 @@ class FieldOperatorFunctions:
             else:
                 args.append(emitter.emit(arg, pos))
         args += _indices(result_dims(callee.return_type), pos)
+        args += self.sizes
         return f"{function_name(callee.name)}({', '.join(args)})"
 
     def definitions(self) -> list[str]:
@@ -71,6 +74,7 @@ class FieldOperatorFunctions:
             else:
                 params.append(f"{cpp_type(p.type)} s_{p.name}")
         params += [f"std::int64_t {index_var(d)}" for d in dims]
+        params += [f"std::int64_t {n}" for n in self.sizes]
 
         def read_field(name: str, pos: Mapping[Dimension, int]) -> str:
             return f"a_{name}({', '.join(_indices(field_dims[name], pos))})"
@@ -80,7 +84,13 @@ class FieldOperatorFunctions:
         )
         result = emitter.emit(fop.body, {})
         header = f"template <{template}>\n" if template else ""
-        body = "\n".join(f"    {s}" for s in [*emitter.statements, f"return {result};"])
+        unused = " ".join(f"(void){n};" for n in self.sizes)
+        lines = (
+            [unused, *emitter.statements, f"return {result};"]
+            if unused
+            else [*emitter.statements, f"return {result};"]
+        )
+        body = "\n".join(f"    {s}" for s in lines)
         return (
             f"{header}SC_HD inline {cpp_type(fop.return_type)} "
             f"{function_name(fop.name)}({', '.join(params)}) {{\n{body}\n}}\n"

@@ -1,0 +1,208 @@
+"""Conditions on the index along one dimension (`K == 0`, `K >= sc.size(K) - 1`), as unions of
+intervals: the regions where a branch of `sc.concat_where` is selected."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from stencilchain.errors import DefinitionError
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+
+_EVERYWHERE = ir.Interval((), ())
+_SYMBOLS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+class Size:
+    """`sc.size(K)` plus an offset: the index counted from the end of the arrays along `dim`
+    (`sc.size(K) - 1` is the last level)."""
+
+    __slots__ = ("dim", "offset")
+
+    def __init__(self, dim: Dimension, offset: int = 0) -> None:
+        self.dim = dim
+        self.offset = offset
+
+    def __add__(self, other: object) -> Size:
+        return Size(self.dim, self.offset + _int_offset(self, "+", other))
+
+    __radd__ = __add__
+
+    def __sub__(self, other: object) -> Size:
+        return Size(self.dim, self.offset - _int_offset(self, "-", other))
+
+    def __repr__(self) -> str:
+        if self.offset == 0:
+            return f"sc.size({self.dim.name})"
+        sign = "+" if self.offset > 0 else "-"
+        return f"sc.size({self.dim.name}) {sign} {abs(self.offset)}"
+
+    def __bool__(self) -> bool:
+        raise DefinitionError(
+            f"{self!r} has no value when the operator is defined (it is the arrays' size at "
+            "the call); compare a dimension with it inside sc.concat_where, e.g. "
+            f"sc.concat_where({self.dim.name} == {self!r}, a, b)"
+        )
+
+
+def size(dim: object) -> Size:
+    """The size of the arrays along `dim`, for conditions counted from the end:
+    `sc.concat_where(K == sc.size(K) - 1, a, b)`."""
+    if not isinstance(dim, Dimension):
+        raise DefinitionError(f"sc.size takes a sc.Dimension, got {dim!r}")
+    return Size(dim)
+
+
+def _int_offset(value: Size, sign: str, other: object) -> int:
+    if isinstance(other, int) and not isinstance(other, bool):
+        return other
+    raise DefinitionError(
+        f"`{value!r} {sign} {other!r}`: a position counted from the end is sc.size(dim) plus "
+        f"or minus a Python int, got {type(other).__name__}"
+    )
+
+
+class Region:
+    """A condition on the index along `dim`: the union of `intervals`. Combine with `&`, `|`,
+    `~` (conditions on one dimension only); pass to sc.concat_where."""
+
+    __slots__ = ("dim", "intervals", "text")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, dim: Dimension, intervals: tuple[ir.Interval, ...], text: str) -> None:
+        self.dim = dim
+        self.intervals = intervals
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"<condition {self.text}>"
+
+    def __bool__(self) -> bool:
+        raise DefinitionError(
+            f"`{self.text}` has no truth value when the operator is defined (it holds at some "
+            f"points and not at others): Python `if`, `and`, `or`, `not` run at trace time; "
+            f"write sc.concat_where({self.text}, a, b), and combine conditions with `&`, `|`, `~`"
+        )
+
+    def _other(self, op: str, other: object) -> Region:
+        if not isinstance(other, Region):
+            raise DefinitionError(
+                f"`{self.text} {op} {other!r}`: a condition on a dimension combines only with "
+                "another such condition (K == 0, K >= sc.size(K) - 1); a condition on values "
+                "is sc.where's, inside or around the concat_where"
+            )
+        if other.dim != self.dim:
+            raise DefinitionError(
+                f"`({self.text}) {op} ({other.text})`: one condition may involve only one "
+                f"dimension; nest them: sc.concat_where({self.text}, "
+                f"sc.concat_where({other.text}, a, b), c)"
+            )
+        return other
+
+    def __and__(self, other: object) -> Region:
+        o = self._other("&", other)
+        return Region(
+            self.dim, intersect(self.intervals, o.intervals), f"({self.text}) & ({o.text})"
+        )
+
+    def __or__(self, other: object) -> Region:
+        o = self._other("|", other)
+        return Region(self.dim, self.intervals + o.intervals, f"({self.text}) | ({o.text})")
+
+    def __invert__(self) -> Region:
+        return Region(self.dim, complement(self.intervals), f"~({self.text})")
+
+    def __rand__(self, other: object) -> Region:
+        return self._other("&", other)
+
+    def __ror__(self, other: object) -> Region:
+        return self._other("|", other)
+
+
+def _tightest(
+    bounds: tuple[ir.Bound, ...], pick: Callable[[list[int]], int]
+) -> tuple[ir.Bound, ...]:
+    """One bound per anchor (from the start, from the end): the tightest."""
+    by_anchor: dict[bool, list[int]] = {}
+    for b in bounds:
+        by_anchor.setdefault(b.from_end, []).append(b.value)
+    return tuple(ir.Bound(pick(v), anchor) for anchor, v in sorted(by_anchor.items()))
+
+
+def _interval(starts: tuple[ir.Bound, ...], stops: tuple[ir.Bound, ...]) -> ir.Interval:
+    return ir.Interval(_tightest(starts, max), _tightest(stops, min))
+
+
+def _provably_empty(interval: ir.Interval) -> bool:
+    """Empty for every size: bounds with one anchor, or a start from the end at or after a
+    stop from the start (the size is never negative)."""
+    return any(
+        (a.from_end == b.from_end or a.from_end) and a.value >= b.value
+        for a in interval.starts
+        for b in interval.stops
+    )
+
+
+def intersect(
+    left: tuple[ir.Interval, ...], right: tuple[ir.Interval, ...]
+) -> tuple[ir.Interval, ...]:
+    """The intersection of two unions of intervals (pairwise), without provably empty ones."""
+    out: list[ir.Interval] = []
+    for a in left:
+        for b in right:
+            both = _interval(a.starts + b.starts, a.stops + b.stops)
+            if not _provably_empty(both) and both not in out:
+                out.append(both)
+    return tuple(out)
+
+
+def complement(intervals: tuple[ir.Interval, ...]) -> tuple[ir.Interval, ...]:
+    """The indices in none of `intervals` (De Morgan: the intersection of each one's
+    complement, the part below its start and the part from its stop on)."""
+    result: tuple[ir.Interval, ...] = (_EVERYWHERE,)
+    for interval in intervals:
+        outside: list[ir.Interval] = []
+        if not interval.starts and not interval.stops:
+            return ()
+        outside += [ir.Interval((), (b,)) for b in interval.starts]
+        outside += [ir.Interval((b,), ()) for b in interval.stops]
+        result = intersect(result, tuple(outside))
+    return result
+
+
+def compare(dim: Dimension, op: str, other: object) -> Region:
+    """`dim <op> other` as a region, for an int (an index from the start) or a `Size`
+    (counted from the end)."""
+    text = f"{dim.name} {_SYMBOLS[op]} {other!r}"
+    if isinstance(other, Size):
+        if other.dim != dim:
+            raise DefinitionError(
+                f"`{text}`: compare a dimension with its own size, sc.size({dim.name})"
+            )
+        bound = ir.Bound(other.offset, from_end=True)
+    elif isinstance(other, (int, np.integer)) and not isinstance(other, (bool, np.bool_)):
+        bound = ir.Bound(int(other), from_end=False)
+    else:
+        hint = (
+            f"write the int: {dim.name} {_SYMBOLS[op]} {int(other)}"
+            if isinstance(other, float) and other.is_integer()
+            else f"write e.g. {dim.name} {_SYMBOLS[op]} 0 or {dim.name} {_SYMBOLS[op]} "
+            f"sc.size({dim.name}) - 1"
+        )
+        raise DefinitionError(
+            f"`{text}`: a dimension is compared with an index, a Python int (from the first "
+            f"index) or sc.size({dim.name}) plus or minus an int (from the end), got "
+            f"{type(other).__name__}; {hint} (a condition on values is sc.where's)"
+        )
+    after = ir.Bound(bound.value + 1, bound.from_end)
+    intervals = {
+        "eq": (ir.Interval((bound,), (after,)),),
+        "ne": (ir.Interval((), (bound,)), ir.Interval((after,), ())),
+        "lt": (ir.Interval((), (bound,)),),
+        "le": (ir.Interval((), (after,)),),
+        "gt": (ir.Interval((after,), ()),),
+        "ge": (ir.Interval((bound,), ()),),
+    }[op]
+    return Region(dim, intervals, text)
