@@ -225,7 +225,11 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
     `cse` shares a node already emitted at the same position; `decimal_literals` writes
     floats in shortest decimal form instead of hex; `tuples` allows tuple values (else
     they are an error: DaCe's tasklets are flat); `call_field_operator` writes calls of
-    field operators (else a call is an error: it should have been inlined).
+    field operators (else a call is an error: it should have been inlined);
+    `scalar_branches` emits a `sc.where` whose condition is a scalar (in a field operator:
+    loop-invariant, from an `if` on a scalar parameter) as `if`/`else` blocks, so only the
+    side taken runs; off, it is a select of both sides' values (a scan body, where every
+    value is a scalar and a select keeps the column loop vectorized).
     """
 
     def __init__(
@@ -238,8 +242,10 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         tuples: bool = True,
         call_field_operator: CallWriter | None = None,
         prefix: str = "t",
+        scalar_branches: bool = True,
     ) -> None:
         self.read_field = read_field
+        self.scalar_branches = scalar_branches
         self.read_scalar = read_scalar
         self.cse = cse
         self.decimal_literals = decimal_literals
@@ -264,6 +270,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             tuples=self.tuples,
             call_field_operator=self.call_field_operator,
             prefix=prefix,
+            scalar_branches=self.scalar_branches,
         )
 
     def fresh(self) -> str:
@@ -343,21 +350,38 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         index = index_var(expr.dim) if amount == 0 else f"({index_var(expr.dim)} + ({amount}))"
         index = f"static_cast<std::int64_t>({index})"
         cond = self.bind("bool", _condition(expr, index))
+        return self._if_else(cond, expr, expr.true, expr.false, pos, (expr.dim,))
+
+    def _if_else(
+        self,
+        cond: str,
+        expr: ir.Expr,
+        true: ir.Expr,
+        false: ir.Expr,
+        pos: Mapping[Dimension, int],
+        guard: tuple[Dimension, ...],
+    ) -> str:
+        """The name of `expr`'s value, `true` if `cond` else `false`, each side's statements
+        in its own block (reads along `guard` happen only where that side is selected)."""
         name = self.fresh()
         self.statements.append(f"{cpp_type(expr.type)} {name};")
-        for keyword, branch in ((f"if ({cond}) {{", expr.true), ("} else {", expr.false)):
+        for keyword, branch in ((f"if ({cond}) {{", true), ("} else {", false)):
             self.statements.append(keyword)
-            self.statements += ["    " + line for line in self._branch(branch, pos, expr.dim, name)]
+            self.statements += ["    " + line for line in self._branch(branch, pos, guard, name)]
         self.statements.append("}")
         return name
 
     def _branch(
-        self, branch: ir.Expr, pos: Mapping[Dimension, int], dim: Dimension, result: str
+        self,
+        branch: ir.Expr,
+        pos: Mapping[Dimension, int],
+        guard: tuple[Dimension, ...],
+        result: str,
     ) -> list[str]:
         """The statements of `branch` at `pos` ending with its value stored in `result`,
         without leaving any of them (or their sharing) to the enclosing scope."""
         statements, memo, guarded = self.statements, self._memo, self.guarded
-        self.statements, self._memo, self.guarded = [], dict(memo), (*guarded, dim)
+        self.statements, self._memo, self.guarded = [], dict(memo), (*guarded, *guard)
         try:
             value = self.emit(branch, pos)
             return [*self.statements, f"{result} = {value};"]
@@ -414,6 +438,8 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
 
     def visit_Where(self, expr: ir.Where, pos: Mapping[Dimension, int]) -> str:
         cond = self.emit(expr.cond, pos)
+        if self.scalar_branches and isinstance(expr.cond.type, ScalarType):
+            return self._if_else(cond, expr, expr.true, expr.false, pos, ())
         true, false = self.emit(expr.true, pos), self.emit(expr.false, pos)
         return self._bind(expr, f"({cond} ? {true} : {false})")
 

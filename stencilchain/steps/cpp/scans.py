@@ -56,6 +56,7 @@ def scan_level(
         decimal_literals=decimal_literals,
         tuples=False,
         prefix=prefix,
+        scalar_branches=False,
     )
     values = [emitter.emit(e, {}) for e in scan.body]
     return list(emitter.statements), values
