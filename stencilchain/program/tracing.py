@@ -768,7 +768,7 @@ def neighbor_shift(value: Symbol, offset: Connectivity | NeighborSlot) -> Symbol
             f"{written}: {conn.name} reads {conn.source.name} entities, but the field is "
             f"over {', '.join(d.name for d in t.dims)}; shift a field over {conn.source.name}"
         )
-    if conn.entity in t.dims:
+    if conn.entity in t.dims and conn.entity != conn.source:
         raise DefinitionError(
             f"{written}: the field is already over {conn.entity.name}, the dimension that "
             f"{conn.name} leads to"

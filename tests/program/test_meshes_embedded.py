@@ -361,3 +361,44 @@ def test_the_table_type_is_a_field_of_its_connectivity() -> None:
     assert isinstance(t, ir.TableType) and t.dims == (Cell, C2EDim) and t.dtype == sc.int64
     with pytest.raises(TypeError, match="int32 or int64"):
         sc.Table[C2E, sc.float64]
+
+
+# --- on the meshes of stencilchain.meshes -------------------------------------------------
+
+C2E2CDim = sc.Dimension("C2E2C", kind=sc.LOCAL)
+C2E2C = sc.Connectivity(
+    "C2E2C", source=Cell, target=(Cell, C2E2CDim), max_neighbors=3, skip_values=True
+)
+
+
+@sc.field_operator
+def diffused(u: CellF, nu: sc.float64) -> CellF:
+    return u + nu * sc.neighbor_sum(u(C2E2C) - u, axis=C2E2CDim)
+
+
+@sc.program
+def diffusion_step(u: CellF, c2e2c: sc.Table[C2E2C], nu: sc.float64, out: CellF) -> None:
+    diffused(u, nu, out=out)
+
+
+@pytest.mark.parametrize("kind", ["torus", "rectangle"])
+def test_diffusion_through_cell_neighbours_conserves_the_integral(kind: str) -> None:
+    from stencilchain import meshes
+
+    mesh = meshes.torus(9, 7) if kind == "torus" else meshes.rectangle(9, 7)
+    u = np.random.default_rng(9).random(mesh.n_cells)
+    total = u.sum()
+    reference = u.copy()
+    table = mesh.c2e2c
+    for _ in range(5):
+        new = np.empty_like(u)
+        diffusion_step(u, table, 0.1, new)
+        present = table >= 0
+        neighbours = np.where(present, reference[np.where(present, table, 0)], 0.0)
+        laplacian = (np.where(present, neighbours - reference[:, None], 0.0)).sum(axis=1)
+        reference = reference + 0.1 * laplacian
+        np.testing.assert_allclose(new, reference, rtol=1e-14, atol=1e-15)
+        u = new
+    assert u.sum() == pytest.approx(total, rel=1e-13)
+    if kind == "rectangle":
+        assert (table == -1).any()  # missing neighbours were skipped
