@@ -83,6 +83,71 @@ def bind_arguments(
 _MISSING = object()
 
 
+def check_table_entries(where: str, conn: Connectivity, table: Any, source_size: int) -> None:
+    """Every entry of a neighbour table lies in [0, n_source), or is -1 where the
+    connectivity allows skip values: checked before anything runs, so that no toolchain
+    reads outside an array. An immutable table's verdict is remembered (`checked_tables`)."""
+    if checked_tables.holds(table, conn, source_size):
+        return
+    low = -1 if conn.skip_values else 0
+    if table.size and (table.min() < low or table.max() >= source_size):
+        bad = (table < low) | (table >= source_size)
+        position = tuple(int(i) for i in np.argwhere(bad)[0])
+        allowed = (
+            f"[-1, {source_size}) (-1: no neighbour)"
+            if conn.skip_values
+            else f"[0, {source_size}) ({conn.name} is declared without skip values, "
+            "so -1 is not allowed)"
+        )
+        raise ArgumentError(
+            f"{where}: table of {conn.name} holds {table[position]} at {position}, outside "
+            f"{allowed}: {conn.source.name} has {source_size} entities"
+        )
+    checked_tables.remember(table, conn, source_size)
+
+
+class TableChecks:
+    """The range check of a program's neighbour tables for a compiled entry point, whose
+    native code checks every other property of the arguments (a wrong table dtype or shape
+    is left to it). Empty, and never called, for a program without tables."""
+
+    def __init__(self, program: ir.Program) -> None:
+        self.program_name = program.name
+        # per table: its position, its connectivity, and a (position, axis) of an argument
+        # over the connectivity's source dimension (which gives that dimension's size)
+        self.tables: list[tuple[int, str, Connectivity, tuple[int, int]]] = []
+        for index, p in enumerate(program.params):
+            if not isinstance(p.type, ir.TableType):
+                continue
+            conn = p.type.connectivity
+            source = next(
+                (
+                    (k, q.type.dims.index(conn.source))
+                    for k, q in enumerate(program.params)
+                    if isinstance(q.type, ir.FieldType) and conn.source in q.type.dims
+                ),
+                None,
+            )
+            if source is not None:
+                self.tables.append((index, p.name, conn, source))
+
+    def __bool__(self) -> bool:
+        return bool(self.tables)
+
+    def check(self, args: tuple[Any, ...]) -> None:
+        for index, name, conn, (source, axis) in self.tables:
+            if index >= len(args) or source >= len(args):
+                return  # a wrong count: the native entry says so
+            table, field = args[index], args[source]
+            shape = getattr(field, "shape", None)
+            if getattr(table, "ndim", None) != 2 or shape is None or len(shape) <= axis:
+                continue  # not arrays of the declared kind: the native entry says so
+            if not np.issubdtype(table.dtype, np.integer):
+                continue
+            where = f"argument '{name}' of {self.program_name}()"
+            check_table_entries(where, conn, table, int(shape[axis]))
+
+
 class CheckedTables:
     """The neighbour tables whose entries passed the range check, remembered while the
     array lives. Only an array that cannot change is remembered: a read-only view of a
@@ -177,33 +242,10 @@ class ArgumentChecker:
         return sizes, values
 
     def table_entries(self, param: FieldParam, arg: Any, sizes: dict[Dimension, int]) -> None:
-        """Every entry of a neighbour table lies in [0, n_source), or is -1 where the
-        connectivity allows skip values: checked before anything runs, so that no
-        toolchain reads outside an array. A read-only table that owns its memory cannot
-        change between calls, so its verdict is remembered (see `checked_tables`)."""
         assert isinstance(param.type, ir.TableType)
-        conn = param.type.connectivity
-        source_size = sizes.get(conn.source)
-        if source_size is None:
-            return  # no argument is over the source dimension: nothing reads through it
-        if checked_tables.holds(arg, conn, source_size):
-            return
-        low = -1 if conn.skip_values else 0
-        if arg.size and (arg.min() < low or arg.max() >= source_size):
-            bad = (arg < low) | (arg >= source_size)
-            position = tuple(int(i) for i in np.argwhere(bad)[0])
-            allowed = (
-                f"[-1, {source_size}) (-1: no neighbour)"
-                if conn.skip_values
-                else f"[0, {source_size}) ({conn.name} is declared without skip values, "
-                "so -1 is not allowed)"
-            )
-            raise ArgumentError(
-                f"{self._where(param)}: table of {conn.name} holds {arg[position]} at "
-                f"{position}, outside {allowed}: {conn.source.name} has {source_size} "
-                "entities"
-            )
-        checked_tables.remember(arg, conn, source_size)
+        source_size = sizes.get(param.type.connectivity.source)
+        if source_size is not None:  # else no argument is over the source: nothing reads it
+            check_table_entries(self._where(param), param.type.connectivity, arg, source_size)
 
     def _check_overlaps(self, args: tuple[Any, ...]) -> None:
         fields = [(p, a) for p, a in zip(self.params, args) if isinstance(p, FieldParam)]

@@ -20,7 +20,7 @@ from typing import Any
 
 from stencilchain.errors import ArgumentError, WorkspaceError
 from stencilchain.program import ir
-from stencilchain.program.arguments import ArgumentChecker, bind_arguments
+from stencilchain.program.arguments import ArgumentChecker, TableChecks, bind_arguments
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
@@ -124,6 +124,14 @@ class Toolchain:
             entry_metrics.steps.update(times)
             entry_metrics.load_time = time.perf_counter() - start
         checker = ArgumentChecker(program, self.config.device)
+        tables = TableChecks(program)
+        if tables:  # the native entry checks everything but the entries of neighbour tables
+            native = entry
+
+            def entry(*args: Any) -> Any:
+                tables.check(args)
+                return native(*args)
+
         return CompiledProgram(program.name, artifact, entry, checker, artifact.workspace)
 
     def executor(self, program: Program) -> BoundProgram:

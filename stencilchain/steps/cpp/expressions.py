@@ -19,23 +19,69 @@ MIN, shifts by a count outside [0, bits) give 0 (and -1 for `>>` of a negative v
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable, Mapping
+
+import numpy as np
 
 from stencilchain.errors import UnsupportedError
 from stencilchain.program import ir
+from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.steps.cpp.domain_checks import bound_value
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.cpp.signature import index_var
 
-Position = tuple[tuple[Dimension, int], ...]
-# How a field parameter is read at a position (offsets from the current point).
-FieldReader = Callable[[str, Mapping[Dimension, int]], str]
+
+@dataclasses.dataclass(frozen=True)
+class Absolute:
+    """A position along a dimension given as an index (a C++ int64 expression) rather than
+    an offset from the current point: where a neighbour table points, or a neighbour slot."""
+
+    index: str
+
+
+# A position: per dimension, an offset from the current point or an absolute index.
+Pos = Mapping[Dimension, "int | Absolute"]
+Position = tuple[tuple[Dimension, "int | Absolute"], ...]
+# How a field parameter is read at a position.
+FieldReader = Callable[[str, Pos], str]
+# The C++ value of the entry of a connectivity's table at (entity index, slot).
+TableReader = Callable[[Connectivity, str, str], str]
+
+
+@dataclasses.dataclass(frozen=True)
+class MeshTables:
+    """How neighbour reads reach the program's tables: `read` gives an entry's C++ value;
+    `over` names, per local dimension, the connectivity whose table says which slots are
+    missing."""
+
+    read: TableReader
+    over: Mapping[Dimension, Connectivity]
+
+    @staticmethod
+    def of(program: ir.Program, read: TableReader) -> MeshTables:
+        over = {
+            p.type.connectivity.local: p.type.connectivity
+            for p in program.params
+            if isinstance(p.type, ir.TableType)
+        }
+        return MeshTables(read, over)
+
+
+def index_at(dim: Dimension, pos: Pos) -> str:
+    """The C++ index along `dim` at `pos`: the loop index `i_<dim>` moved by an offset, or
+    an absolute index."""
+    amount = pos.get(dim, 0)
+    if isinstance(amount, Absolute):
+        return amount.index
+    return index_var(dim) if amount == 0 else f"({index_var(dim)} + ({amount}))"
 # How a scalar parameter is read.
 ScalarReader = Callable[[str], str]
 # The C++ value of a field-operator call at a position (GTFN without transforms).
-CallWriter = Callable[[ir.Call, Mapping[Dimension, int], "ExpressionEmitter"], str]
+CallWriter = Callable[[ir.Call, Pos, "ExpressionEmitter"], str]
 
 # The namespace of the tuple type (std, or cuda::std on the GPU) that the program's prelude
 # defines; used only with `tuples` on.
@@ -225,7 +271,8 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
     `cse` shares a node already emitted at the same position; `decimal_literals` writes
     floats in shortest decimal form instead of hex; `tuples` allows tuple values (else
     they are an error: DaCe's tasklets are flat); `call_field_operator` writes calls of
-    field operators (else a call is an error: it should have been inlined);
+    field operators (else a call is an error: it should have been inlined); `mesh` reads
+    neighbour tables (None: neighbour reads are an UnsupportedError);
     `scalar_branches` emits a `sc.where` whose condition is a scalar (in a field operator:
     loop-invariant, from an `if` on a scalar parameter) as `if`/`else` blocks, so only the
     side taken runs; off, it is a select of both sides' values (a scan body, where every
@@ -243,9 +290,11 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         call_field_operator: CallWriter | None = None,
         prefix: str = "t",
         scalar_branches: bool = True,
+        mesh: MeshTables | None = None,
     ) -> None:
         self.read_field = read_field
         self.scalar_branches = scalar_branches
+        self.mesh = mesh
         self.read_scalar = read_scalar
         self.cse = cse
         self.decimal_literals = decimal_literals
@@ -271,6 +320,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             call_field_operator=self.call_field_operator,
             prefix=prefix,
             scalar_branches=self.scalar_branches,
+            mesh=self.mesh,
         )
 
     def fresh(self) -> str:
@@ -285,7 +335,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         self.statements.append(f"const {ctype} {name} = {value};")
         return name
 
-    def emit(self, expr: ir.Expr, pos: Mapping[Dimension, int]) -> str:
+    def emit(self, expr: ir.Expr, pos: Pos) -> str:
         """The C++ of `expr` at `pos`, after the statements it needs."""
         if not self.cse or isinstance(expr, _IN_PLACE):
             return self.visit(expr, pos)
@@ -301,54 +351,89 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
 
     # --- values in place ---------------------------------------------------------------
 
-    def visit_Literal(self, expr: ir.Literal, pos: Mapping[Dimension, int]) -> str:
+    def visit_Literal(self, expr: ir.Literal, pos: Pos) -> str:
         return literal(expr.value, expr.type, decimal=self.decimal_literals)
 
-    def visit_Ref(self, expr: ir.Ref, pos: Mapping[Dimension, int]) -> str:
+    def visit_Ref(self, expr: ir.Ref, pos: Pos) -> str:
         if isinstance(expr.type, ir.FieldType):
             return self.read_field(expr.name, pos)
         return self.read_scalar(expr.name)
 
-    def visit_Shift(self, expr: ir.Shift, pos: Mapping[Dimension, int]) -> str:
+    def visit_Shift(self, expr: ir.Shift, pos: Pos) -> str:
         moved = dict(pos)
         for dim, amount in expr.offsets:
-            moved[dim] = moved.get(dim, 0) + amount
+            current = moved.get(dim, 0)
+            if isinstance(current, Absolute):
+                raise ValueError(f"a shift along {dim.name} at a neighbour's index: {expr!r}")
+            moved[dim] = current + amount
         return self.emit(expr.expr, moved)
 
-    def visit_Broadcast(self, expr: ir.Broadcast, pos: Mapping[Dimension, int]) -> str:
+    def visit_Broadcast(self, expr: ir.Broadcast, pos: Pos) -> str:
         # a read of a field over fewer dimensions ignores the offsets along the others
         return self.emit(expr.expr, pos)
 
-    def visit_Index(self, expr: ir.Index, pos: Mapping[Dimension, int]) -> str:
+    def visit_Index(self, expr: ir.Index, pos: Pos) -> str:
         # every scope that evaluates a field over `dim` has its index in `i_<dim>` (GTFN's
         # loops and function parameters, DaCe's map parameters), of whatever integer type
-        amount = pos.get(expr.dim, 0)
-        index = index_var(expr.dim) if amount == 0 else f"{index_var(expr.dim)} + ({amount})"
-        return f"static_cast<std::int64_t>({index})"
+        return f"static_cast<std::int64_t>({index_at(expr.dim, pos)})"
 
-    def visit_NeighborShift(self, expr: ir.NeighborShift, pos: Mapping[Dimension, int]) -> str:
-        raise UnsupportedError(
-            f"a neighbour read through {expr.connectivity.name}: the C++ toolchains (GTFN "
-            "and DaCe) do not compile unstructured-mesh reads yet; run the program with the "
-            "embedded executor (stencilchain.backends.run_embedded)"
-        )
+    def visit_NeighborShift(self, expr: ir.NeighborShift, pos: Pos) -> str:
+        """The operand read at the neighbour the table lists (at the slot of `expr`, or of
+        the enclosing reduction): at index 0 where the entry is -1, and 0 there."""
+        conn = expr.connectivity
+        mesh = self._mesh(f"a neighbour read through {conn.name}")
+        slot = Absolute(str(expr.slot)) if expr.slot is not None else pos.get(conn.local, 0)
+        entry = mesh.read(conn, index_at(conn.entity, pos), index_at(conn.local, {conn.local: slot}))
+        neighbour = self.bind("std::int64_t", f"static_cast<std::int64_t>({entry})")
+        at = self.bind("std::int64_t", f"({neighbour} < 0 ? 0 : {neighbour})")
+        inner = {d: a for d, a in pos.items() if d not in conn.target}
+        inner[conn.source] = Absolute(at)
+        value = self.emit(expr.expr, inner)
+        zero = literal(0, dtype_of(expr.type), decimal=self.decimal_literals)
+        return self._bind(expr, f"({neighbour} < 0 ? {zero} : {value})")
 
-    def visit_NeighborReduce(self, expr: ir.NeighborReduce, pos: Mapping[Dimension, int]) -> str:
-        raise UnsupportedError(
-            f"a neighbour reduction over {expr.axis.name}: the C++ toolchains (GTFN and DaCe) "
-            "do not compile unstructured-mesh reductions yet; run the program with the "
-            "embedded executor (stencilchain.backends.run_embedded)"
-        )
+    def visit_NeighborReduce(self, expr: ir.NeighborReduce, pos: Pos) -> str:
+        """The reduction unrolled over the slots (max_neighbors is known when translating),
+        skipping the slots that the table of the connectivity over the axis marks -1."""
+        mesh = self._mesh(f"a neighbour reduction over {expr.axis.name}")
+        conn = mesh.over.get(expr.axis)
+        if conn is None:
+            raise ValueError(f"no table numbers the slots of {expr.axis.name}: {expr!r}")
+        dtype = dtype_of(expr.type)
+        operand = expr.expr.type
+        # like the embedded executor: the table masks the slots where the operand is over
+        # its entity dimension (not the inner slots of a chain such as v(E2V)(C2E))
+        masked = isinstance(operand, ir.FieldType) and conn.entity in operand.dims
+        total = literal(_REDUCTION_IDENTITY[expr.op](dtype), dtype, decimal=self.decimal_literals)
+        for slot in range(conn.max_neighbors):
+            at = {**pos, expr.axis: Absolute(str(slot))}
+            value = self.emit(expr.expr, at)
+            if expr.op == "sum":
+                combined = wrapping(dtype, total, "+", value) if dtype.is_integer else f"({total} + {value})"
+            else:
+                combined = MATH["maximum" if expr.op == "max" else "minimum"](dtype, [total, value])
+            if masked:
+                present = mesh.read(conn, index_at(conn.entity, pos), str(slot))
+                combined = f"({present} < 0 ? {total} : {combined})"
+            total = self.bind(dtype.cpp, combined)
+        return total
+
+    def _mesh(self, what: str) -> MeshTables:
+        if self.mesh is None:
+            raise UnsupportedError(
+                f"{what}: this toolchain does not compile unstructured-mesh reads yet; run "
+                "the program with the embedded executor (stencilchain.backends.run_embedded) "
+                "or a GTFN toolchain"
+            )
+        return self.mesh
 
     # --- operations: one statement each --------------------------------------------------
 
-    def visit_ConcatWhere(self, expr: ir.ConcatWhere, pos: Mapping[Dimension, int]) -> str:
+    def visit_ConcatWhere(self, expr: ir.ConcatWhere, pos: Pos) -> str:
         """`if (cond) { true branch } else { false branch }`: each branch's statements are
         emitted inside its block, so nothing of it runs (or reads) where it is not selected;
         sharing (CSE) reaches into a branch, never out of it."""
-        amount = pos.get(expr.dim, 0)
-        index = index_var(expr.dim) if amount == 0 else f"({index_var(expr.dim)} + ({amount}))"
-        index = f"static_cast<std::int64_t>({index})"
+        index = f"static_cast<std::int64_t>({index_at(expr.dim, pos)})"
         cond = self.bind("bool", _condition(expr, index))
         return self._if_else(cond, expr, expr.true, expr.false, pos, (expr.dim,))
 
@@ -358,7 +443,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         expr: ir.Expr,
         true: ir.Expr,
         false: ir.Expr,
-        pos: Mapping[Dimension, int],
+        pos: Pos,
         guard: tuple[Dimension, ...],
     ) -> str:
         """The name of `expr`'s value, `true` if `cond` else `false`, each side's statements
@@ -374,7 +459,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
     def _branch(
         self,
         branch: ir.Expr,
-        pos: Mapping[Dimension, int],
+        pos: Pos,
         guard: tuple[Dimension, ...],
         result: str,
     ) -> list[str]:
@@ -388,7 +473,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         finally:
             self.statements, self._memo, self.guarded = statements, memo, guarded
 
-    def visit_Unary(self, expr: ir.Unary, pos: Mapping[Dimension, int]) -> str:
+    def visit_Unary(self, expr: ir.Unary, pos: Pos) -> str:
         operand = self.emit(expr.operand, pos)
         dtype = dtype_of(expr.type)
         if expr.op == "not":
@@ -399,7 +484,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             return self._bind(expr, wrapping(dtype, "0", "-", operand))
         return self._bind(expr, f"(-{operand})")
 
-    def visit_Binary(self, expr: ir.Binary, pos: Mapping[Dimension, int]) -> str:
+    def visit_Binary(self, expr: ir.Binary, pos: Pos) -> str:
         left, right = self.emit(expr.left, pos), self.emit(expr.right, pos)
         dtype = dtype_of(expr.type)
         if expr.op == "pow":
@@ -432,32 +517,32 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
                 square = self.bind(dtype.cpp, wrapping(dtype, square, "*", square))
         return result if result is not None else literal(1, dtype)
 
-    def visit_MathCall(self, expr: ir.MathCall, pos: Mapping[Dimension, int]) -> str:
+    def visit_MathCall(self, expr: ir.MathCall, pos: Pos) -> str:
         args = [self.emit(a, pos) for a in expr.args]
         return self._bind(expr, MATH[expr.fn](dtype_of(expr.args[0].type), args))
 
-    def visit_Where(self, expr: ir.Where, pos: Mapping[Dimension, int]) -> str:
+    def visit_Where(self, expr: ir.Where, pos: Pos) -> str:
         cond = self.emit(expr.cond, pos)
         if self.scalar_branches and isinstance(expr.cond.type, ScalarType):
             return self._if_else(cond, expr, expr.true, expr.false, pos, ())
         true, false = self.emit(expr.true, pos), self.emit(expr.false, pos)
         return self._bind(expr, f"({cond} ? {true} : {false})")
 
-    def visit_Cast(self, expr: ir.Cast, pos: Mapping[Dimension, int]) -> str:
+    def visit_Cast(self, expr: ir.Cast, pos: Pos) -> str:
         value = self.emit(expr.expr, pos)
         return self._bind(expr, f"static_cast<{dtype_of(expr.type).cpp}>({value})")
 
-    def visit_Call(self, expr: ir.Call, pos: Mapping[Dimension, int]) -> str:
+    def visit_Call(self, expr: ir.Call, pos: Pos) -> str:
         if self.call_field_operator is None:
             raise ValueError(f"call of {expr.callee} left in an inlined body: {expr!r}")
         return self._bind(expr, self.call_field_operator(expr, pos, self))
 
-    def visit_MakeTuple(self, expr: ir.MakeTuple, pos: Mapping[Dimension, int]) -> str:
+    def visit_MakeTuple(self, expr: ir.MakeTuple, pos: Pos) -> str:
         self._require_tuples(expr)
         elems = ", ".join(self.emit(e, pos) for e in expr.elems)
         return self._bind(expr, f"{TUPLE_NAMESPACE}::make_tuple({elems})")
 
-    def visit_TupleGet(self, expr: ir.TupleGet, pos: Mapping[Dimension, int]) -> str:
+    def visit_TupleGet(self, expr: ir.TupleGet, pos: Pos) -> str:
         self._require_tuples(expr)
         value = self.emit(expr.expr, pos)
         return self._bind(expr, f"{TUPLE_NAMESPACE}::get<{expr.index}>({value})")
@@ -480,12 +565,20 @@ def _condition(expr: ir.ConcatWhere, index: str) -> str:
     return " || ".join(parts) if parts else "false"
 
 
-def position(pos: Mapping[Dimension, int]) -> Position:
+# The value of a neighbour reduction over no neighbour (embedded.neighbor_identity).
+_REDUCTION_IDENTITY: dict[str, Callable[[ScalarType], bool | int | float]] = {
+    "sum": lambda dtype: 0.0 if dtype.is_float else 0,
+    "max": lambda dtype: -math.inf if dtype.is_float else int(np.iinfo(dtype.numpy).min),
+    "min": lambda dtype: math.inf if dtype.is_float else int(np.iinfo(dtype.numpy).max),
+}
+
+
+def position(pos: Pos) -> Position:
     """A position as a key: its non-zero offsets, ordered by dimension name."""
     return tuple(sorted(((d, a) for d, a in pos.items() if a != 0), key=lambda x: x[0].name))
 
 
-def _position_key(expr: ir.Expr, pos: Mapping[Dimension, int]) -> Position:
+def _position_key(expr: ir.Expr, pos: Pos) -> Position:
     """The part of a position that matters for a node: its offsets along its own
     dimensions (none for a scalar value)."""
     if isinstance(expr.type, ir.FieldType):

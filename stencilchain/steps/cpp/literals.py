@@ -18,10 +18,12 @@ def literal(value: bool | int | float, dtype: ScalarType, *, decimal: bool = Fal
         text = "(-9223372036854775807LL - 1)" if v == -(2**63) else f"{v}LL"
         return f"static_cast<{dtype.cpp}>({text})"
     f = float(value)
+    # compiler builtins rather than std::numeric_limits: those are host-only constexpr
+    # functions that CUDA device code cannot call (without --expt-relaxed-constexpr)
     if math.isnan(f):
-        text = "std::numeric_limits<double>::quiet_NaN()"
+        text = "__builtin_nan(\"\")"
     elif math.isinf(f):
-        text = ("-" if f < 0 else "") + "std::numeric_limits<double>::infinity()"
+        text = ("-" if f < 0 else "") + "__builtin_huge_val()"
     elif decimal:
         text = repr(f)
         text = f"({text})" if text.startswith("-") else text

@@ -78,7 +78,7 @@ from stencilchain.program.transforms import (
     unread_temporaries,
 )
 from stencilchain.steps.checks import require_type
-from stencilchain.steps.cpp.expressions import ExpressionEmitter, Position, position
+from stencilchain.steps.cpp.expressions import Absolute, ExpressionEmitter, Pos, Position, position
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.cpp.scans import scan_level
 from stencilchain.steps.dace.extra import require_dace
@@ -909,6 +909,8 @@ class _Tasklet:
             if dim not in self.dims:
                 raise ValueError(f"field '{name}' is read along {dim.name}, not in the domain")
             amount = amounts.get(dim, 0)
+            if isinstance(amount, Absolute):  # neighbour reads are refused before: no mesh
+                raise ValueError(f"an absolute index along {dim.name} in a DaCe memlet")
             sign = "+" if amount > 0 else "-"
             index = (
                 index_symbol(dim) if amount == 0 else f"{index_symbol(dim)} {sign} {abs(amount)}"
@@ -918,7 +920,7 @@ class _Tasklet:
             indices.append(index)
         return ", ".join(indices)
 
-    def read(self, name: str, pos: Mapping[Dimension, int]) -> str:
+    def read(self, name: str, pos: Pos) -> str:
         """The connector holding `name` at `pos` (a field) or `name` (a scalar)."""
         ptype = self.params[name]
         # a field over fewer dimensions than the domain (broadcast) is one access whatever

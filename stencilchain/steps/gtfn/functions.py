@@ -9,12 +9,20 @@ at the result's indices.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from stencilchain.program import ir
+from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
-from stencilchain.steps.cpp.expressions import ExpressionEmitter, cpp_type
-from stencilchain.steps.cpp.signature import ProgramSignature, index_var, size_var
+from stencilchain.steps.cpp.expressions import (
+    ExpressionEmitter,
+    MeshTables,
+    Pos,
+    TableReader,
+    cpp_type,
+    index_at,
+)
+from stencilchain.steps.cpp.signature import FieldArg, ProgramSignature, index_var, size_var
 
 
 def function_name(fop: str) -> str:
@@ -26,8 +34,20 @@ def result_dims(t: ir.FieldType | ir.TupleType) -> tuple[Dimension, ...]:
     return t.dims if isinstance(t, ir.FieldType) else t.elems[0].dims
 
 
-def _indices(dims: tuple[Dimension, ...], pos: Mapping[Dimension, int]) -> list[str]:
-    return [index_var(d) if pos.get(d, 0) == 0 else f"{index_var(d)} + {pos[d]}" for d in dims]
+def _indices(dims: tuple[Dimension, ...], pos: Pos) -> list[str]:
+    return [index_at(d, pos) for d in dims]
+
+
+def table_reader(tables: Mapping[str, FieldArg], stride: Callable[[FieldArg, int], str]) -> TableReader:
+    """How the entry (entity index, slot) of a connectivity's table is read, by the table
+    parameters' pointers and strides (`stride(field, axis)`), in a scope where they are
+    variables: the program function, or a field operator's function taking them."""
+
+    def read(conn: Connectivity, entity: str, slot: str) -> str:
+        table = tables[conn.name]
+        return f"{table.pointer}[({entity}) * {stride(table, 0)} + ({slot}) * {stride(table, 1)}]"
+
+    return read
 
 
 class FieldOperatorFunctions:
@@ -36,12 +56,30 @@ class FieldOperatorFunctions:
     def __init__(self, program: ir.Program) -> None:
         self.program = program
         self.fops = {f.name: f for f in program.field_operators}
+        signature = ProgramSignature.of(program)
         # the arrays' sizes, passed on to every function (concat_where's conditions)
-        self.sizes = [size_var(d) for d in ProgramSignature.of(program).dims]
+        self.sizes = [size_var(d) for d in signature.dims]
+        # the neighbour tables (pointer and strides), passed on to every function too
+        self.tables = {
+            f.type.connectivity.name: f for f in signature.fields if isinstance(f.type, ir.TableType)
+        }
+        self.mesh = (
+            MeshTables.of(program, table_reader(self.tables, lambda f, axis: f.stride(axis)))
+            if self.tables
+            else None
+        )
 
-    def emit_call(
-        self, call: ir.Call, pos: Mapping[Dimension, int], emitter: ExpressionEmitter
-    ) -> str:
+    def table_arguments(self) -> list[str]:
+        return [n for t in self.tables.values() for n in (t.pointer, t.stride(0), t.stride(1))]
+
+    def table_parameters(self) -> list[str]:
+        params = []
+        for t in self.tables.values():
+            params.append(f"const {t.type.dtype.cpp}* {t.pointer}")
+            params += [f"std::int64_t {t.stride(axis)}" for axis in (0, 1)]
+        return params
+
+    def emit_call(self, call: ir.Call, pos: Pos, emitter: ExpressionEmitter) -> str:
         """The C++ of `call` at `pos` from the scope of `emitter`: each field argument a
         lambda over its parameter's dimensions, evaluated in that scope."""
         callee = self.fops[call.callee]
@@ -57,6 +95,7 @@ class FieldOperatorFunctions:
                 args.append(emitter.emit(arg, pos))
         args += _indices(result_dims(callee.return_type), pos)
         args += self.sizes
+        args += self.table_arguments()
         return f"{function_name(callee.name)}({', '.join(args)})"
 
     def definitions(self) -> list[str]:
@@ -75,16 +114,21 @@ class FieldOperatorFunctions:
                 params.append(f"{cpp_type(p.type)} s_{p.name}")
         params += [f"std::int64_t {index_var(d)}" for d in dims]
         params += [f"std::int64_t {n}" for n in self.sizes]
+        params += self.table_parameters()
 
-        def read_field(name: str, pos: Mapping[Dimension, int]) -> str:
+        def read_field(name: str, pos: Pos) -> str:
             return f"a_{name}({', '.join(_indices(field_dims[name], pos))})"
 
         emitter = ExpressionEmitter(
-            read_field, lambda name: f"s_{name}", cse=False, call_field_operator=self.emit_call
+            read_field,
+            lambda name: f"s_{name}",
+            cse=False,
+            call_field_operator=self.emit_call,
+            mesh=self.mesh,
         )
         result = emitter.emit(fop.body, {})
         header = f"template <{template}>\n" if template else ""
-        unused = " ".join(f"(void){n};" for n in self.sizes)
+        unused = " ".join(f"(void){n};" for n in (*self.sizes, *self.table_arguments()))
         lines = (
             [unused, *emitter.statements, f"return {result};"]
             if unused

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from stencilchain.program import ir
 from stencilchain.program.device import Device
@@ -11,7 +11,14 @@ from stencilchain.program.dimensions import Dimension
 from stencilchain.program.transforms import substitute, transform_program
 from stencilchain.steps.checks import require_non_negative_int, require_type
 from stencilchain.steps.cpp.domain_checks import domain_checks, open_domain
-from stencilchain.steps.cpp.expressions import TUPLE_NAMESPACE, ExpressionEmitter, cpp_type
+from stencilchain.steps.cpp.expressions import (
+    TUPLE_NAMESPACE,
+    ExpressionEmitter,
+    MeshTables,
+    Pos,
+    cpp_type,
+    index_at,
+)
 from stencilchain.steps.cpp.package_text import package_text
 from stencilchain.steps.cpp.scans import scan_block, scan_column
 from stencilchain.steps.cpp.signature import (
@@ -22,7 +29,7 @@ from stencilchain.steps.cpp.signature import (
     index_var,
     size_var,
 )
-from stencilchain.steps.gtfn.functions import FieldOperatorFunctions
+from stencilchain.steps.gtfn.functions import FieldOperatorFunctions, table_reader
 from stencilchain.steps.gtfn.temporaries import allocations, temporary_helpers
 from stencilchain.steps.settings import DataLayout
 from stencilchain.steps.stages import ProgramSource, step_settings
@@ -80,6 +87,10 @@ class _Translator:
         self.scans = {s.name: s for s in self.program.scan_operators}
         self.functions = None if step.enable_transforms else FieldOperatorFunctions(program)
         self.gpu = step.device is Device.GPU
+        tables = {
+            f.type.connectivity.name: f for f in self.signature.fields if isinstance(f.type, ir.TableType)
+        }
+        self.mesh = MeshTables.of(program, table_reader(tables, self.stride)) if tables else None
 
     # --- memory access -----------------------------------------------------------------
 
@@ -89,18 +100,17 @@ class _Translator:
             return "1"
         return field.stride(axis)
 
-    def read_field(self, name: str, pos: Mapping[Dimension, int]) -> str:
+    def read_field(self, name: str, pos: Pos) -> str:
         field = self.fields[name]
         return f"{field.pointer}[{self.offset(field, pos)}]"
 
     def read_scalar(self, name: str) -> str:
         return self.scalars[name]
 
-    def offset(self, field: FieldArg, pos: Mapping[Dimension, int]) -> str:
+    def offset(self, field: FieldArg, pos: Pos) -> str:
         terms = []
         for axis, dim in enumerate(field.type.dims):
-            amount = pos.get(dim, 0)
-            index = index_var(dim) if amount == 0 else f"({index_var(dim)} + {amount})"
+            index = index_at(dim, pos)
             stride = self.stride(field, axis)
             terms.append(index if stride == "1" else f"{index} * {stride}")
         return " + ".join(terms)
@@ -115,6 +125,7 @@ class _Translator:
             self.read_scalar,
             cse=self.step.enable_transforms,
             call_field_operator=None if self.functions is None else self.functions.emit_call,
+            mesh=self.mesh,
         )
         if self.functions is None:
             body = substitute(fop.body, dict(zip((p.name for p in fop.params), call.args)))

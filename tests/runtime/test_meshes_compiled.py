@@ -1,0 +1,103 @@
+"""Unstructured meshes on the GTFN toolchains (with and without transforms): every program
+of tests/program/test_meshes_embedded.py against the embedded executor, with int32 and
+int64 tables, skip values, C and Fortran layouts of (Cell, K) fields; the tables' entries
+checked before anything runs. DaCe refuses neighbour reads plainly (UnsupportedError)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stencilchain as sc
+from stencilchain import meshes
+from stencilchain.containers import build_container
+from tests.program import test_meshes_embedded as m
+
+GTFN = ["gtfn_cpu", "gtfn_cpu_no_transforms"]
+
+
+@pytest.fixture(scope="module", params=GTFN)
+def toolchain(request: pytest.FixtureRequest) -> Any:
+    return request.getfixturevalue(request.param)
+
+
+def both(program: sc.Program, toolchain: Any, *args: Any, outs: list[np.ndarray]) -> None:
+    """Run `program` embedded and compiled on copies of `outs`; assert equal results."""
+    expected = [o.copy() for o in outs]
+    program(*args, *expected)
+    program.with_backend(toolchain)(*args, *outs)
+    for k, (got, want) in enumerate(zip(outs, expected)):
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15, err_msg=f"output {k}")
+
+
+def test_reads_and_reductions(toolchain: Any) -> None:
+    rng = np.random.default_rng(1)
+    c2e, e2v = m.tables(rng)
+    e, v = rng.standard_normal(m.N_EDGES), rng.standard_normal(m.N_VERTICES)
+    w = rng.standard_normal((m.N_CELLS, 3))
+    outs = [np.full(m.N_CELLS, np.nan) for _ in range(5)]
+    both(m.reductions, toolchain, e, v, w, c2e, e2v, outs=outs)
+    assert np.isinf(outs[1][4]) and np.isinf(outs[2][4])  # a cell without neighbours
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_mesh_columns_with_vertical_shifts_and_scans(
+    toolchain: Any, dtype: type, layout: str
+) -> None:
+    rng = np.random.default_rng(2)
+    c2e, _ = m.tables(rng, dtype)
+    f = np.asarray(rng.standard_normal((m.N_EDGES, m.N_K)), order=layout)
+    outs = [np.asarray(np.zeros((m.N_CELLS, m.N_K)), order=layout) for _ in range(2)]
+    program = m.mesh_column if dtype is np.int32 else m.mesh_column64
+    both(program, toolchain, f, c2e, outs=outs)
+
+
+def test_a_temporary_over_edges_is_gathered(toolchain: Any) -> None:
+    rng = np.random.default_rng(3)
+    c2e, e2v = m.tables(rng)
+    v = rng.standard_normal(m.N_VERTICES)
+    both(m.through_a_temporary, toolchain, v, c2e, e2v, np.zeros(m.N_EDGES), outs=[np.zeros(m.N_CELLS)])
+
+
+@pytest.mark.parametrize("kind", ["torus", "rectangle"])
+def test_diffusion_on_the_meshes(toolchain: Any, kind: str) -> None:
+    mesh = meshes.torus(9, 7) if kind == "torus" else meshes.rectangle(9, 7)
+    u = np.random.default_rng(9).random(mesh.n_cells)
+    both(m.diffusion_step, toolchain, u, mesh.c2e2c, 0.1, outs=[np.zeros(mesh.n_cells)])
+
+
+def test_an_entry_out_of_range_is_refused_before_anything_is_written(toolchain: Any) -> None:
+    rng = np.random.default_rng(4)
+    c2e, e2v = m.tables(rng)
+    c2e[3, 1] = m.N_EDGES
+    outs = [np.full(m.N_CELLS, 7.0) for _ in range(5)]
+    run = m.reductions.with_backend(toolchain)
+    with pytest.raises(sc.ArgumentError, match=r"'c2e'.*C2E holds 11 at \(3, 1\)"):
+        run(np.ones(m.N_EDGES), np.ones(m.N_VERTICES), np.ones((m.N_CELLS, 3)), c2e, e2v, *outs)
+    assert all((o == 7.0).all() for o in outs)
+    c2e[3, 1] = 0  # the same array, corrected: checked again, and runs
+    run(np.ones(m.N_EDGES), np.ones(m.N_VERTICES), np.ones((m.N_CELLS, 3)), c2e, e2v, *outs)
+
+
+@pytest.mark.parametrize("fixture", ["dace_cpu"])
+def test_dace_refuses_neighbour_reads_plainly(fixture: str, request: pytest.FixtureRequest) -> None:
+    toolchain = request.getfixturevalue(fixture)
+    with pytest.raises(sc.UnsupportedError, match=r"neighbour .* embedded executor"):
+        toolchain.compile(m.reductions.ir)
+
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_gpu_sources_of_mesh_programs_build(session_cache_dir: Path) -> None:
+    container = build_container({}, cache_dir=session_cache_dir, device="gpu")
+    toolchain = container.gtfn.toolchain()
+    for program in (m.reductions, m.mesh_column64, m.diffusion_step):
+        assert toolchain.compile(program).artifact.module_path.is_file()
