@@ -1,10 +1,12 @@
-"""Unstructured meshes on the GTFN toolchains (with and without transforms): every program
-of tests/program/test_meshes_embedded.py against the embedded executor, with int32 and
-int64 tables, skip values, C and Fortran layouts of (Cell, K) fields; the tables' entries
-checked before anything runs. DaCe refuses neighbour reads plainly (UnsupportedError)."""
+"""Unstructured meshes on the GTFN toolchains (with and without transforms) and the DaCe
+ones (auto-optimized or not): every program of tests/program/test_meshes_embedded.py
+against the embedded executor, with int32 and int64 tables, skip values, C and Fortran
+layouts of (Cell, K) fields; the tables' entries checked before anything runs. The CUDA
+sources of both families build."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,10 +19,10 @@ from stencilchain import meshes
 from stencilchain.containers import build_container
 from tests.program import test_meshes_embedded as m
 
-GTFN = ["gtfn_cpu", "gtfn_cpu_no_transforms"]
+TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 
 
-@pytest.fixture(scope="module", params=GTFN)
+@pytest.fixture(scope="module", params=TOOLCHAINS)
 def toolchain(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(request.param)
 
@@ -84,13 +86,6 @@ def test_an_entry_out_of_range_is_refused_before_anything_is_written(toolchain: 
     run(np.ones(m.N_EDGES), np.ones(m.N_VERTICES), np.ones((m.N_CELLS, 3)), c2e, e2v, *outs)
 
 
-@pytest.mark.parametrize("fixture", ["dace_cpu"])
-def test_dace_refuses_neighbour_reads_plainly(fixture: str, request: pytest.FixtureRequest) -> None:
-    toolchain = request.getfixturevalue(fixture)
-    with pytest.raises(sc.UnsupportedError, match=r"neighbour .* embedded executor"):
-        toolchain.compile(m.reductions.ir)
-
-
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 
 
@@ -98,6 +93,9 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is no
 @pytest.mark.slow
 def test_gpu_sources_of_mesh_programs_build(session_cache_dir: Path) -> None:
     container = build_container({}, cache_dir=session_cache_dir, device="gpu")
-    toolchain = container.gtfn.toolchain()
-    for program in (m.reductions, m.mesh_column64, m.diffusion_step):
-        assert toolchain.compile(program).artifact.module_path.is_file()
+    toolchains = [container.gtfn.toolchain()]
+    if importlib.util.find_spec("dace") is not None:
+        toolchains.append(container.dace.toolchain())
+    for toolchain in toolchains:
+        for program in (m.reductions, m.mesh_column64, m.through_a_temporary, m.diffusion_step):
+            assert toolchain.compile(program).artifact.module_path.is_file()
