@@ -425,9 +425,9 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
     def _mesh(self, what: str) -> MeshTables:
         if self.mesh is None:
             raise UnsupportedError(
-                f"{what}: this toolchain does not compile unstructured-mesh reads yet; run "
-                "the program with the embedded executor (stencilchain.backends.run_embedded) "
-                "or a GTFN toolchain"
+                f"{what}: this emitter was given no neighbour tables (MeshTables); the "
+                "GTFN and DaCe toolchains and the embedded executor "
+                "(stencilchain.backends.run_embedded) compile or run unstructured-mesh reads"
             )
         return self.mesh
 
