@@ -19,6 +19,8 @@ from stencilchain import meshes
 from stencilchain.containers import build_container
 from tests.program import test_meshes_embedded as m
 
+K = m.K
+
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 
 
@@ -73,6 +75,51 @@ def test_diffusion_on_the_meshes(toolchain: Any, kind: str) -> None:
     both(m.diffusion_step, toolchain, u, mesh.c2e2c, 0.1, outs=[np.zeros(mesh.n_cells)])
 
 
+@sc.field_operator
+def boundary_gather(f: m.EdgeK) -> m.CellK:
+    above = sc.neighbor_sum(f(K + 1)(m.C2E) - f(m.C2E), axis=m.C2EDim)
+    below = sc.neighbor_sum(f(m.C2E) - f(K - 1)(m.C2E), axis=m.C2EDim)
+    return sc.concat_where(K == 0, above, below)
+
+
+@sc.program
+def gathers_in_branches(f: m.EdgeK, c2e: sc.Table[m.C2E], out: m.CellK) -> None:
+    boundary_gather(f, out=out)
+
+
+def test_gathers_inside_concat_where_branches(toolchain: Any) -> None:
+    """Each branch reads its neighbours at its own levels only (DaCe: the gather's index
+    along K is kept inside the array where the branch is not selected)."""
+    rng = np.random.default_rng(5)
+    c2e, _ = m.tables(rng)
+    f = rng.standard_normal((m.N_EDGES, m.N_K))
+    both(gathers_in_branches, toolchain, f, c2e, outs=[np.full((m.N_CELLS, m.N_K), np.nan)])
+
+
+def test_dace_reads_entries_as_points_and_gathers_through_one_connector() -> None:
+    """Entries at the cell and a constant slot are plain connectors; the gathered field is
+    one dynamic connector over all edges, read as many times as there are slots."""
+    pytest.importorskip("dace")
+    import dace
+
+    from stencilchain.program.device import Device
+    from stencilchain.steps.dace.translator import DaCeTranslator, sdfg_from_source
+
+    source = DaCeTranslator(device=Device.CPU, auto_optimize=False)(m.reductions.ir)
+    sdfg = sdfg_from_source(source.source_code)
+    (state, tasklet) = next(
+        (state, node)
+        for node, state in sdfg.all_nodes_recursive()
+        if isinstance(node, dace.nodes.Tasklet) and node.label == "call0_weighted_sum"
+    )
+    memlets = {e.dst_conn: e.data for e in state.in_edges(tasklet)}
+    tables = sorted(str(mm.subset) for mm in memlets.values() if mm.data == "c2e")
+    assert tables == ["i_Cell, 0", "i_Cell, 1", "i_Cell, 2"]
+    (gathered,) = [mm for mm in memlets.values() if mm.data == "e"]
+    assert str(gathered.subset) == "0:n_Edge" and gathered.dynamic and gathered.volume == 3
+    assert "* e_s0]" in tasklet.code.as_string
+
+
 def test_an_entry_out_of_range_is_refused_before_anything_is_written(toolchain: Any) -> None:
     rng = np.random.default_rng(4)
     c2e, e2v = m.tables(rng)
@@ -93,9 +140,14 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is no
 @pytest.mark.slow
 def test_gpu_sources_of_mesh_programs_build(session_cache_dir: Path) -> None:
     container = build_container({}, cache_dir=session_cache_dir, device="gpu")
-    toolchains = [container.gtfn.toolchain()]
+    programs = (m.reductions, m.mesh_column64, m.through_a_temporary, m.diffusion_step)
+    builds = [(container.gtfn.toolchain(), programs)]
     if importlib.util.find_spec("dace") is not None:
-        toolchains.append(container.dace.toolchain())
-    for toolchain in toolchains:
-        for program in (m.reductions, m.mesh_column64, m.through_a_temporary, m.diffusion_step):
+        noopt = build_container({}, cache_dir=session_cache_dir, device="gpu", auto_optimize=False)
+        builds += [
+            (container.dace.toolchain(), programs),
+            (noopt.dace.toolchain(), (m.reductions, gathers_in_branches)),
+        ]
+    for toolchain, built in builds:
+        for program in built:
             assert toolchain.compile(program).artifact.module_path.is_file()
