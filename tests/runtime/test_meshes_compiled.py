@@ -96,6 +96,21 @@ def test_gathers_inside_concat_where_branches(toolchain: Any) -> None:
     both(gathers_in_branches, toolchain, f, c2e, outs=[np.full((m.N_CELLS, m.N_K), np.nan)])
 
 
+@pytest.mark.parametrize("family", ["gtfn", "dace"])
+def test_unit_stride_layout(family: str, session_cache_dir: Path) -> None:
+    """With unit innermost strides a gather along the innermost dimension has no stride."""
+    if family == "dace":
+        pytest.importorskip("dace")
+    container = build_container({}, cache_dir=session_cache_dir, data_layout="unit_stride")
+    toolchain = getattr(container, family).toolchain()
+    rng = np.random.default_rng(6)
+    c2e, e2v = m.tables(rng)
+    e, v = rng.standard_normal(m.N_EDGES), rng.standard_normal(m.N_VERTICES)
+    w = rng.standard_normal((m.N_CELLS, 3))
+    outs = [np.full(m.N_CELLS, np.nan) for _ in range(5)]
+    both(m.reductions, toolchain, e, v, w, c2e, e2v, outs=outs)
+
+
 def test_dace_reads_entries_as_points_and_gathers_through_one_connector() -> None:
     """Entries at the cell and a constant slot are plain connectors; the gathered field is
     one dynamic connector over all edges, read as many times as there are slots."""
