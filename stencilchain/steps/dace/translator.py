@@ -22,6 +22,12 @@ The SDFG of a program (see `DaCeTranslator`):
   the stops, `Bound.from_end` counting from `n_<dim>`) around one C++ tasklet that computes
   the inlined body: one input connector per distinct (field, offset) read, with a memlet
   such as `f[i_I + 1, i_J]`, one per scalar read, and one output connector per output.
+- a neighbour read (unstructured meshes) gathers: a table entry at the current entity and
+  a constant slot is a connector like any other (`c2e[i_Cell, 1]`); a field read at an
+  index the tasklet computes from an entry is one connector per distinct memlet spanning
+  the whole source dimension (`e[0:n_Edge, i_K]`, dynamic, volume the number of reads),
+  which DaCe passes as a pointer to the subset's first element and the code indexes with
+  the array's strides in elements (`e_s0`). Programs without tables have no such memlet.
 - a `sc.concat_where` is an `if`/`else` in the tasklet's code; DaCe reads every memlet
   before the tasklet runs, so a read inside a branch has its index along the condition's
   dimension clamped into the array (`Min(Max(i + a, 0), n - 1)`): where the branch is
