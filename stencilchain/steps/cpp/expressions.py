@@ -48,8 +48,10 @@ Pos = Mapping[Dimension, "int | Absolute"]
 Position = tuple[tuple[Dimension, "int | Absolute"], ...]
 # How a field parameter is read at a position.
 FieldReader = Callable[[str, Pos], str]
-# The C++ value of the entry of a connectivity's table at (entity index, slot).
-TableReader = Callable[[Connectivity, str, str], str]
+# The C++ value of the entry of a connectivity's table at a position along its entity and
+# local dimensions (an offset or an absolute index each): GTFN indexes the table's pointer,
+# DaCe reads it like a field (a connector, gathered where the index is not a constant).
+TableReader = Callable[[Connectivity, Pos], str]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -383,7 +385,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         conn = expr.connectivity
         mesh = self._mesh(f"a neighbour read through {conn.name}")
         slot = Absolute(str(expr.slot)) if expr.slot is not None else pos.get(conn.local, 0)
-        entry = mesh.read(conn, index_at(conn.entity, pos), index_at(conn.local, {conn.local: slot}))
+        entry = mesh.read(conn, {conn.entity: pos.get(conn.entity, 0), conn.local: slot})
         neighbour = self.bind("std::int64_t", f"static_cast<std::int64_t>({entry})")
         at = self.bind("std::int64_t", f"({neighbour} < 0 ? 0 : {neighbour})")
         inner = {d: a for d, a in pos.items() if d not in conn.target}
@@ -413,7 +415,9 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             else:
                 combined = MATH["maximum" if expr.op == "max" else "minimum"](dtype, [total, value])
             if masked:
-                present = mesh.read(conn, index_at(conn.entity, pos), str(slot))
+                present = mesh.read(
+                    conn, {conn.entity: pos.get(conn.entity, 0), conn.local: Absolute(str(slot))}
+                )
                 combined = f"({present} < 0 ? {total} : {combined})"
             total = self.bind(dtype.cpp, combined)
         return total
@@ -421,9 +425,9 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
     def _mesh(self, what: str) -> MeshTables:
         if self.mesh is None:
             raise UnsupportedError(
-                f"{what}: this toolchain does not compile unstructured-mesh reads yet; run "
-                "the program with the embedded executor (stencilchain.backends.run_embedded) "
-                "or a GTFN toolchain"
+                f"{what}: this emitter was given no neighbour tables (MeshTables); the "
+                "GTFN and DaCe toolchains and the embedded executor "
+                "(stencilchain.backends.run_embedded) compile or run unstructured-mesh reads"
             )
         return self.mesh
 

@@ -22,6 +22,12 @@ The SDFG of a program (see `DaCeTranslator`):
   the stops, `Bound.from_end` counting from `n_<dim>`) around one C++ tasklet that computes
   the inlined body: one input connector per distinct (field, offset) read, with a memlet
   such as `f[i_I + 1, i_J]`, one per scalar read, and one output connector per output.
+- a neighbour read (unstructured meshes) gathers: a table entry at the current entity and
+  a constant slot is a connector like any other (`c2e[i_Cell, 1]`); a field read at an
+  index the tasklet computes from an entry is one connector per distinct memlet spanning
+  the whole source dimension (`e[0:n_Edge, i_K]`, dynamic, volume the number of reads),
+  which DaCe passes as a pointer to the subset's first element and the code indexes with
+  the array's strides in elements (`e_s0`). Programs without tables have no such memlet.
 - a `sc.concat_where` is an `if`/`else` in the tasklet's code; DaCe reads every memlet
   before the tasklet runs, so a read inside a branch has its index along the condition's
   dimension clamped into the array (`Min(Max(i + a, 0), n - 1)`): where the branch is
@@ -64,10 +70,11 @@ import copy
 import dataclasses
 import keyword
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from stencilchain.program import ir
+from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
@@ -78,7 +85,14 @@ from stencilchain.program.transforms import (
     unread_temporaries,
 )
 from stencilchain.steps.checks import require_type
-from stencilchain.steps.cpp.expressions import Absolute, ExpressionEmitter, Pos, Position, position
+from stencilchain.steps.cpp.expressions import (
+    Absolute,
+    ExpressionEmitter,
+    MeshTables,
+    Pos,
+    Position,
+    position,
+)
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.cpp.scans import scan_level
 from stencilchain.steps.dace.extra import require_dace
@@ -508,12 +522,20 @@ class _SDFGBuilder:
     ) -> Any:
         """A conditional block running the call's map where its domain is not empty."""
         import dace
+        from dace.codegen.common import sym2cpp
         from dace.sdfg.state import ControlFlowRegion
 
         dims = [dd.dim for dd in call.domain.dims]
         ranges = {dd.dim: _range(dd, symbols) for dd in call.domain.dims}
         nonempty = _nonempty(call)
-        tasklet = _Tasklet(self.transforms, self.params, dims, self.prefix)
+        tasklet = _Tasklet(
+            self.transforms,
+            self.program,
+            self.params,
+            dims,
+            self.prefix,
+            lambda name, axis: str(sym2cpp(sdfg.arrays[name].strides[axis])),
+        )
         outs = tuple(None if o in self.unread else o for o in call.outs)
         code = tasklet.code(self.body(call), outs)
         block = _call_block(sdfg, f"call{index}_{call.callee}")
@@ -525,7 +547,7 @@ class _SDFGBuilder:
             _tasklet_node, map_entry, _map_exit = state.add_mapped_tasklet(
                 name=f"call{index}_{call.callee}",
                 map_ranges=[(index_symbol(d), ranges[d]) for d in order],
-                inputs={c: dace.Memlet(m) for c, m in tasklet.inputs.items()},
+                inputs={c: tasklet.memlet(c) for c in tasklet.inputs},
                 code=code,
                 outputs={c: dace.Memlet(m) for c, m in tasklet.outputs.items()},
                 language=dace.Language.CPP,
@@ -858,22 +880,36 @@ class _Tasklet:
     `stencilchain.steps.cpp.expressions`), with its connectors and memlets.
 
     `inputs` and `outputs` map connector names to memlet text; field reads are keyed by
-    (field, offset), so each distinct access is one connector.
+    (field, offset), so each distinct access is one connector. A read at an index that the
+    tasklet computes (a neighbour's, from a table) is a gather: its connector's memlet
+    spans the whole array along that dimension, the connector is a pointer to the subset's
+    first element, and the code indexes it with the array's strides (`strides(name, axis)`,
+    C++ text); `gathers` counts the reads through each such connector (its volume).
+    Tables are read like fields (`MeshTables`), so an entry at the current cell and a
+    constant slot is a plain connector.
     """
 
     def __init__(
         self,
         cse: bool,
+        program: ir.Program,
         params: Mapping[str, ir.FieldType | ScalarType],
         dims: list[Dimension],
         prefix: str,
+        strides: Callable[[str, int], str],
     ) -> None:
         self.prefix = prefix
         self.params = params
         self.dims = dims
+        self.strides = strides
         self.inputs: dict[str, str] = {}
         self.outputs: dict[str, str] = {}
+        self.gathers: dict[str, int] = {}
         self._reads: dict[tuple[str, Position, tuple[Dimension, ...]], str] = {}
+        self._gathered: dict[str, str] = {}  # memlet -> connector
+        self._tables = {
+            t.connectivity.name: name for name, t in params.items() if isinstance(t, ir.TableType)
+        }
         self.emitter = ExpressionEmitter(
             self.read,
             lambda name: self.read(name, {}),
@@ -881,6 +917,7 @@ class _Tasklet:
             decimal_literals=True,
             tuples=False,
             prefix=f"{prefix}t",
+            mesh=MeshTables.of(program, self.read_table) if self._tables else None,
         )
 
     def code(self, body: ir.Expr, outs: tuple[str | None, ...]) -> str:
@@ -906,11 +943,12 @@ class _Tasklet:
         amounts = dict(pos)
         indices = []
         for dim in ftype.dims:
+            amount = amounts.get(dim, 0)
+            if isinstance(amount, Absolute):  # a constant slot, or all of a gathered dimension
+                indices.append(amount.index if _constant(amount) else f"0:{size_symbol(dim)}")
+                continue
             if dim not in self.dims:
                 raise ValueError(f"field '{name}' is read along {dim.name}, not in the domain")
-            amount = amounts.get(dim, 0)
-            if isinstance(amount, Absolute):  # neighbour reads are refused before: no mesh
-                raise ValueError(f"an absolute index along {dim.name} in a DaCe memlet")
             sign = "+" if amount > 0 else "-"
             index = (
                 index_symbol(dim) if amount == 0 else f"{index_symbol(dim)} {sign} {abs(amount)}"
@@ -930,6 +968,8 @@ class _Tasklet:
         # selected: along the branch's dimension its index is clamped into the array, which
         # changes nothing where the branch is selected (its reads are checked to be inside)
         clamped = tuple(d for d in self.emitter.guarded if own.get(d, 0) != 0)
+        if any(isinstance(a, Absolute) and not _constant(a) for a in own.values()):
+            return self.gather(name, own, clamped)
         key = (name, position(own) if isinstance(ptype, ir.FieldType) else (), clamped)
         connector = self._reads.get(key)
         if connector is None:
@@ -940,6 +980,50 @@ class _Tasklet:
             else:
                 self.inputs[connector] = f"{name}[0]"
         return connector
+
+    def gather(self, name: str, pos: Pos, clamped: tuple[Dimension, ...]) -> str:
+        """`name` at `pos`, where some indices are computed in the tasklet (a neighbour's):
+        one connector per memlet, a pointer to the subset's first element (index 0 along
+        each gathered dimension), indexed with the array's strides in elements."""
+        memlet = f"{name}[{self.subset(name, position(pos), clamped)}]"
+        connector = self._gathered.get(memlet)
+        if connector is None:
+            connector = f"{self.prefix}gather{len(self._gathered)}_{name}"
+            self._gathered[memlet] = connector
+            self.inputs[connector] = memlet
+            self.gathers[connector] = 0
+        self.gathers[connector] += 1
+        ftype = self.params[name]
+        assert isinstance(ftype, ir.FieldType)
+        terms = []
+        for axis, dim in enumerate(ftype.dims):
+            amount = pos.get(dim, 0)
+            if isinstance(amount, Absolute) and not _constant(amount):
+                stride = self.strides(name, axis)
+                terms.append(
+                    f"({amount.index})" if stride == "1" else f"({amount.index}) * {stride}"
+                )
+        return f"{connector}[{' + '.join(terms)}]"
+
+    def memlet(self, connector: str) -> dace.Memlet:
+        """A new memlet of an input connector: a gather reads as many elements as the code
+        indexes it (`dynamic`: one inside a branch may not run)."""
+        import dace
+
+        text = self.inputs[connector]
+        if connector in self.gathers:
+            return dace.Memlet(text, volume=self.gathers[connector], dynamic=True)
+        return dace.Memlet(text)
+
+    def read_table(self, conn: Connectivity, at: Pos) -> str:
+        """The entry of `conn`'s table at `at`, read like a field (`MeshTables`)."""
+        return self.read(self._tables[conn.name], at)
+
+
+def _constant(amount: Absolute) -> bool:
+    """An absolute index known when translating (a neighbour slot of an unrolled
+    reduction): a point of the memlet rather than a gather."""
+    return amount.index.isdigit()
 
 
 def _tuple_elements(body: ir.Expr) -> tuple[ir.Expr, ...]:

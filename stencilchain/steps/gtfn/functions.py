@@ -43,8 +43,9 @@ def table_reader(tables: Mapping[str, FieldArg], stride: Callable[[FieldArg, int
     parameters' pointers and strides (`stride(field, axis)`), in a scope where they are
     variables: the program function, or a field operator's function taking them."""
 
-    def read(conn: Connectivity, entity: str, slot: str) -> str:
+    def read(conn: Connectivity, at: Pos) -> str:
         table = tables[conn.name]
+        entity, slot = index_at(conn.entity, at), index_at(conn.local, at)
         return f"{table.pointer}[({entity}) * {stride(table, 0)} + ({slot}) * {stride(table, 1)}]"
 
     return read
