@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stencilchain.app.demo import DemoRow, format_table, run_demo, select_examples
+from stencilchain.app.demo import DemoRow, Unsupported, format_table, run_demo, select_examples
 from stencilchain.app.errors import FAILURE, CLIError
 from stencilchain.app.output import note, print_json
 from stencilchain.app.progress import Progress
@@ -28,7 +28,8 @@ def add_parser(
         help="compile the bundled examples, check them against NumPy, time them",
         description="Compile the bundled examples with a toolchain (the default one, or every "
         "available one with --all), check each result against the embedded NumPy executor and "
-        "print compile, cached-load and run times. Exit status 1 if a result differs.",
+        "print compile, cached-load and run times. An example a toolchain does not support "
+        "(UnsupportedError) is reported, not a failure. Exit status 1 if a result differs.",
     )
     which = demo.add_mutually_exclusive_group()
     which.add_argument("--backend", help=f"a pre-built toolchain (default: {DEFAULT_BACKEND})")
@@ -54,14 +55,17 @@ def run(args: argparse.Namespace) -> int:
     for name, reason in skipped:
         note(f"skipped {name}: {reason}", quiet=args.quiet)
     rows: list[DemoRow] = []
+    unsupported: list[Unsupported] = []
     with Progress(len(examples) * len(toolchains), enabled=not args.quiet) as progress:
         for toolchain in toolchains:
-            rows += run_demo(
+            result = run_demo(
                 toolchain,
                 repeat=args.repeat,
                 examples=examples,
                 on_step=lambda label: progress.step(f"compiling {label}"),
             )
+            rows += result.rows
+            unsupported += result.unsupported
     if args.all:
         order = {m.PROGRAM.name: k for k, m in enumerate(examples)}
         rows.sort(key=lambda r: order[r.program])  # stable: toolchains keep their order
@@ -71,11 +75,14 @@ def run(args: argparse.Namespace) -> int:
             {
                 "rows": [r.as_dict() for r in rows],
                 "skipped": [{"backend": n, "reason": r} for n, r in skipped],
+                "unsupported": [u.as_dict() for u in unsupported],
                 "differ": differ,
             }
         )
     elif not args.quiet:
         print(format_table(rows))
+    for u in unsupported:  # not a failure: the toolchain says plainly what it cannot compile
+        note(f"{u.program} is not supported by {u.backend}: {u.reason}", quiet=args.quiet)
     if differ:
         print(
             f"error: results differ from the embedded executor: {', '.join(differ)}",

@@ -18,6 +18,7 @@ from stencilchain.app.inputs import (
     to_host,
 )
 from stencilchain.app.output import table
+from stencilchain.errors import UnsupportedError
 from stencilchain.examples import ALL_EXAMPLES
 from stencilchain.program.device import Device
 from stencilchain.program.embedded import run_embedded
@@ -36,6 +37,26 @@ class DemoRow:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Unsupported:
+    """An example that a toolchain refused to compile (`sc.UnsupportedError`), and why."""
+
+    program: str
+    backend: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class DemoResult:
+    """The rows of the examples that ran, and the examples the toolchain does not support."""
+
+    rows: list[DemoRow]
+    unsupported: list[Unsupported]
 
 
 def _median_time(fn: Any, args: Sequence[Any], repeat: int, device: Device) -> float:
@@ -70,11 +91,14 @@ def run_demo(
     seed: int = 0,
     examples: Sequence[ModuleType] | None = None,
     on_step: Callable[[str], None] | None = None,
-) -> list[DemoRow]:
-    """One row per example: compile, reload through the caches, run, compare.
+) -> DemoResult:
+    """One row per example: compile, reload through the caches, run, compare; an example
+    whose compilation raises `UnsupportedError` (mesh programs on DaCe, for now) is listed
+    as unsupported instead.
 
     `on_step(label)` is called before each example (e.g. to show progress)."""
     rows = []
+    unsupported = []
     device = toolchain.device
     for module in ALL_EXAMPLES if examples is None else examples:
         program = module.PROGRAM
@@ -86,7 +110,11 @@ def run_demo(
         numpy_s = _median_time(embedded, expected, repeat, Device.CPU)
 
         start = time.perf_counter()
-        toolchain.compile(program)
+        try:
+            toolchain.compile(program)
+        except UnsupportedError as error:
+            unsupported.append(Unsupported(program.name, toolchain.name, str(error)))
+            continue
         compile_s = time.perf_counter() - start
 
         start = time.perf_counter()
@@ -106,7 +134,7 @@ def run_demo(
                 program.name, toolchain.name, compile_s, cached_load_s, run_s, numpy_s, difference
             )
         )
-    return rows
+    return DemoResult(rows, unsupported)
 
 
 def format_table(rows: Sequence[DemoRow]) -> str:

@@ -9,6 +9,13 @@ Every module here exposes:
 - `reference(**inputs)`: the expected content of every output array, computed with
   NumPy slicing alone (untouched regions keep their initial value).
 
+The mesh examples (`MESH_EXAMPLES`: `nabla`, `mesh_diffusion`, `mesh_column`) build their
+mesh in `make_inputs`: their `shape` is `(nx, ny)` of the mesh's quads, then the number of
+levels where the program has K, and their arguments include the mesh's neighbour tables
+(int32) and its geometry, so their arrays have the sizes of the mesh's cells, edges or
+vertices. DaCe does not compile neighbour reads yet: compiling them there raises
+`sc.UnsupportedError` (`uses_mesh` tells these examples apart).
+
 A demo runner iterates over `ALL_EXAMPLES`:
 
     for module in ALL_EXAMPLES:
@@ -25,12 +32,16 @@ from stencilchain.examples import (
     hdiff_staged,
     laplacian,
     laplap,
+    mesh_column,
+    mesh_diffusion,
+    nabla,
     sedimentation,
     tridiagonal,
     tuple_chain,
     upwind,
     vertical_advection,
 )
+from stencilchain.program import ir
 
 ALL_EXAMPLES: list[ModuleType] = [
     laplacian,
@@ -42,17 +53,32 @@ ALL_EXAMPLES: list[ModuleType] = [
     tridiagonal,
     sedimentation,
     vertical_advection,
+    nabla,
+    mesh_diffusion,
+    mesh_column,
 ]
+MESH_EXAMPLES: list[ModuleType] = [nabla, mesh_diffusion, mesh_column]
+
+
+def uses_mesh(module: ModuleType) -> bool:
+    """Whether the example's program reads through neighbour tables (has a table parameter)."""
+    return any(isinstance(p.type, ir.TableType) for p in module.PROGRAM.ir.params)
+
 
 __all__ = [
     "ALL_EXAMPLES",
+    "MESH_EXAMPLES",
     "hdiff",
     "hdiff_staged",
     "laplacian",
     "laplap",
+    "mesh_column",
+    "mesh_diffusion",
+    "nabla",
     "sedimentation",
     "tridiagonal",
     "tuple_chain",
     "upwind",
+    "uses_mesh",
     "vertical_advection",
 ]
