@@ -35,7 +35,7 @@ SCAN_BLOCK = 32
 # arrays' fastest dimension (C order), enough columns for independent divisions to overlap;
 # else a wide block along the fastest dimension (long unit-stride runs per level). The
 # buffers between the calls take width x levels elements per thread (cache-resident).
-CHAIN_BLOCK_NARROW = 32
+CHAIN_BLOCK_NARROW = 64
 CHAIN_BLOCK_WIDE = 256
 _PACKAGE = "stencilchain.steps.gtfn"  # of the fixed C++: prelude*.h
 
