@@ -153,7 +153,7 @@ _CPP_RESERVED = frozenset(_CPP_RESERVED_WORDS.split())
 # GPU thread-block shapes per map dimensionality (the last map parameter is x).
 _GPU_BLOCK_SIZE = {1: [256, 1, 1], 2: [64, 4, 1]}
 # Columns a CPU scan walks together where the axis is not the arrays' fastest dimension.
-SCAN_BLOCK = 64
+SCAN_BLOCK = 256
 _GPU_BLOCK_SIZE_3D = [32, 4, 2]
 
 

@@ -30,7 +30,7 @@ from stencilchain.steps.stages import ProgramSource, step_settings
 
 CUDA_BLOCK_SIZE = 256
 # Columns a CPU scan walks together when the axis is not the arrays' fastest dimension.
-SCAN_BLOCK = 32
+SCAN_BLOCK = 256
 # Columns a chain of CPU scans (`scan_chains`) walks together: where the axis is the
 # arrays' fastest dimension (C order), enough columns for independent divisions to overlap;
 # else a wide block along the fastest dimension (long unit-stride runs per level). The
