@@ -32,10 +32,11 @@ The SDFG of a program (see `DaCeTranslator`):
   innermost loop has the smallest stride: C-order and Fortran-order arrays both stream
   through memory. Only the loop order depends on it, never the result.
 - a scan call is a map over its columns around a nested SDFG whose `LoopRegion` walks the
-  levels. On the CPU, where the axis is not the dimension of smallest stride, the map
-  steps over blocks of SCAN_BLOCK columns along the innermost column dimension and each
-  level is a sequential map over the block's columns (unit stride), the state in arrays
-  of one block on the stack.
+  levels (one column per GPU thread). On the CPU the map steps over blocks of columns
+  along the innermost column dimension and each level is a sequential map over the
+  block's columns, the state in arrays of one block on the stack: SCAN_BLOCK columns
+  where the axis is not the dimension of smallest stride (unit stride across columns),
+  SCAN_BLOCK_NARROW where it is (interleaved columns overlap their division chains).
 
 Halo check: the SDFG does not check that a domain's reads stay inside the arrays (the
 embedded executor raises DomainError there). The reads reach `ir.DimDomain.halo` below
@@ -154,6 +155,8 @@ _CPP_RESERVED = frozenset(_CPP_RESERVED_WORDS.split())
 _GPU_BLOCK_SIZE = {1: [256, 1, 1], 2: [64, 4, 1]}
 # Columns a CPU scan walks together where the axis is not the arrays' fastest dimension.
 SCAN_BLOCK = 256
+# ... and where it is (C order): enough interleaved columns to overlap their divisions.
+SCAN_BLOCK_NARROW = 64
 _GPU_BLOCK_SIZE_3D = [32, 4, 2]
 
 
@@ -609,13 +612,14 @@ class _SDFGBuilder:
         for inner_dim, condition in orders:
             order = [d for d in columns if d != inner_dim] + ([inner_dim] if inner_dim else [])
             branch = f"{label}_inner_{inner_dim.name}" if inner_dim else label
-            for along, test in self.scan_walks(by, scan, inner_dim, condition):
-                name = f"{branch}_blocks" if along else branch
+            for along, width, test in self.scan_walks(by, scan, inner_dim, condition):
+                name = f"{branch}_blocks{width}" if along else branch
                 region = ControlFlowRegion(name, sdfg=sdfg)
                 state = region.add_state(name, is_start_block=True)
                 self.add_columns(
-                    sdfg, state, name, scan, call, order, symbols, axis_start, axis_last, along
-                )
+                    sdfg, state, name, scan, call, order, symbols, axis_start, axis_last,
+                    along, width,
+                )  # fmt: skip
                 block.add_branch(_where_nonempty(nonempty, test), region)
         return block
 
@@ -625,19 +629,21 @@ class _SDFGBuilder:
         scan: ir.ScanOperatorDef,
         inner: Dimension | None,
         condition: str | None,
-    ) -> list[tuple[Dimension | None, str | None]]:
+    ) -> list[tuple[Dimension | None, int, str | None]]:
         """How the columns walk their levels where `condition` picks `inner` as the innermost
-        column dimension: (None: each column on its own; else blocks of columns along
-        `inner`, the level loop outside the loop over a block's columns) and the branch's
-        condition. On the CPU, blocks where the axis's stride is not the smaller one (the
-        arrays are then read with unit stride across columns), as GTFN does."""
+        column dimension: (None: each column on its own, on the GPU; else blocks of `width`
+        columns along `inner`, the level loop outside the loop over a block's columns) and
+        the branch's condition. On the CPU, blocks of SCAN_BLOCK columns where the axis's
+        stride is not the smaller one (unit stride across columns), of SCAN_BLOCK_NARROW
+        where it is (C order: interleaved columns overlap their division chains)."""
         if self.step.device is Device.GPU or inner is None:
-            return [(None, condition)]
+            return [(None, 0, condition)]
         parameters = [o for o in call.outs if not self.program.is_temporary(o)]
         parameters += [self.layouts[o] for o in call.outs if o in self.layouts]
         if self.step.data_layout is DataLayout.UNIT_STRIDE or not parameters:
             # C order or unit stride along the last dimension, known here
-            return [(None if scan.dims[-1] == scan.axis else inner, condition)]
+            width = SCAN_BLOCK_NARROW if scan.dims[-1] == scan.axis else SCAN_BLOCK
+            return [(inner, width, condition)]
         out = parameters[0]
         out_type = self.params[out]
         assert isinstance(out_type, ir.FieldType)
@@ -648,7 +654,10 @@ class _SDFGBuilder:
 
         fastest = f"{magnitude(scan.axis)} < {magnitude(inner)}"
         also = f"({condition}) and " if condition else ""
-        return [(None, f"{also}({fastest})"), (inner, f"{also}not ({fastest})")]
+        return [
+            (inner, SCAN_BLOCK_NARROW, f"{also}({fastest})"),
+            (inner, SCAN_BLOCK, f"{also}not ({fastest})"),
+        ]
 
     def add_columns(
         self,
@@ -662,14 +671,15 @@ class _SDFGBuilder:
         axis_start: Any,
         axis_last: Any,
         along: Dimension | None = None,
+        width: int = 0,
     ) -> None:
         """The map over the columns (in `order`, the last innermost) around the nested
         SDFG of one column; with `along`, the map's last parameter steps over the first
-        columns of blocks of SCAN_BLOCK columns along it, and the nested SDFG walks a block."""
+        columns of blocks of `width` columns along it, and the nested SDFG walks a block."""
         import dace
 
         p = self.prefix
-        inner = self.scan_sdfg(sdfg, label, scan, call, along)
+        inner = self.scan_sdfg(sdfg, label, scan, call, along, width)
         reads = sorted(
             {a.name for a in call.args if isinstance(a, ir.Ref) and a.name in self.fields}
         )
@@ -685,7 +695,7 @@ class _SDFGBuilder:
         if along is not None:
             (first, last, _step) = ranges[along].ranges[0]
             map_ranges = [(index_symbol(d), ranges[d]) for d in order if d != along]
-            map_ranges.append((f"{p}first", dace.subsets.Range([(first, last, SCAN_BLOCK)])))
+            map_ranges.append((f"{p}first", dace.subsets.Range([(first, last, width)])))
             mapping[f"{p}first"] = dace.symbol(f"{p}first", dace.int64)
             mapping[f"{p}columns_stop"] = last + 1
         mapping.update({name: name for name in inner.symbols if name not in mapping})
@@ -728,6 +738,7 @@ class _SDFGBuilder:
         scan: ir.ScanOperatorDef,
         call: ir.ProgramCall,
         along: Dimension | None = None,
+        width: int = 0,
     ) -> dace.SDFG:
         """One column of a scan: the state's transient scalars set to `init`, then a loop
         region over the levels whose state computes the new state and stores it. With
@@ -758,7 +769,7 @@ class _SDFGBuilder:
             block: dict[str, str] = {}
             element = "0"
         else:
-            stop = f"min({p}first + {SCAN_BLOCK}, {p}columns_stop)"
+            stop = f"min({p}first + {width}, {p}columns_stop)"
             block = {index_symbol(along): f"{p}first:{stop}"}
             element = f"{index_symbol(along)} - {p}first"
 
@@ -777,7 +788,7 @@ class _SDFGBuilder:
             else:
                 inner.add_array(
                     f"{p}state{k}",
-                    [SCAN_BLOCK],
+                    [width],
                     _dace_dtype(lit.type),
                     transient=True,
                     storage=dace.StorageType.Register,
@@ -849,7 +860,7 @@ class _SDFGBuilder:
             # MoveLoopIntoMap (auto-optimization) does not move the level loop back inside
             # the loop over the columns: `level - start >= 0` at every level
             stop = (
-                f"min({p}first + {SCAN_BLOCK}, {p}columns_stop, "
+                f"min({p}first + {width}, {p}columns_stop, "
                 f"{p}columns_stop + {level} - {p}start)"
             )
             block = {index_symbol(along): f"{p}first:{stop}"}
