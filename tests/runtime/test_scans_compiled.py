@@ -431,3 +431,63 @@ def test_an_icon_like_scan_fed_by_shifted_expressions(
     np.testing.assert_allclose(rain, expected[0], rtol=1e-12)
     np.testing.assert_allclose(factor, expected[1], rtol=1e-12)
     np.testing.assert_array_equal(falling, expected[2])
+
+
+# --- chains of scans, column by column (GTFN on the CPU) -----------------------------
+
+
+@sc.scan_operator(axis=K, init=(0.0, np.float32(1.0)))
+def scaled_up(state, f: F64):  # type: ignore[no-untyped-def]
+    total, scale = state
+    return total + f, scale * np.float32(0.5)
+
+
+@sc.scan_operator(axis=K, forward=False, init=0.0)
+def mixed_down(above, total: F64, scale: F32):  # type: ignore[no-untyped-def]
+    return 0.5 * above + total * sc.astype(scale, sc.float64)
+
+
+@sc.program
+def three_scans(f: F64, out: F64) -> None:
+    total, scale = scaled_up(f, domain={K: (1, -1)})
+    down = mixed_down(total, scale, domain={K: (1, -1)})
+    integral_up(down, 2.0, out=out, domain={K: (1, -1)})
+
+
+def three_scans_reference(f: np.ndarray) -> np.ndarray:
+    nk = f.shape[2]
+    total = np.cumsum(f[..., 1:-1], axis=2)
+    scale = np.float32(0.5) ** np.arange(1, nk - 1, dtype=np.float32)
+    down = np.zeros(total.shape)
+    above = np.zeros(f.shape[:2])
+    for k in range(nk - 3, -1, -1):
+        above = down[..., k] = 0.5 * above + total[..., k] * scale[k]
+    out = np.full(f.shape, -1.0)
+    out[..., 1:-1] = np.cumsum(down * 2.0, axis=2)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
+@pytest.mark.parametrize("fixture", ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu"])
+def test_a_chain_of_scans_over_more_columns_than_a_block_in_parallel(
+    fixture: str, kind: str, request: pytest.FixtureRequest
+) -> None:
+    """Blocks of columns with a partial last one, both column dimensions innermost in turn,
+    more columns than the OpenMP threshold, a sub-range of levels, a float32 state."""
+    shape = (300, 230, 5)
+    f = np.random.default_rng(14).random(shape)
+    out = layout(np.full(shape, -1.0), kind)
+    runner(fixture, request)(three_scans)(layout(f, kind), out)
+    np.testing.assert_allclose(out, three_scans_reference(f), rtol=1e-12)
+    a, b, c, d = (layout(v, kind) for v in tridiagonal_system_of((37, 300, 4)))
+    x = layout(np.zeros((37, 300, 4)), kind)
+    runner(fixture, request)(tridiagonal)(a, b, c, d, x)
+    np.testing.assert_allclose(x, thomas_reference(a, b, c, d), rtol=1e-12, atol=1e-14)
+
+
+def tridiagonal_system_of(shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(15)
+    a, c = rng.random(shape), rng.random(shape)
+    a[..., 0] = 0.0
+    c[..., -1] = 0.0
+    return a, 3.0 + rng.random(shape), c, rng.random(shape)

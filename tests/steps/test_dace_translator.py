@@ -42,6 +42,7 @@ from stencilchain.steps.dace.translator import (  # noqa: E402
     size_symbol,
     stride_symbol,
     symbol_names,
+    temporary_layouts,
 )
 from stencilchain.steps.settings import DataLayout  # noqa: E402
 from stencilchain.steps.stages import ProgramSource  # noqa: E402
@@ -290,6 +291,20 @@ def dace_call_arguments(
                     kwargs[stride_symbol(param.name, axis)] = stride
                 else:
                     assert stride == 1
+    if layout is DataLayout.STRIDED:  # the shim's dense_stride
+        for name, like in temporary_layouts(program).items():
+            array = values[like]
+            magnitude = [abs(s) for s in array.strides]
+            for axis in range(array.ndim):
+                faster = [
+                    k
+                    for k in range(array.ndim)
+                    if magnitude[k] < magnitude[axis]
+                    or (magnitude[k] == magnitude[axis] and k > axis)
+                ]
+                kwargs[stride_symbol(name, axis)] = int(
+                    np.prod([max(array.shape[k], 1) for k in faster], dtype=np.int64)
+                )
     assert set(kwargs) - set(values) == set(symbol_names(program, layout))
     return kwargs
 

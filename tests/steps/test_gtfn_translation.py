@@ -436,3 +436,62 @@ def test_gpu_program_without_transforms_compiles_with_nvcc(name: str, tmp_path: 
 def test_gpu_tuple_returns_compile_with_nvcc(enable_transforms: bool, tmp_path: Path) -> None:
     source = translate(tuple_chain.PROGRAM, device=Device.GPU, enable_transforms=enable_transforms)
     nvcc_compile(source.source_code, tmp_path / "tuple_chain.cu")
+
+
+def test_chained_scans_run_column_by_column_on_the_cpu_only() -> None:
+    """The Thomas solve's sweeps are one chain on the CPU: their temporaries are per-thread
+    buffers of a block of columns, not arrays; the GPU keeps one kernel per call."""
+    from stencilchain.examples import tridiagonal
+    from stencilchain.steps.cpp.scan_chains import scan_chains
+
+    program = tridiagonal.PROGRAM.ir
+    assert scan_chains(program) == [(0, 1)]
+    cpu = GTFNTranslationStep(device=Device.CPU)(program).source_code
+    assert "calls 0-1, column by column" in cpu
+    assert "sc_dense_like(" not in cpu.split("int sc_run_")[1]  # no temporary arrays
+    gpu = GTFNTranslationStep(device=Device.GPU)(program).source_code
+    assert "sc_kernel_1" in gpu and "column by column" not in gpu
+
+
+F3 = sc.Field[[I, J, K], sc.float64]
+
+
+@sc.scan_operator(axis=K, init=0.0)
+def running_sum_up(total, f: F3):  # type: ignore[no-untyped-def]
+    return total + f
+
+
+@sc.scan_operator(axis=K, forward=False, init=0.0)
+def running_sum_down(total, f: F3):  # type: ignore[no-untyped-def]
+    return total + f
+
+
+@sc.field_operator
+def twice(f: F3) -> F3:
+    return 2.0 * f
+
+
+@sc.program
+def chained_sums(f: F3, out: F3) -> None:
+    running_sum_down(running_sum_up(f), out=out)
+
+
+@sc.program
+def sum_read_twice(f: F3, out: F3, other: F3) -> None:
+    total = running_sum_up(f)
+    running_sum_down(total, out=out)
+    twice(total, out=other)
+
+
+@sc.program
+def sums_over_two_domains(f: F3, out: F3) -> None:
+    total = running_sum_up(f)
+    running_sum_down(total, out=out, domain={K: (1, -1)})
+
+
+def test_a_temporary_another_call_reads_breaks_the_chain() -> None:
+    from stencilchain.steps.cpp.scan_chains import scan_chains
+
+    assert scan_chains(chained_sums.ir) == [(0, 1)]
+    assert scan_chains(sum_read_twice.ir) == []
+    assert scan_chains(sums_over_two_domains.ir) == []

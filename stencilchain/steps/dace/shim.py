@@ -55,6 +55,7 @@ from stencilchain.steps.dace.translator import (
     bound_symbol,
     size_symbol,
     stride_symbol,
+    temporary_layouts,
 )
 
 NAMESPACE = "sc_dace"
@@ -95,6 +96,19 @@ def shim_members(program: ir.Program) -> tuple[ShimMember, ...]:
         members += [
             ShimMember(stride_symbol(f.name, a), "std::int64_t", f.stride(a))
             for a in range(len(f.type.dims))
+        ]
+    fields = {f.name: f for f in sig.fields}
+    for name, like in temporary_layouts(program).items():
+        dims = program.field_type(name).dims
+        strides = ", ".join(fields[like].stride(a) for a in range(len(dims)))
+        sizes = ", ".join(size_var(d) for d in dims)
+        members += [
+            ShimMember(
+                stride_symbol(name, a),
+                "std::int64_t",
+                f"{NAMESPACE}::dense_stride({{{strides}}}, {{{sizes}}}, {a})",
+            )
+            for a in range(len(dims))
         ]
     members += [ShimMember(size_symbol(d), "std::int64_t", size_var(d)) for d in sig.dims]
     members += [ShimMember(s.name, s.dtype.cpp, s.variable) for s in sig.scalars]
@@ -141,6 +155,21 @@ def shim_source(
         "#endif",
         "",
         f"namespace {NAMESPACE} {{",
+        "// The stride of axis `axis` of a dense array of sizes `size` whose axes are ordered",
+        "// like the strides `like`: the smallest |stride| fastest, on ties the later axis",
+        "// (C order); GTFN's sc_dense_like.",
+        "inline std::int64_t dense_stride(std::initializer_list<std::int64_t> like,",
+        "                                 std::initializer_list<std::int64_t> size, int axis) {",
+        "    const std::int64_t* l = like.begin();",
+        "    const std::int64_t* s = size.begin();",
+        "    const std::int64_t mine = l[axis] < 0 ? -l[axis] : l[axis];",
+        "    std::int64_t stride = 1;",
+        "    for (int k = 0; k < static_cast<int>(like.size()); ++k) {",
+        "        const std::int64_t other = l[k] < 0 ? -l[k] : l[k];",
+        "        if (other < mine || (other == mine && k > axis)) stride *= s[k] > 0 ? s[k] : 1;",
+        "    }",
+        "    return stride;",
+        "}",
         "// The values the program's SDFG may take, named like the SDFG's arguments.",
         f"struct {ARGS_TYPE} {{",
         *(f"    {m.cpp_type} {m.name};" for m in members),

@@ -11,13 +11,16 @@ The SDFG of a program (see `DaCeTranslator`):
   end), which the shim computes: DaCe takes map ranges and interstate conditions in
   symbols, not in scalar arguments, with auto-optimization on or off.
 - one transient per temporary of the program (a field a call makes without `out=`),
-  dense in C order over the same size symbols, added widest dtype first (so that packed
+  dense over the same size symbols, added widest dtype first (so that packed
   one after another in a workspace every one stays aligned). With `external_workspace`
   every transient array ends with External lifetime after optimization: the caller
   provides its memory (see `stencilchain.steps.dace.shim`). A temporary whose values no
   call needs is neither allocated nor written, and a call that writes only such
   temporaries has no map (DaCe's dead-dataflow elimination cannot remove the outputs of
-  C++ tasklets itself); its domain is still checked, as on every backend.
+  C++ tasklets itself); its domain is still checked, as on every backend. With
+  `DataLayout.STRIDED` a temporary over the dimensions of a field parameter has its axes
+  ordered like the first such parameter's strides (stride symbols the shim computes,
+  `temporary_layouts`), as GTFN's are; else C order.
 - per program call, a map over the call's domain (start `max` of the starts, stop `min` of
   the stops, `Bound.from_end` counting from `n_<dim>`) around one C++ tasklet that computes
   the inlined body: one input connector per distinct (field, offset) read, with a memlet
@@ -39,6 +42,12 @@ The SDFG of a program (see `DaCeTranslator`):
   innermost dimension, and a condition on the first output's strides picks the one whose
   innermost loop has the smallest stride: C-order and Fortran-order arrays both stream
   through memory. Only the loop order depends on it, never the result.
+- a scan call is a map over its columns around a nested SDFG whose `LoopRegion` walks the
+  levels (one column per GPU thread). On the CPU the map steps over blocks of columns
+  along the innermost column dimension and each level is a sequential map over the
+  block's columns, the state in arrays of one block on the stack: SCAN_BLOCK columns
+  where the axis is not the dimension of smallest stride (unit stride across columns),
+  SCAN_BLOCK_NARROW where it is (interleaved columns overlap their division chains).
 
 Halo check: the SDFG does not check that a domain's reads stay inside the arrays (the
 embedded executor raises DomainError there). The reads reach `ir.DimDomain.halo` below
@@ -69,6 +78,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import keyword
+import math
 import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -162,6 +172,10 @@ _CPP_RESERVED = frozenset(_CPP_RESERVED_WORDS.split())
 
 # GPU thread-block shapes per map dimensionality (the last map parameter is x).
 _GPU_BLOCK_SIZE = {1: [256, 1, 1], 2: [64, 4, 1]}
+# Columns a CPU scan walks together where the axis is not the arrays' fastest dimension.
+SCAN_BLOCK = 256
+# ... and where it is (C order): enough interleaved columns to overlap their divisions.
+SCAN_BLOCK_NARROW = 64
 _GPU_BLOCK_SIZE_3D = [32, 4, 2]
 
 
@@ -217,10 +231,25 @@ def _has_stride_symbol(ftype: ir.FieldType, axis: int, layout: DataLayout) -> bo
     return not (layout is DataLayout.UNIT_STRIDE and axis == len(ftype.dims) - 1)
 
 
+def temporary_layouts(program: ir.Program) -> dict[str, str]:
+    """Each temporary over the dimensions of a field parameter -> the first such parameter:
+    with `DataLayout.STRIDED`, the temporary is dense with its axes ordered like that
+    parameter's strides (GTFN's rule), so that loops ordered by the parameters' strides
+    also stream the temporaries (its strides are symbols, `stride_symbol`, that the shim
+    computes); the others are dense in C order."""
+    layouts = {}
+    for temporary in program.temporaries:
+        dims = program.field_type(temporary.name).dims
+        like = next((name for name, t in _field_params(program) if t.dims == dims), None)
+        if like is not None:
+            layouts[temporary.name] = like
+    return layouts
+
+
 def symbol_names(program: ir.Program, data_layout: DataLayout) -> tuple[str, ...]:
     """The int64 symbols of the program's SDFG: sizes (per dimension, in order of first
-    appearance), then strides (per field parameter, per axis), then the parameter bounds
-    (`bound_symbol`)."""
+    appearance), then strides (per field parameter, per axis; then per temporary laid out
+    like a parameter, `temporary_layouts`), then the parameter bounds (`bound_symbol`)."""
     sizes = [size_symbol(d) for d in _dims(program)]
     strides = [
         stride_symbol(name, axis)
@@ -228,6 +257,12 @@ def symbol_names(program: ir.Program, data_layout: DataLayout) -> tuple[str, ...
         for axis in range(len(ftype.dims))
         if _has_stride_symbol(ftype, axis, data_layout)
     ]
+    if data_layout is DataLayout.STRIDED:
+        strides += [
+            stride_symbol(name, axis)
+            for name in temporary_layouts(program)
+            for axis in range(len(program.field_type(name).dims))
+        ]
     bounds = [bound_symbol(param, dim) for param, dim in bound_parameters(program)]
     return (*sizes, *strides, *bounds)
 
@@ -459,6 +494,7 @@ class _SDFGBuilder:
         self.fields = {n for n, t in self.params.items() if isinstance(t, ir.FieldType)}
         self.prefix = _local_prefix(program, step.data_layout)
         self.unread = unread_temporaries(program)
+        self.layouts = temporary_layouts(program)
 
     def build(self) -> dace.SDFG:
         import dace
@@ -490,7 +526,18 @@ class _SDFGBuilder:
                 continue
             ttype = program.field_type(temporary.name)
             shape = [symbols[size_symbol(d)] for d in ttype.dims]
-            sdfg.add_transient(temporary.name, shape, _dace_dtype(ttype.dtype))
+            laid_out = layout is DataLayout.STRIDED and temporary.name in self.layouts
+            sdfg.add_transient(
+                temporary.name,
+                shape,
+                _dace_dtype(ttype.dtype),
+                strides=(
+                    [symbols[stride_symbol(temporary.name, a)] for a in range(len(ttype.dims))]
+                    if laid_out
+                    else None
+                ),
+                total_size=math.prod(shape),
+            )
         previous = None
         for index, call in enumerate(program.calls):
             if all(o in self.unread for o in call.outs):
@@ -592,11 +639,52 @@ class _SDFGBuilder:
         for inner_dim, condition in orders:
             order = [d for d in columns if d != inner_dim] + ([inner_dim] if inner_dim else [])
             branch = f"{label}_inner_{inner_dim.name}" if inner_dim else label
-            region = ControlFlowRegion(branch, sdfg=sdfg)
-            state = region.add_state(branch, is_start_block=True)
-            self.add_columns(sdfg, state, branch, scan, call, order, symbols, axis_start, axis_last)
-            block.add_branch(_where_nonempty(nonempty, condition), region)
+            for along, width, test in self.scan_walks(by, scan, inner_dim, condition):
+                name = f"{branch}_blocks{width}" if along else branch
+                region = ControlFlowRegion(name, sdfg=sdfg)
+                state = region.add_state(name, is_start_block=True)
+                self.add_columns(
+                    sdfg, state, name, scan, call, order, symbols, axis_start, axis_last,
+                    along, width,
+                )  # fmt: skip
+                block.add_branch(_where_nonempty(nonempty, test), region)
         return block
+
+    def scan_walks(
+        self,
+        call: ir.ProgramCall,
+        scan: ir.ScanOperatorDef,
+        inner: Dimension | None,
+        condition: str | None,
+    ) -> list[tuple[Dimension | None, int, str | None]]:
+        """How the columns walk their levels where `condition` picks `inner` as the innermost
+        column dimension: (None: each column on its own, on the GPU; else blocks of `width`
+        columns along `inner`, the level loop outside the loop over a block's columns) and
+        the branch's condition. On the CPU, blocks of SCAN_BLOCK columns where the axis's
+        stride is not the smaller one (unit stride across columns), of SCAN_BLOCK_NARROW
+        where it is (C order: interleaved columns overlap their division chains)."""
+        if self.step.device is Device.GPU or inner is None:
+            return [(None, 0, condition)]
+        parameters = [o for o in call.outs if not self.program.is_temporary(o)]
+        parameters += [self.layouts[o] for o in call.outs if o in self.layouts]
+        if self.step.data_layout is DataLayout.UNIT_STRIDE or not parameters:
+            # C order or unit stride along the last dimension, known here
+            width = SCAN_BLOCK_NARROW if scan.dims[-1] == scan.axis else SCAN_BLOCK
+            return [(inner, width, condition)]
+        out = parameters[0]
+        out_type = self.params[out]
+        assert isinstance(out_type, ir.FieldType)
+
+        def magnitude(dim: Dimension) -> str:
+            s = stride_symbol(out, out_type.dims.index(dim))
+            return f"max({s}, -{s})"
+
+        fastest = f"{magnitude(scan.axis)} < {magnitude(inner)}"
+        also = f"({condition}) and " if condition else ""
+        return [
+            (inner, SCAN_BLOCK_NARROW, f"{also}({fastest})"),
+            (inner, SCAN_BLOCK, f"{also}not ({fastest})"),
+        ]
 
     def add_columns(
         self,
@@ -609,12 +697,16 @@ class _SDFGBuilder:
         symbols: Mapping[str, Any],
         axis_start: Any,
         axis_last: Any,
+        along: Dimension | None = None,
+        width: int = 0,
     ) -> None:
         """The map over the columns (in `order`, the last innermost) around the nested
-        SDFG of one column."""
+        SDFG of one column; with `along`, the map's last parameter steps over the first
+        columns of blocks of `width` columns along it, and the nested SDFG walks a block."""
         import dace
 
-        inner = self.scan_sdfg(sdfg, label, scan, call)
+        p = self.prefix
+        inner = self.scan_sdfg(sdfg, label, scan, call, along, width)
         reads = sorted(
             {a.name for a in call.args if isinstance(a, ir.Ref) and a.name in self.fields}
         )
@@ -622,9 +714,17 @@ class _SDFGBuilder:
         # the nested SDFG's arrays are the program's (DaCe 2.0 wants them equivalent to
         # the arrays connected to it): its symbols are the program's, and the column indices
         mapping: dict[str, Any] = {
-            f"{self.prefix}start": axis_start,
-            f"{self.prefix}stop": axis_last + 1,
+            f"{p}start": axis_start,
+            f"{p}stop": axis_last + 1,
         }
+        ranges = {dd.dim: _range(dd, symbols) for dd in call.domain.dims}
+        map_ranges = [(index_symbol(d), ranges[d]) for d in order]
+        if along is not None:
+            (first, last, _step) = ranges[along].ranges[0]
+            map_ranges = [(index_symbol(d), ranges[d]) for d in order if d != along]
+            map_ranges.append((f"{p}first", dace.subsets.Range([(first, last, width)])))
+            mapping[f"{p}first"] = dace.symbol(f"{p}first", dace.int64)
+            mapping[f"{p}columns_stop"] = last + 1
         mapping.update({name: name for name in inner.symbols if name not in mapping})
         scalar_reads = sorted(
             {a.name for a in call.args if isinstance(a, ir.Ref) and a.name not in self.fields}
@@ -636,8 +736,7 @@ class _SDFGBuilder:
             symbol_mapping=mapping,
         )
         if order:
-            ranges = {dd.dim: _range(dd, symbols) for dd in call.domain.dims}
-            entry, exit_ = state.add_map(label, [(index_symbol(d), ranges[d]) for d in order])
+            entry, exit_ = state.add_map(label, map_ranges)
             if self.step.device is Device.GPU:
                 entry.map.gpu_block_size = _GPU_BLOCK_SIZE.get(len(order), _GPU_BLOCK_SIZE_3D)
         else:
@@ -660,17 +759,26 @@ class _SDFGBuilder:
             state.add_nedge(entry, nested, dace.Memlet())
 
     def scan_sdfg(
-        self, outer: dace.SDFG, label: str, scan: ir.ScanOperatorDef, call: ir.ProgramCall
+        self,
+        outer: dace.SDFG,
+        label: str,
+        scan: ir.ScanOperatorDef,
+        call: ir.ProgramCall,
+        along: Dimension | None = None,
+        width: int = 0,
     ) -> dace.SDFG:
         """One column of a scan: the state's transient scalars set to `init`, then a loop
-        region over the levels whose state computes the new state and stores it."""
+        region over the levels whose state computes the new state and stores it. With
+        `along`, a block of columns from `first` along it: the state in arrays of the block
+        (on the stack), and each level a sequential map over the block's columns."""
         import dace
         from dace.sdfg.state import LoopRegion
 
         p = self.prefix
         inner = dace.SDFG(f"{label}_column")
         level = f"{p}level"
-        for name in (f"{p}start", f"{p}stop"):
+        extra = (f"{p}first", f"{p}columns_stop") if along is not None else ()
+        for name in (f"{p}start", f"{p}stop", *extra):
             inner.add_symbol(name, dace.int64)
         arrays = {a.name for a in call.args if isinstance(a, ir.Ref) and a.name in self.fields}
         arrays |= {o for o in call.outs if o not in self.unread}
@@ -682,8 +790,15 @@ class _SDFGBuilder:
                 if symbol not in inner.symbols:
                     inner.add_symbol(symbol, dace.int64)
         for d in scan.dims:
-            if d != scan.axis:
+            if d != scan.axis and d != along:
                 inner.add_symbol(index_symbol(d), dace.int64)
+        if along is None:
+            block: dict[str, str] = {}
+            element = "0"
+        else:
+            stop = f"min({p}first + {width}, {p}columns_stop)"
+            block = {index_symbol(along): f"{p}first:{stop}"}
+            element = f"{index_symbol(along)} - {p}first"
 
         def at_level(name: str) -> str:
             ftype = self.params[name]
@@ -695,26 +810,28 @@ class _SDFGBuilder:
         for name in sorted(scalars):
             inner.add_scalar(name, outer.arrays[name].dtype)
         for k, lit in enumerate(scan.init):
-            inner.add_scalar(f"{p}state{k}", _dace_dtype(lit.type), transient=True)
+            if along is None:
+                inner.add_scalar(f"{p}state{k}", _dace_dtype(lit.type), transient=True)
+            else:
+                inner.add_array(
+                    f"{p}state{k}",
+                    [width],
+                    _dace_dtype(lit.type),
+                    transient=True,
+                    storage=dace.StorageType.Register,
+                )
         init = inner.add_state(f"{label}_init", is_start_block=True)
         init_code = "\n".join(
             f"{p}o{k} = {cpp_literal(lit.value, lit.type)};" for k, lit in enumerate(scan.init)
         )
-        init_tasklet = init.add_tasklet(
+        _add_tasklet(
+            init,
             f"{label}_init",
             {},
-            dict.fromkeys(f"{p}o{k}" for k in range(len(scan.init))),
+            {f"{p}o{k}": f"{p}state{k}[{element}]" for k in range(len(scan.init))},
             init_code,
-            language=dace.Language.CPP,
+            block,
         )
-        for k in range(len(scan.init)):
-            init.add_edge(
-                init_tasklet,
-                f"{p}o{k}",
-                init.add_write(f"{p}state{k}"),
-                None,
-                dace.Memlet(f"{p}state{k}[0]"),
-            )
         if scan.forward:
             loop = LoopRegion(
                 f"{label}_levels",
@@ -745,7 +862,7 @@ class _SDFGBuilder:
             return connector
 
         def read_state(k: int) -> str:
-            inputs[f"{p}s{k}"] = f"{p}state{k}[0]"
+            inputs[f"{p}s{k}"] = f"{p}state{k}[{element}]"
             return f"{p}s{k}"
 
         statements, values = scan_level(
@@ -756,7 +873,7 @@ class _SDFGBuilder:
             decimal_literals=True,
             prefix=f"{p}t",
         )
-        outputs = {f"{p}n{k}": f"{p}state{k}[0]" for k in range(len(values))}
+        outputs = {f"{p}n{k}": f"{p}state{k}[{element}]" for k in range(len(values))}
         for k, name in enumerate(call.outs):
             if name not in self.unread:
                 outputs[f"{p}out{k}_{name}"] = at_level(name)
@@ -765,23 +882,16 @@ class _SDFGBuilder:
             code.append(f"{p}n{k} = {value};")
             if call.outs[k] not in self.unread:
                 code.append(f"{p}out{k}_{call.outs[k]} = {value};")
-        tasklet = body.add_tasklet(
-            f"{label}_level",
-            dict.fromkeys(inputs),
-            dict.fromkeys(outputs),
-            "\n".join(code),
-            language=dace.Language.CPP,
-        )
-        reads: dict[str, Any] = {}
-        for connector, memlet in inputs.items():
-            data = memlet.split("[")[0]
-            node = reads.get(data)
-            if node is None:
-                node = reads[data] = body.add_read(data)
-            body.add_edge(node, None, tasklet, connector, dace.Memlet(memlet))
-        for connector, memlet in outputs.items():
-            data = memlet.split("[")[0]
-            body.add_edge(tasklet, connector, body.add_write(data), None, dace.Memlet(memlet))
+        if along is not None:
+            # the same columns, but a range that names the level, so that DaCe's
+            # MoveLoopIntoMap (auto-optimization) does not move the level loop back inside
+            # the loop over the columns: `level - start >= 0` at every level
+            stop = (
+                f"min({p}first + {width}, {p}columns_stop, "
+                f"{p}columns_stop + {level} - {p}start)"
+            )
+            block = {index_symbol(along): f"{p}first:{stop}"}
+        _add_tasklet(body, f"{label}_level", inputs, outputs, "\n".join(code), block)
         return inner
 
     def loop_orders(
@@ -789,6 +899,8 @@ class _SDFGBuilder:
     ) -> list[tuple[Dimension, str | None]]:
         """(innermost dimension, condition on strides) for each map of the call."""
         parameters = [o for o in call.outs if not self.program.is_temporary(o)]
+        # a temporary is laid out like its parameter (temporary_layouts)
+        parameters += [self.layouts[o] for o in call.outs if o in self.layouts]
         if self.step.data_layout is DataLayout.UNIT_STRIDE or len(dims) == 1 or not parameters:
             return [(dims[-1], None)]  # C order, like the temporaries
         out = parameters[0]
@@ -809,6 +921,45 @@ class _SDFGBuilder:
             ]
             orders.append((inner, " and ".join(tests)))
         return orders
+
+
+def _add_tasklet(
+    state: Any,
+    name: str,
+    inputs: Mapping[str, str],
+    outputs: Mapping[str, str],
+    code: str,
+    block: Mapping[str, str],
+) -> None:
+    """A C++ tasklet reading and writing the memlets of its connectors, in a sequential map
+    over `block` (parameter: range) if it is not empty."""
+    import dace
+
+    if block:
+        state.add_mapped_tasklet(
+            name,
+            dict(block),
+            {c: dace.Memlet(m) for c, m in inputs.items()},
+            code,
+            {c: dace.Memlet(m) for c, m in outputs.items()},
+            schedule=dace.ScheduleType.Sequential,
+            language=dace.Language.CPP,
+            external_edges=True,
+        )
+        return
+    tasklet = state.add_tasklet(
+        name, dict.fromkeys(inputs), dict.fromkeys(outputs), code, language=dace.Language.CPP
+    )
+    reads: dict[str, Any] = {}
+    for connector, memlet in inputs.items():
+        data = memlet.split("[")[0]
+        node = reads.get(data)
+        if node is None:
+            node = reads[data] = state.add_read(data)
+        state.add_edge(node, None, tasklet, connector, dace.Memlet(memlet))
+    for connector, memlet in outputs.items():
+        data = memlet.split("[")[0]
+        state.add_edge(tasklet, connector, state.add_write(data), None, dace.Memlet(memlet))
 
 
 def _dace_dtype(dtype: ScalarType) -> Any:

@@ -20,6 +20,7 @@ from stencilchain.steps.cpp.expressions import (
     index_at,
 )
 from stencilchain.steps.cpp.package_text import package_text
+from stencilchain.steps.cpp.scan_chains import chained_temporaries, scan_chains
 from stencilchain.steps.cpp.scans import scan_block, scan_column
 from stencilchain.steps.cpp.signature import (
     FieldArg,
@@ -36,7 +37,13 @@ from stencilchain.steps.stages import ProgramSource, step_settings
 
 CUDA_BLOCK_SIZE = 256
 # Columns a CPU scan walks together when the axis is not the arrays' fastest dimension.
-SCAN_BLOCK = 32
+SCAN_BLOCK = 256
+# Columns a chain of CPU scans (`scan_chains`) walks together: where the axis is the
+# arrays' fastest dimension (C order), enough columns for independent divisions to overlap;
+# else a wide block along the fastest dimension (long unit-stride runs per level). The
+# buffers between the calls take width x levels elements per thread (cache-resident).
+CHAIN_BLOCK_NARROW = 64
+CHAIN_BLOCK_WIDE = 256
 _PACKAGE = "stencilchain.steps.gtfn"  # of the fixed C++: prelude*.h
 
 
@@ -91,6 +98,16 @@ class _Translator:
             f.type.connectivity.name: f for f in self.signature.fields if isinstance(f.type, ir.TableType)
         }
         self.mesh = MeshTables.of(program, table_reader(tables, self.stride)) if tables else None
+        # CPU chains of scan calls run column by column, their temporaries in per-thread
+        # buffers of a block of columns (`buffered`, the C++ of each element), not arrays
+        self.chains = [] if self.gpu else scan_chains(self.program)
+        self.buffered: dict[str, str] = {}
+        for chain in self.chains:
+            axis = self.scans[self.program.calls[chain[0]].callee].axis
+            level = f"({index_var(axis)} - {bound_var(axis, 'start')})"
+            for name in chained_temporaries(self.program, [chain]):
+                # at the current level and column of the block: sc_width columns per level
+                self.buffered[name] = f"sc_buf_{name}[{level} * sc_width + sc_b]"
 
     # --- memory access -----------------------------------------------------------------
 
@@ -101,6 +118,8 @@ class _Translator:
         return field.stride(axis)
 
     def read_field(self, name: str, pos: Pos) -> str:
+        if name in self.buffered:
+            return self.buffered[name]
         field = self.fields[name]
         return f"{field.pointer}[{self.offset(field, pos)}]"
 
@@ -156,7 +175,10 @@ class _Translator:
             return self.read_scalar(arg.name)
 
         def store(k: int, value: str) -> str:
-            field = self.fields[call.outs[k]]
+            name = call.outs[k]
+            if name in self.buffered:
+                return f"{self.buffered[name]} = {value};"
+            field = self.fields[name]
             return f"{field.pointer}[{self.offset(field, {})}] = {value};"
 
         return read_argument, store
@@ -264,6 +286,105 @@ class _Translator:
             lines.append(f"    }} else if (sc_inner == {k}) {{")
             lines += ["        " + s for s in self.scan_blocks(call, columns, k)]
         lines.append("    }")
+        lines.append("}")
+        return lines
+
+    def cpu_scan_chain(self, chain: tuple[int, ...]) -> list[str]:
+        """The calls of a chain (`scan_chains`) column by column: blocks of neighbouring
+        columns along the column dimension of smallest stride in parallel, each block
+        walking the levels once per call with the loop over its columns innermost, the
+        temporaries between the calls in per-thread buffers of one block (from the pool)."""
+        calls = [self.program.calls[i] for i in chain]
+        axis = self.scans[calls[0].callee].axis
+        columns = self.parallel_dims(calls[0])
+        lines = self.domain_code(chain[0])
+        points = " * ".join(f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})" for d in columns)
+        lines.append(f"    const std::int64_t sc_points = {points};")
+        # loops follow the strides of the last call's first output
+        out = self.fields[calls[-1].outs[0]]
+        dims = list(out.type.dims)
+
+        def stride(d: Dimension) -> str:
+            return f"std::abs({self.stride(out, dims.index(d))})"
+
+        lines.append("    int sc_inner = 0;  // the column dimension of smallest stride")
+        lines.append(f"    std::int64_t sc_best = {stride(columns[0])};")
+        for k, d in enumerate(columns[1:], 1):
+            lines.append(
+                f"    if ({stride(d)} < sc_best) {{ sc_inner = {k}; sc_best = {stride(d)}; }}"
+            )
+        lines += [
+            f"    const std::int64_t sc_width = {stride(axis)} < sc_best ? "
+            f"{CHAIN_BLOCK_NARROW} : {CHAIN_BLOCK_WIDE};",
+            f"    const std::int64_t sc_levels = {bound_var(axis, 'stop')} - {bound_var(axis, 'start')};",
+            "    // elements per thread of a buffer, whole cache lines",
+            "    const std::size_t sc_per_thread = static_cast<std::size_t>(sc_width * sc_levels + 15) / 16 * 16;",
+        ]
+        buffered = chained_temporaries(self.program, [chain])
+        for name in buffered:
+            cpp = self.fields[name].type.dtype.cpp
+            lines += [
+                f"    sc_temporary sc_t_{name};",
+                f"    if (!sc_allocate(sc_t_{name}, sc_per_thread * static_cast<std::size_t>"
+                f"(sc_max_threads()) * sizeof({cpp}))) {{",
+                f'        std::snprintf(err, err_len, "cannot allocate the buffers of temporary '
+                f'{name} of {self.original.name}()");',
+                "        return 5;",
+                "    }",
+            ]
+        for k in range(len(columns)):
+            keyword = "if" if k == 0 else "} else if"
+            lines.append(f"    {keyword} (sc_inner == {k}) {{")
+            lines += ["        " + s for s in self.chain_blocks(calls, columns, k, buffered)]
+        lines.append("    }")
+        lines.append("}")
+        return lines
+
+    def chain_blocks(
+        self, calls: list[ir.ProgramCall], columns: list[Dimension], inner: int, buffered: list[str]
+    ) -> list[str]:
+        """The parallel loop over the blocks of a chain along `columns[inner]`."""
+        along = columns[inner]
+        outer = [d for k, d in enumerate(columns) if k != inner]
+        start, stop = bound_var(along, "start"), bound_var(along, "stop")
+        lines = [f"#pragma omp parallel if (sc_points >= {self.step.openmp_threshold})", "{"]
+        for name in buffered:
+            cpp = self.fields[name].type.dtype.cpp
+            lines.append(
+                f"    {cpp}* const sc_buf_{name} = static_cast<{cpp}*>(sc_t_{name}.data) + "
+                "sc_per_thread * static_cast<std::size_t>(sc_thread_num());"
+            )
+        lines.append(f"    #pragma omp for schedule(static) collapse({len(outer) + 1})")
+        indent = "    "
+        for d in outer:
+            lines.append(indent + domain_loop(d))
+            indent += "    "
+        lines += [
+            f"{indent}for (std::int64_t sc_first = {start}; sc_first < {stop}; sc_first += sc_width) {{",
+            f"{indent}    const std::int64_t sc_last = std::min<std::int64_t>(sc_first + sc_width, {stop});",
+        ]
+        indent += "    "
+        for call in calls:
+            scan = self.scans[call.callee]
+            read_argument, store = self.scan_readers(call)
+            block = scan_block(
+                scan,
+                call,
+                level=index_var(scan.axis),
+                start=bound_var(scan.axis, "start"),
+                stop=bound_var(scan.axis, "stop"),
+                column=index_var(along),
+                first="sc_first",
+                last="sc_last",
+                width=max(CHAIN_BLOCK_NARROW, CHAIN_BLOCK_WIDE),
+                read_argument=read_argument,
+                store=store,
+            )
+            lines += [f"{indent}{{  // {call.callee}", *(indent + "    " + s for s in block)]
+            lines.append(indent + "}")
+        for _ in range(len(outer) + 1):
+            indent = indent[:-4]
+            lines.append(indent + "}")
         lines.append("}")
         return lines
 
@@ -396,12 +517,23 @@ class _Translator:
         body = domain_checks(self.original)
         if self.temporaries:
             parts.append(temporary_helpers(self.gpu, len(self.temporaries)))
-            body += allocations(
-                self.temporaries, self.signature, self.step.data_layout, self.original.name
-            )
+            arrays = tuple(t for t in self.temporaries if t.name not in self.buffered)
+            body += allocations(arrays, self.signature, self.step.data_layout, self.original.name)
+        chains = {chain[0]: chain for chain in self.chains}
+        chained = {index for chain in self.chains for index in chain[1:]}
         for index, call in enumerate(self.program.calls):
             if self.gpu:
                 parts.append(self.gpu_kernel(index, call))
+            if index in chained:
+                continue
+            if index in chains:
+                calls = [self.original.calls[k] for k in chains[index]]
+                body.append(
+                    f"// calls {index}-{chains[index][-1]}, column by column: "
+                    + "; ".join(f"{c.callee} -> {', '.join(c.outs)}" for c in calls)
+                )
+                body += ["{", *("    " + s for s in self.cpu_scan_chain(chains[index])), "}"]
+                continue
             body.append(
                 f"// call {index}: {self.original.calls[index].callee} -> {', '.join(call.outs)}"
             )
