@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -150,3 +151,14 @@ def marked_line(path: str, marker: str) -> int:
         found = [n for n, text in enumerate(source, 1) if text.rstrip().endswith(f"# L:{marker}")]
     assert len(found) == 1, f"marker {marker!r} found {len(found)} times in {path}"
     return found[0]
+
+
+def assert_error_at(err: BaseException, marker: str, *words: str, path: str) -> None:
+    """`err` (a DefinitionError) points at the line of the file `path` that is marked
+    `# L:<marker>`, and its message holds each of `words`."""
+    location = getattr(err, "location", None)
+    assert location is not None, f"no location in {err}"
+    assert os.path.abspath(location[0]) == path, f"error in {location[0]}: {err}"
+    assert location[1] == marked_line(path, marker), f"error at line {location[1]}: {err}"
+    for word in words:
+        assert word in str(err), f"{word!r} not in {err}"

@@ -5,6 +5,7 @@ user's line."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 import stencilchain as sc
 from stencilchain.program import ir
 
-from ._support import marked_line
+from ._support import assert_error_at
 
 I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
 F = sc.Field[[I, K], sc.float64]
@@ -25,12 +26,7 @@ G = sc.Field[[I, J], sc.float64]
 HERE = os.path.abspath(__file__)
 
 
-def assert_at(err: sc.DefinitionError, marker: str, *words: str) -> None:
-    assert err.location is not None
-    assert os.path.abspath(err.location[0]) == HERE
-    assert err.location[1] == marked_line(HERE, marker)
-    for word in words:
-        assert word in str(err), f"{word!r} not in {err}"
+assert_at = functools.partial(assert_error_at, path=HERE)
 
 
 def arrays(shape: tuple[int, ...], count: int, seed: int = 0) -> list[np.ndarray]:

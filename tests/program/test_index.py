@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 import stencilchain as sc
 from stencilchain.program import ir
 
-from ._support import marked_line
+from ._support import assert_error_at
 
 I, K = sc.Dimension("I"), sc.Dimension("K")
 F = sc.Field[[I, K], sc.float64]
@@ -18,12 +19,7 @@ FK = sc.Field[[K], sc.float64]
 HERE = os.path.abspath(__file__)
 
 
-def assert_at(err: sc.DefinitionError, marker: str, *words: str) -> None:
-    assert err.location is not None
-    assert os.path.abspath(err.location[0]) == HERE
-    assert err.location[1] == marked_line(HERE, marker)
-    for word in words:
-        assert word in str(err), f"{word!r} not in {err}"
+assert_at = functools.partial(assert_error_at, path=HERE)
 
 
 def test_index_is_broadcast_and_printed() -> None:

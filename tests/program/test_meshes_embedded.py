@@ -4,6 +4,7 @@ references written with plain loops over the tables."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 import stencilchain as sc
 from stencilchain.program import ir
 
-from ._support import marked_line
+from ._support import assert_error_at
 
 Cell, Edge, Vertex = sc.Dimension("Cell"), sc.Dimension("Edge"), sc.Dimension("Vertex")
 K = sc.Dimension("K", kind=sc.VERTICAL)
@@ -40,12 +41,7 @@ def tables(rng: np.random.Generator, dtype: type = np.int32) -> tuple[np.ndarray
     return c2e, e2v
 
 
-def assert_at(err: sc.DefinitionError, marker: str, *words: str) -> None:
-    assert err.location is not None
-    assert os.path.abspath(err.location[0]) == HERE
-    assert err.location[1] == marked_line(HERE, marker), err
-    for word in words:
-        assert word in str(err), f"{word!r} not in {err}"
+assert_at = functools.partial(assert_error_at, path=HERE)
 
 
 # --- neighbour reads and reductions ------------------------------------------------------

@@ -3,6 +3,7 @@ mistake at definition, at the user's line."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import stencilchain as sc
 from stencilchain.program import ir
 
-from ._support import marked_line
+from ._support import assert_error_at
 
 I, K = sc.Dimension("I"), sc.Dimension("K")
 F = sc.Field[[I, K], sc.float64]
@@ -28,12 +29,7 @@ def up(f: F) -> F:
     return f(K + 1)
 
 
-def assert_at(err: sc.DefinitionError, marker: str, *words: str) -> None:
-    assert err.location is not None
-    assert os.path.abspath(err.location[0]) == HERE
-    assert err.location[1] == marked_line(HERE, marker)
-    for word in words:
-        assert word in str(err), f"{word!r} not in {err}"
+assert_at = functools.partial(assert_error_at, path=HERE)
 
 
 def test_a_parameter_bound_is_in_the_ir_the_fingerprint_and_the_printout() -> None:

@@ -5,6 +5,7 @@ Each line that an error should point at ends with a `# L:<name>` marker.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 import stencilchain as sc
 from stencilchain.program import ir
 
-from ._support import marked_line
+from ._support import assert_error_at
 
 I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
 F64 = sc.Field[[I, J, K], sc.float64]
@@ -23,11 +24,7 @@ F64_IJ = sc.Field[[I, J], sc.float64]
 HERE = os.path.abspath(__file__)
 
 
-def assert_at(err: sc.DefinitionError, marker: str) -> None:
-    assert err.location is not None
-    path, line = err.location
-    assert os.path.abspath(path) == HERE
-    assert line == marked_line(HERE, marker), f"error at line {line}: {err}"
+assert_at = functools.partial(assert_error_at, path=HERE)
 
 
 @sc.scan_operator(axis=K, forward=False, init=(0.0, np.float32(1)))

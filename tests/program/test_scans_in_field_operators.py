@@ -8,6 +8,7 @@ Each line that an error should point at ends with a `# L:<name>` marker.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 import stencilchain as sc
 from stencilchain.program import ir
 
-from ._support import marked_line
+from ._support import assert_error_at
 
 I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
 F = sc.Field[[I, J, K], sc.float64]
@@ -25,11 +26,7 @@ SHAPE = (4, 3, 8)
 HERE = os.path.abspath(__file__)
 
 
-def assert_at(err: sc.DefinitionError, marker: str) -> None:
-    assert err.location is not None
-    path, line = err.location
-    assert os.path.abspath(path) == HERE
-    assert line == marked_line(HERE, marker), f"error at line {line}: {err}"
+assert_at = functools.partial(assert_error_at, path=HERE)
 
 
 def fields(count: int, seed: int) -> list[np.ndarray]:
