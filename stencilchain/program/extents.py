@@ -50,9 +50,6 @@ class Reads:
     # (anywhere in the array: the table's entries are checked to be in range)
     gathered: dict[str, set[Dimension]] = dataclasses.field(default_factory=dict)
 
-    def names(self) -> set[str]:
-        return set(self.extents) | set(self.windows)
-
 
 def field_operator_reads(
     fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef]
@@ -64,22 +61,8 @@ def field_operator_reads(
     return Reads(walker.extents, walker.windows, walker.gathered)
 
 
-def field_operator_extents(
-    fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef]
-) -> Extents:
-    """The offsets at which `fop` reads each field parameter, windows included (the
-    offsets of a read only where a branch is selected count as read everywhere)."""
-    reads = field_operator_reads(fop, fops)
-    extents = {name: dict(dims) for name, dims in reads.extents.items()}
-    for name, dims in reads.windows.items():
-        for dim, by_window in dims.items():
-            for (_, shift), (lo, hi) in by_window.items():
-                seen = extents.setdefault(name, {})
-                seen[dim] = _widen(seen.get(dim), lo + shift, hi + shift)
-    return extents
-
-
-def _widen(old: tuple[int, int] | None, lo: int, hi: int) -> tuple[int, int]:
+def widen(old: tuple[int, int] | None, lo: int, hi: int) -> tuple[int, int]:
+    """The range (min, max) of offsets `old` (None: none yet) extended by [lo, hi]."""
     return (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
 
 
@@ -118,13 +101,13 @@ class ExtentsWalker(ir.ExprVisitor[None]):
         for dim in expr.type.dims:
             offset = pos.get(dim, 0)
             if dim not in guard:
-                seen[dim] = _widen(seen.get(dim), offset, offset)
+                seen[dim] = widen(seen.get(dim), offset, offset)
                 continue
             intervals, shift = guard[dim]
             windows = self.windows.setdefault(expr.name, {}).setdefault(dim, {})
             for interval in intervals:
                 key = (interval, shift)
-                windows[key] = _widen(windows.get(key), offset - shift, offset - shift)
+                windows[key] = widen(windows.get(key), offset - shift, offset - shift)
 
     def visit_Shift(
         self, expr: ir.Shift, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
@@ -174,14 +157,14 @@ class ExtentsWalker(ir.ExprVisitor[None]):
                 )
             seen = self.extents.setdefault(name, {})
             for dim, (lo, hi) in dims.items():
-                seen[dim] = _widen(seen.get(dim), lo, hi)
+                seen[dim] = widen(seen.get(dim), lo, hi)
             self.gathered.setdefault(name, set()).add(conn.source)
         for name, windowed in inner.windows.items():
             mine = self.windows.setdefault(name, {})
             for dim, by_window in windowed.items():
                 target = mine.setdefault(dim, {})
                 for key, (lo, hi) in by_window.items():
-                    target[key] = _widen(target.get(key), lo, hi)
+                    target[key] = widen(target.get(key), lo, hi)
         for name, dims_gathered in inner.gathered.items():
             self.gathered.setdefault(name, set()).update(dims_gathered)
 

@@ -98,19 +98,12 @@ class FieldOperator:
         return bind_call(f"field operator {self.name}", self.signature, args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        program_trace = _program_trace_of(args, kwargs)
-        if program_trace is not None:
-            return program_trace.record_call(self, args, kwargs)
-        if any(isinstance(a, Symbol) for a in (*args, *kwargs.values())):
-            if "out" in kwargs or "domain" in kwargs:
-                raise DefinitionError(
-                    f"field operator {self.name} called with out=/domain= inside a field "
-                    "operator; those belong to calls in a @program"
-                )
-            return self._traced_call(self.bind(args, kwargs))
-        raise DefinitionError(
-            f"field operator {self.name} called with {', '.join(type(a).__name__ for a in args)}; "
-            "call it from a @program with out=..., or from another field operator"
+        return dispatch_call(
+            self,
+            f"field operator {self.name}",
+            args,
+            kwargs,
+            "call it from a @program with out=..., or from another field operator",
         )
 
     def _traced_call(self, args: list[object]) -> Symbol | tuple[Symbol, ...]:
@@ -120,11 +113,7 @@ class FieldOperator:
         callees = _callees_of_current_trace.get()
         if callees is not None:
             _register(callees, self)
-        rt = self.return_type
-        call = ir.Call(self.name, tuple(exprs), rt)
-        if isinstance(rt, ir.TupleType):
-            return tuple(Symbol(ir.TupleGet(call, i, t)) for i, t in enumerate(rt.elems))
-        return Symbol(call)
+        return result_symbols(ir.Call(self.name, tuple(exprs), self.return_type))
 
 
 # The callees of the field operator being traced right now (tracing runs one function
@@ -233,6 +222,35 @@ def bind_call(
     except TypeError as err:
         raise DefinitionError(f"call of {what}: {err}") from None
     return list(bound.arguments.values())
+
+
+def dispatch_call(
+    op: Any, what: str, args: tuple[Any, ...], kwargs: dict[str, Any], elsewhere: str
+) -> Any:
+    """A call of field or scan operator `op` (`what` names it): recorded by the program
+    being traced if an argument is a program's, traced (`op._traced_call`) if one is a
+    traced value of a field operator, else a DefinitionError that says `elsewhere`."""
+    program_trace = _program_trace_of(args, kwargs)
+    if program_trace is not None:
+        return program_trace.record_call(op, args, kwargs)
+    if any(isinstance(a, Symbol) for a in (*args, *kwargs.values())):
+        if "out" in kwargs or "domain" in kwargs:
+            raise DefinitionError(
+                f"{what} called with out=/domain= inside a field operator; those belong to "
+                "calls in a @program"
+            )
+        return op._traced_call(op.bind(args, kwargs))
+    raise DefinitionError(
+        f"{what} called with {', '.join(type(a).__name__ for a in args)}; {elsewhere}"
+    )
+
+
+def result_symbols(call: ir.Call | ir.ScanCall) -> Symbol | tuple[Symbol, ...]:
+    """The traced value of a call: a Symbol, or one per element of a tuple result."""
+    rt = call.type
+    if isinstance(rt, ir.TupleType):
+        return tuple(Symbol(ir.TupleGet(call, i, t)) for i, t in enumerate(rt.elems))
+    return Symbol(call)
 
 
 def _program_trace_of(args: tuple[object, ...], kwargs: dict[str, object]) -> Any:

@@ -216,7 +216,7 @@ class NeighborShift:
     type: FieldType
 
 
-# The reductions over a local dimension and their values over no neighbour at all.
+# The reductions over a local dimension (NeighborReduce.op).
 NEIGHBOR_REDUCTIONS = ("sum", "max", "min")
 
 

@@ -10,7 +10,7 @@ from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads
+from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.scan_lowering import (
@@ -228,10 +228,8 @@ class ProgramTrace:
                         _widen(read, name, dim, shift + lo, shift + hi)
                         continue
                     _widen(windowed, name, dim, shift + lo, shift + hi)
-                    old = windows.setdefault(dim, {}).get((interval, shift))
-                    windows[dim][(interval, shift)] = (
-                        (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
-                    )
+                    by_dim = windows.setdefault(dim, {})
+                    by_dim[(interval, shift)] = widen(by_dim.get((interval, shift)), lo, hi)
         return read, windows, windowed
 
     def _check_outputs_not_read_around(
@@ -735,8 +733,8 @@ WindowReads = dict[Dimension, dict[tuple[ir.Interval, int], tuple[int, int]]]
 def _widen(
     reads: dict[str, dict[Dimension, tuple[int, int]]], name: str, dim: Dimension, lo: int, hi: int
 ) -> None:
-    old = reads.setdefault(name, {}).get(dim)
-    reads[name][dim] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+    by_dim = reads.setdefault(name, {})
+    by_dim[dim] = widen(by_dim.get(dim), lo, hi)
 
 
 def _dim_windows(

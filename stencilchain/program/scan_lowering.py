@@ -10,13 +10,9 @@ from __future__ import annotations
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.extents import scan_reach
+from stencilchain.program.extents import scan_reach, widen
 
 Offsets = dict[Dimension, tuple[int, int]]
-
-
-def contains_scan_call(expr: ir.Expr) -> bool:
-    return isinstance(expr, ir.ScanCall) or any(contains_scan_call(c) for c in ir.children(expr))
 
 
 def innermost_scan_call(expr: ir.Expr) -> ir.ScanCall | None:
@@ -36,9 +32,7 @@ def read_offsets(expr: ir.Expr, target: ir.ScanCall) -> Offsets:
     def walk(node: ir.Expr, shift: Offsets) -> None:
         if node == target:
             for dim in _dims(target):
-                lo, hi = shift.get(dim, (0, 0))
-                old = found.get(dim)
-                found[dim] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+                found[dim] = widen(found.get(dim), *shift.get(dim, (0, 0)))
             return
         if isinstance(node, ir.Shift):
             inner = dict(shift)

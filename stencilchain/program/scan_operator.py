@@ -22,8 +22,10 @@ from stencilchain.program.dtypes import ScalarType, default_literal_dtype, from_
 from stencilchain.program.field_operator import (
     bind_call,
     check_argument,
+    dispatch_call,
     dtype_probe,
     register_scan_call,
+    result_symbols,
 )
 from stencilchain.program.tracing import Symbol, as_expr, scan_being_traced, unify_dtype
 from stencilchain.program.types import parameter_types
@@ -150,22 +152,12 @@ class ScanOperator:
         return bind_call(f"scan operator {self.name}", self.signature, args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from stencilchain.program.field_operator import _program_trace_of
-
-        program_trace = _program_trace_of(args, kwargs)
-        if program_trace is not None:
-            return program_trace.record_call(self, args, kwargs)
-        if any(isinstance(a, Symbol) for a in (*args, *kwargs.values())):
-            if "out" in kwargs or "domain" in kwargs:
-                raise DefinitionError(
-                    f"scan operator {self.name} called with out=/domain= inside a field "
-                    "operator; those belong to calls in a @program"
-                )
-            return self._traced_call(self.bind(args, kwargs))
-        raise DefinitionError(
-            f"scan operator {self.name} called with "
-            f"{', '.join(type(a).__name__ for a in args)}; call it from a @program or "
-            "from a field operator"
+        return dispatch_call(
+            self,
+            f"scan operator {self.name}",
+            args,
+            kwargs,
+            "call it from a @program or from a field operator",
         )
 
     def _traced_call(self, args: list[object]) -> Symbol | tuple[Symbol, ...]:
@@ -189,13 +181,12 @@ class ScanOperator:
                 )
             exprs.append(expr)
         register_scan_call(self.definition)
-        rt = self.return_type
-        call = ir.ScanCall(
-            self.name, tuple(exprs), self.definition.axis, self.definition.forward, rt
+        definition = self.definition
+        return result_symbols(
+            ir.ScanCall(
+                self.name, tuple(exprs), definition.axis, definition.forward, self.return_type
+            )
         )
-        if isinstance(rt, ir.TupleType):
-            return tuple(Symbol(ir.TupleGet(call, i, t)) for i, t in enumerate(rt.elems))
-        return Symbol(call)
 
 
 def _what(value: object) -> str:

@@ -104,6 +104,14 @@ def test_every_math_function_has_an_entry(table: str) -> None:
     assert not lacking, f"{table} has no entry for {', '.join(lacking)}"
 
 
+def test_every_neighbour_reduction_has_an_entry() -> None:
+    lacking = [op for op in ir.NEIGHBOR_REDUCTIONS if op not in embedded.REDUCTIONS]
+    assert not lacking, f"the embedded executor has no reduction for {', '.join(lacking)}"
+    for op in ir.NEIGHBOR_REDUCTIONS:  # the value over no neighbour, which C++ also uses
+        embedded.neighbor_identity(op, sc.float32.numpy)
+        embedded.neighbor_identity(op, sc.int64.numpy)
+
+
 def test_every_operator_has_an_entry() -> None:
     lacking = [op for op in ir.BINARY_OPS if op not in embedded.BINARY]
     lacking += [op for op in ir.UNARY_OPS if op not in embedded.UNARY]

@@ -20,16 +20,14 @@ MIN, shifts by a count outside [0, bits) give 0 (and -1 for `>>` of a negative v
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Mapping
-
-import numpy as np
 
 from stencilchain.errors import UnsupportedError
 from stencilchain.program import ir
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.embedded import neighbor_identity
 from stencilchain.steps.cpp.domain_checks import bound_value
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.cpp.signature import index_var
@@ -406,7 +404,8 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         # like the embedded executor: the table masks the slots where the operand is over
         # its entity dimension (not the inner slots of a chain such as v(E2V)(C2E))
         masked = isinstance(operand, ir.FieldType) and conn.entity in operand.dims
-        total = literal(_REDUCTION_IDENTITY[expr.op](dtype), dtype, decimal=self.decimal_literals)
+        identity = neighbor_identity(expr.op, dtype.numpy).item()  # the embedded executor's
+        total = literal(identity, dtype, decimal=self.decimal_literals)
         for slot in range(conn.max_neighbors):
             at = {**pos, expr.axis: Absolute(str(slot))}
             value = self.emit(expr.expr, at)
@@ -567,14 +566,6 @@ def _condition(expr: ir.ConcatWhere, index: str) -> str:
         tests += [f"{index} < {bound_value(expr.dim, b)}" for b in interval.stops]
         parts.append("(" + " && ".join(tests) + ")" if tests else "true")
     return " || ".join(parts) if parts else "false"
-
-
-# The value of a neighbour reduction over no neighbour (embedded.neighbor_identity).
-_REDUCTION_IDENTITY: dict[str, Callable[[ScalarType], bool | int | float]] = {
-    "sum": lambda dtype: 0.0 if dtype.is_float else 0,
-    "max": lambda dtype: -math.inf if dtype.is_float else int(np.iinfo(dtype.numpy).min),
-    "min": lambda dtype: math.inf if dtype.is_float else int(np.iinfo(dtype.numpy).max),
-}
 
 
 def position(pos: Pos) -> Position:

@@ -665,20 +665,11 @@ class _SDFGBuilder:
         where it is (C order: interleaved columns overlap their division chains)."""
         if self.step.device is Device.GPU or inner is None:
             return [(None, 0, condition)]
-        parameters = [o for o in call.outs if not self.program.is_temporary(o)]
-        parameters += [self.layouts[o] for o in call.outs if o in self.layouts]
-        if self.step.data_layout is DataLayout.UNIT_STRIDE or not parameters:
+        magnitude = self.stride_magnitude(call)
+        if self.step.data_layout is DataLayout.UNIT_STRIDE or magnitude is None:
             # C order or unit stride along the last dimension, known here
             width = SCAN_BLOCK_NARROW if scan.dims[-1] == scan.axis else SCAN_BLOCK
             return [(inner, width, condition)]
-        out = parameters[0]
-        out_type = self.params[out]
-        assert isinstance(out_type, ir.FieldType)
-
-        def magnitude(dim: Dimension) -> str:
-            s = stride_symbol(out, out_type.dims.index(dim))
-            return f"max({s}, -{s})"
-
         fastest = f"{magnitude(scan.axis)} < {magnitude(inner)}"
         also = f"({condition}) and " if condition else ""
         return [
@@ -894,15 +885,14 @@ class _SDFGBuilder:
         _add_tasklet(body, f"{label}_level", inputs, outputs, "\n".join(code), block)
         return inner
 
-    def loop_orders(
-        self, call: ir.ProgramCall, dims: list[Dimension]
-    ) -> list[tuple[Dimension, str | None]]:
-        """(innermost dimension, condition on strides) for each map of the call."""
+    def stride_magnitude(self, call: ir.ProgramCall) -> Callable[[Dimension], str] | None:
+        """The |stride| (a symbolic expression) along a dimension of the call's first output
+        parameter, or of the parameter a temporary output is laid out like
+        (temporary_layouts): what decides the call's loop order; None when it writes none."""
         parameters = [o for o in call.outs if not self.program.is_temporary(o)]
-        # a temporary is laid out like its parameter (temporary_layouts)
         parameters += [self.layouts[o] for o in call.outs if o in self.layouts]
-        if self.step.data_layout is DataLayout.UNIT_STRIDE or len(dims) == 1 or not parameters:
-            return [(dims[-1], None)]  # C order, like the temporaries
+        if not parameters:
+            return None
         out = parameters[0]
         out_type = self.params[out]
         assert isinstance(out_type, ir.FieldType)
@@ -911,6 +901,15 @@ class _SDFGBuilder:
             s = stride_symbol(out, out_type.dims.index(dim))
             return f"max({s}, -{s})"
 
+        return magnitude
+
+    def loop_orders(
+        self, call: ir.ProgramCall, dims: list[Dimension]
+    ) -> list[tuple[Dimension, str | None]]:
+        """(innermost dimension, condition on strides) for each map of the call."""
+        magnitude = self.stride_magnitude(call)
+        if self.step.data_layout is DataLayout.UNIT_STRIDE or len(dims) == 1 or magnitude is None:
+            return [(dims[-1], None)]  # C order, like the temporaries
         # the first dimension of smallest |stride| is innermost
         orders: list[tuple[Dimension, str | None]] = []
         for k, inner in enumerate(dims):
