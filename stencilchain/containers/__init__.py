@@ -24,6 +24,7 @@ from stencilchain.containers.gtfn import GTFNContainer
 from stencilchain.containers.overrides import override_step
 from stencilchain.errors import ConfigError, MissingExtraError
 from stencilchain.runtime.config import DaCeConfig, GTFNConfig, ToolchainConfig
+from stencilchain.steps.gtfn.tiling import Materialization
 
 __all__ = [
     "ApplicationContainer",
@@ -32,6 +33,7 @@ __all__ = [
     "DaCeContainer",
     "GTFNConfig",
     "GTFNContainer",
+    "Materialization",
     "MissingExtraError",
     "ToolchainConfig",
     "build_container",

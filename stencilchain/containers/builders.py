@@ -13,19 +13,28 @@ from stencilchain.containers._composition import cache_location_of, require_conf
 from stencilchain.runtime.config import GTFNConfig
 from stencilchain.steps.gtfn.bindings import GTFNBindingsStep
 from stencilchain.steps.gtfn.compiler import CMakeCompiler
+from stencilchain.steps.gtfn.tiling import Materialization
 from stencilchain.steps.gtfn.translation import GTFNTranslationStep
 
 
 def make_gtfn_translation(
-    cfg: GTFNConfig, /, *, enable_transforms: bool = True, openmp_threshold: int = 65536
+    cfg: GTFNConfig,
+    /,
+    *,
+    enable_transforms: bool = True,
+    openmp_threshold: int = 65536,
+    materialization: Materialization = Materialization.AUTO,
 ) -> GTFNTranslationStep:
-    """The C++/CUDA translation for `cfg`'s device and data layout."""
+    """The C++/CUDA translation for `cfg`'s device and data layout. `materialization`:
+    whether intermediates read at several offsets are kept in per-tile buffers (AUTO: the
+    cost model of `stencilchain.steps.gtfn.tiling` decides; RECOMPUTE: never; ALWAYS)."""
     cfg = require_config("make_gtfn_translation", cfg, GTFNConfig)
     return GTFNTranslationStep(
         device=cfg.device,
         enable_transforms=enable_transforms,
         data_layout=cfg.data_layout,
         openmp_threshold=openmp_threshold,
+        materialization=materialization,
     )
 
 

@@ -78,6 +78,7 @@ def gamma(x: Any) -> Any:
     values = np.asarray(x)
     return np.asarray(_GAMMA(values.astype(np.float64)), dtype=object).astype(values.dtype)[()]
 
+
 MATH: dict[str, Callable[..., Any]] = {
     "sqrt": np.sqrt,
     "exp": np.exp,
@@ -263,7 +264,11 @@ class Evaluator(ir.ExprVisitor[Value]):
         conn = expr.connectivity
         rows = slice(*box[conn.entity])
         table = self.tables[conn.name]
-        slots = table[rows, expr.slot] if expr.slot is not None else table[rows, slice(*box[conn.local])]
+        slots = (
+            table[rows, expr.slot]
+            if expr.slot is not None
+            else table[rows, slice(*box[conn.local])]
+        )
         inner_dims = expr.expr.type.dims  # type: ignore[union-attr]
         inner_box = {d: r for d, r in box.items() if d not in (conn.entity, conn.local)}
         inner_box[conn.source] = (0, self.sizes[conn.source])

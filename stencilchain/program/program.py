@@ -203,9 +203,7 @@ class ProgramTrace:
             for param, expr in zip(definition.params, exprs):
                 if isinstance(expr, ir.Ref) and param.name in reads.gathered:
                     self._check_gathered_read(where, expr.name, reads.gathered[param.name])
-        names = {
-            p.name: e.name for p, e in zip(definition.params, exprs) if isinstance(e, ir.Ref)
-        }
+        names = {p.name: e.name for p, e in zip(definition.params, exprs) if isinstance(e, ir.Ref)}
         return self._bind_reads(reads, names)
 
     def _bind_reads(
@@ -271,9 +269,7 @@ class ProgramTrace:
         for name, gathered in walker.gathered.items():
             self._check_gathered_read(where, name, gathered)
         names = {**{n: n for n in walker.extents}, **{n: n for n in walker.windows}}
-        read, windows, windowed = self._bind_reads(
-            Reads(walker.extents, walker.windows), names
-        )
+        read, windows, windowed = self._bind_reads(Reads(walker.extents, walker.windows), names)
         if outs is not None:
             self._check_outputs_not_read_around(where, outs, read, windowed)
         dims = rt.dims if isinstance(rt, ir.FieldType) else rt.elems[0].dims

@@ -454,9 +454,7 @@ def _union_names(fields: list[Symbol]) -> list[str]:
     return names
 
 
-def as_expr(
-    value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None = None
-) -> ir.Expr:
+def as_expr(value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None = None) -> ir.Expr:
     """The IR of an operand of `dtype`; a field over fewer dimensions than `dims` is
     broadcast to them (scalars and literals combine with fields as they are)."""
     if isinstance(value, Symbol):
@@ -536,8 +534,7 @@ def unary(op: str, operand: object) -> Symbol:
         raise DefinitionError("unary `-` of a bool value; use `~` for logical not")
     if op == "not" and dtype.is_float:
         raise DefinitionError(
-            f"`~` of a {dtype} value; it takes bool values (logical not) or integers "
-            "(bitwise not)"
+            f"`~` of a {dtype} value; it takes bool values (logical not) or integers (bitwise not)"
         )
     return Symbol(ir.Unary(op, operand.expr, operand.type))
 
@@ -756,9 +753,13 @@ def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
 def neighbor_shift(value: Symbol, offset: Connectivity | NeighborSlot) -> Symbol:
     """`value(C2E)` (a local field) or `value(C2E[slot])`: `value` read at the neighbours
     that the connectivity's table lists."""
-    conn, slot = (offset, None) if isinstance(offset, Connectivity) else (
-        offset.connectivity,
-        offset.slot,
+    conn, slot = (
+        (offset, None)
+        if isinstance(offset, Connectivity)
+        else (
+            offset.connectivity,
+            offset.slot,
+        )
     )
     t = value.type
     assert isinstance(t, ir.FieldType)

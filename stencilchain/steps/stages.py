@@ -123,7 +123,9 @@ class CompiledArtifact:
     build_dir: Path
     metadata_json: str = "{}"
     built: bool = False  # whether the compilation that returned it built it (else: a cache hit)
-    workspace: bool = False  # the entry point takes a workspace buffer last (ProgramSource.workspace)
+    workspace: bool = (
+        False  # the entry point takes a workspace buffer last (ProgramSource.workspace)
+    )
 
     @property
     def metadata(self) -> dict[str, Any]:

@@ -596,10 +596,10 @@ def test_literals_are_exact() -> None:
     assert cpp_literal(5e-324, sc.float64) == "5e-324"
     assert cpp_literal(0.1, sc.float32) == "static_cast<float>(0.1)"
     assert cpp_literal(float("nan"), sc.float64) == '__builtin_nan("")'
-    assert cpp_literal(float("-inf"), sc.float32) == (
-        "static_cast<float>(-__builtin_huge_val())"
+    assert cpp_literal(float("-inf"), sc.float32) == ("static_cast<float>(-__builtin_huge_val())")
+    assert (
+        cpp_literal(-(2**63), sc.int64) == "static_cast<std::int64_t>((-9223372036854775807LL - 1))"
     )
-    assert cpp_literal(-(2**63), sc.int64) == "static_cast<std::int64_t>((-9223372036854775807LL - 1))"
     assert cpp_literal(True, sc.bool_) == "true"
     for value in (0.1, 1e-300, 1.7976931348623157e308, 1.0 / 3.0):
         assert float(cpp_literal(value, sc.float64)) == value
@@ -771,7 +771,9 @@ def test_a_missing_dace_is_the_missing_extra_error(monkeypatch: pytest.MonkeyPat
         "find_spec",
         lambda name, *args: None if name == "dace" else find_spec(name, *args),
     )
-    with pytest.raises(sc.MissingExtraError, match=r"DaCeTranslator: the DaCe toolchains need DaCe"):
+    with pytest.raises(
+        sc.MissingExtraError, match=r"DaCeTranslator: the DaCe toolchains need DaCe"
+    ):
         DaCeTranslator(device=Device.CPU)
 
 

@@ -23,6 +23,7 @@ from stencilchain.examples import hdiff, tuple_chain, upwind
 from stencilchain.program.device import Device
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.gtfn.bindings import GTFNBindingsStep
+from stencilchain.steps.gtfn.tiling import Materialization
 from stencilchain.steps.gtfn.translation import GTFNTranslationStep
 from stencilchain.steps.settings import DataLayout
 from stencilchain.steps.stages import ProgramSource
@@ -82,8 +83,12 @@ def test_device_has_no_default() -> None:
 
 @pytest.mark.parametrize(
     "settings",
-    [{"device": "cpu"}, {"device": Device.CPU, "data_layout": "unit_stride"}],
-    ids=["device_as_text", "layout_as_text"],
+    [
+        {"device": "cpu"},
+        {"device": Device.CPU, "data_layout": "unit_stride"},
+        {"device": Device.CPU, "materialization": "auto"},
+    ],
+    ids=["device_as_text", "layout_as_text", "materialization_as_text"],
 )
 def test_settings_of_the_wrong_type_are_type_errors(settings: dict[str, Any]) -> None:
     with pytest.raises(TypeError):
@@ -132,11 +137,13 @@ def test_the_stages_record_their_steps_settings() -> None:
     source = step(two_calls.ir)
     assert json.loads(source.settings) == {
         "device": "cpu", "enable_transforms": "False", "data_layout": "strided",
-        "openmp_threshold": "7",
+        "openmp_threshold": "7", "materialization": "auto",
     }  # fmt: skip
     binding = GTFNBindingsStep(Device.CPU, flavor="pybind11")(source).binding_source
     assert json.loads(binding.settings) == {
-        "device": "cpu", "data_layout": "strided", "flavor": "pybind11"
+        "device": "cpu",
+        "data_layout": "strided",
+        "flavor": "pybind11",
     }
 
 
@@ -190,8 +197,8 @@ def test_cpu_source_is_cpp_for_the_cpu() -> None:
 @pytest.mark.parametrize("threshold", [65536, 4096, 0])
 def test_cpu_loops_carry_an_openmp_pragma_with_the_threshold(threshold: int) -> None:
     source = translate(two_calls, openmp_threshold=threshold).source_code
-    pragmas = re.findall(r"#pragma omp parallel for[^\n]*", source)
-    # a strided 2-D call has one loop nest per possible innermost dimension
+    pragmas = re.findall(r"#pragma omp parallel[^\n]*", source)
+    # a strided 2-D call has one parallel region per possible innermost dimension
     assert len(pragmas) == 2 * len(two_calls.ir.calls)
     for pragma in pragmas:
         assert pragma.endswith(f"if (sc_points >= {threshold})"), pragma
@@ -206,22 +213,31 @@ def test_default_threshold_is_the_steps() -> None:
 
 
 def test_unit_stride_emits_literal_unit_strides() -> None:
-    source = translate(hdiff.PROGRAM, data_layout=DataLayout.UNIT_STRIDE)
-    body = body_of(source)
+    source = translate(
+        hdiff.PROGRAM, data_layout=DataLayout.UNIT_STRIDE, materialization=Materialization.RECOMPUTE
+    )
+    code, body = source.source_code, body_of(source)
     for name in ("inp", "coeff", "out"):
-        assert f"s2_{name}" not in body, name  # the innermost stride is 1, not a variable
-        assert f"s0_{name}" in body and f"s1_{name}" in body
-    assert "i_K]" in body  # the innermost index, unscaled
+        assert f"* s2_{name}" not in code, name  # the innermost stride is 1, not a variable
+        assert f"* s0_{name}" in code and f"* s1_{name}" in code
+    assert "i_K]" in code  # the innermost index, unscaled
     assert "sc_inner" not in body  # no run-time choice of the innermost loop
-    assert body.count("#pragma omp parallel for") == 1
+    assert "const bool sc_unit = true;" in body
+    assert body.count("#pragma omp parallel") == 1
 
 
 def test_strided_layout_reads_every_stride_and_picks_the_inner_loop() -> None:
-    body = body_of(translate(hdiff.PROGRAM, data_layout=DataLayout.STRIDED))
+    source = translate(
+        hdiff.PROGRAM, data_layout=DataLayout.STRIDED, materialization=Materialization.RECOMPUTE
+    )
     for name in ("inp", "coeff", "out"):
-        assert f"i_K * s2_{name}" in body, name
+        # the unit-stride instance of the kernel with K innermost reads with stride 1
+        assert f"i_K * (sc_unit ? 1 : s2_{name})" in source.source_code, name
+        assert f"i_I * s0_{name}" in source.source_code, name
+    body = body_of(source)
     assert "sc_inner" in body
-    assert body.count("#pragma omp parallel for") == 3  # one loop nest per innermost dimension
+    assert body.count("#pragma omp parallel") == 3  # one loop nest per innermost dimension
+    assert "const bool sc_unit = s2_inp == 1 && s2_coeff == 1 && s2_out == 1;" in body
 
 
 # --- transforms -----------------------------------------------------------------------------------
@@ -233,7 +249,7 @@ def test_without_transforms_each_field_operator_is_a_function_template() -> None
         match = re.search(rf"template <([^>]*)>\s*SC_HD inline double sc_fop_{fop}\(", source)
         assert match is not None, fop
         assert "class A_f" in match.group(1)
-    assert "sc_fop_smooth(" in body_of(translate(two_calls, enable_transforms=False))
+    assert "sc_fop_smooth(" in translate(two_calls, enable_transforms=False).source_code
 
 
 def test_with_transforms_calls_are_inlined() -> None:
@@ -286,9 +302,7 @@ def test_literals_are_exact_in_the_source(enable_transforms: bool) -> None:
 def test_literal_spellings() -> None:
     assert literal(0.1, sc.float64) == "0x1.999999999999ap-4"
     assert literal(float("inf"), sc.float64) == "__builtin_huge_val()"
-    assert literal(float("-inf"), sc.float32) == (
-        "static_cast<float>(-__builtin_huge_val())"
-    )
+    assert literal(float("-inf"), sc.float32) == ("static_cast<float>(-__builtin_huge_val())")
     assert literal(float("nan"), sc.float64) == '__builtin_nan("")'
     assert literal(True, sc.bool_) == "true" and literal(False, sc.bool_) == "false"
     assert literal(-(2**63), sc.int64) == "static_cast<std::int64_t>((-9223372036854775807LL - 1))"

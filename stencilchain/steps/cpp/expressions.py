@@ -78,6 +78,8 @@ def index_at(dim: Dimension, pos: Pos) -> str:
     if isinstance(amount, Absolute):
         return amount.index
     return index_var(dim) if amount == 0 else f"({index_var(dim)} + ({amount}))"
+
+
 # How a scalar parameter is read.
 ScalarReader = Callable[[str], str]
 # The C++ value of a field-operator call at a position (GTFN without transforms).
@@ -410,7 +412,11 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             at = {**pos, expr.axis: Absolute(str(slot))}
             value = self.emit(expr.expr, at)
             if expr.op == "sum":
-                combined = wrapping(dtype, total, "+", value) if dtype.is_integer else f"({total} + {value})"
+                combined = (
+                    wrapping(dtype, total, "+", value)
+                    if dtype.is_integer
+                    else f"({total} + {value})"
+                )
             else:
                 combined = MATH["maximum" if expr.op == "max" else "minimum"](dtype, [total, value])
             if masked:

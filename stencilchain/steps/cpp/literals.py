@@ -21,7 +21,7 @@ def literal(value: bool | int | float, dtype: ScalarType, *, decimal: bool = Fal
     # compiler builtins rather than std::numeric_limits: those are host-only constexpr
     # functions that CUDA device code cannot call (without --expt-relaxed-constexpr)
     if math.isnan(f):
-        text = "__builtin_nan(\"\")"
+        text = '__builtin_nan("")'
     elif math.isinf(f):
         text = ("-" if f < 0 else "") + "__builtin_huge_val()"
     elif decimal:

@@ -429,7 +429,10 @@ def adapter_source(
             "    return 0;",
             "}",
         ]
-    lines += ["", f"int call(const {ARGS_TYPE}& a, char* workspace, char* err, std::size_t err_len) {{"]
+    lines += [
+        "",
+        f"int call(const {ARGS_TYPE}& a, char* workspace, char* err, std::size_t err_len) {{",
+    ]
     if init_reads_symbols or workspace_storage is not None:
         lines += [
             "    // DaCe's state holds persistent transients or the workspace pointer, which",

@@ -38,7 +38,9 @@ def _indices(dims: tuple[Dimension, ...], pos: Pos) -> list[str]:
     return [index_at(d, pos) for d in dims]
 
 
-def table_reader(tables: Mapping[str, FieldArg], stride: Callable[[FieldArg, int], str]) -> TableReader:
+def table_reader(
+    tables: Mapping[str, FieldArg], stride: Callable[[FieldArg, int], str]
+) -> TableReader:
     """How the entry (entity index, slot) of a connectivity's table is read, by the table
     parameters' pointers and strides (`stride(field, axis)`), in a scope where they are
     variables: the program function, or a field operator's function taking them."""
@@ -62,7 +64,9 @@ class FieldOperatorFunctions:
         self.sizes = [size_var(d) for d in signature.dims]
         # the neighbour tables (pointer and strides), passed on to every function too
         self.tables = {
-            f.type.connectivity.name: f for f in signature.fields if isinstance(f.type, ir.TableType)
+            f.type.connectivity.name: f
+            for f in signature.fields
+            if isinstance(f.type, ir.TableType)
         }
         self.mesh = (
             MeshTables.of(program, table_reader(self.tables, lambda f, axis: f.stride(axis)))

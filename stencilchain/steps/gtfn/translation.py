@@ -32,6 +32,16 @@ from stencilchain.steps.cpp.signature import (
 )
 from stencilchain.steps.gtfn.functions import FieldOperatorFunctions, table_reader
 from stencilchain.steps.gtfn.temporaries import allocations, temporary_helpers
+from stencilchain.steps.gtfn.tiling import (
+    INNER_TILE,
+    MAX_TILE,
+    MIN_TILE,
+    TILE_BUDGET_BYTES,
+    Materialization,
+    Stage,
+    TilePlan,
+    plan_tiles,
+)
 from stencilchain.steps.settings import DataLayout
 from stencilchain.steps.stages import ProgramSource, step_settings
 
@@ -54,17 +64,22 @@ class GTFNTranslationStep:
     `device` has no default on purpose: a builder that forgets it fails.
     `enable_transforms` inlines field-operator calls, folds constants and shares common
     subexpressions; without it each field operator becomes a C++ function template.
-    Calls over fewer than `openmp_threshold` points run serially.
+    Calls over fewer than `openmp_threshold` points run serially. On the CPU, with
+    transforms, `materialization` says whether an intermediate value read at several
+    offsets is kept in per-tile buffers instead of being recomputed where it is read
+    (`stencilchain.steps.gtfn.tiling`: AUTO lets its cost model decide per call).
     """
 
     device: Device
     enable_transforms: bool = True
     data_layout: DataLayout = DataLayout.STRIDED
     openmp_threshold: int = 65536
+    materialization: Materialization = Materialization.AUTO
 
     def __post_init__(self) -> None:
         require_type(self, "device", Device)
         require_type(self, "enable_transforms", bool)
+        require_type(self, "materialization", Materialization)
         require_type(self, "data_layout", DataLayout)
         require_non_negative_int(self, "openmp_threshold")
 
@@ -95,13 +110,34 @@ class _Translator:
         self.functions = None if step.enable_transforms else FieldOperatorFunctions(program)
         self.gpu = step.device is Device.GPU
         tables = {
-            f.type.connectivity.name: f for f in self.signature.fields if isinstance(f.type, ir.TableType)
+            f.type.connectivity.name: f
+            for f in self.signature.fields
+            if isinstance(f.type, ir.TableType)
         }
         self.mesh = MeshTables.of(program, table_reader(tables, self.stride)) if tables else None
         # CPU chains of scan calls run column by column, their temporaries in per-thread
         # buffers of a block of columns (`buffered`, the C++ of each element), not arrays
         self.chains = [] if self.gpu else scan_chains(self.program)
         self.buffered: dict[str, str] = {}
+        # while a kernel function's body is emitted: its innermost dimension, along which
+        # its `sc_unit` instance reads with stride 1 (`cpu_kernel`)
+        self.unit_dim: Dimension | None = None
+        self.kernels: list[str] = []  # the kernel functions the calls defined
+        # per CPU call (by index): the intermediates kept in per-tile buffers (`tiling`)
+        self.plans: dict[int, TilePlan] = {}
+        if not self.gpu and step.enable_transforms:
+            for index, call in enumerate(self.program.calls):
+                if call.callee in self.scans:
+                    continue
+                plan = plan_tiles(
+                    self.inlined_body(call),
+                    tuple(dd.dim for dd in call.domain.dims),
+                    step.materialization,
+                )
+                if plan is not None:
+                    self.plans[index] = plan
+        # while a tiled kernel's body is emitted: how each stage's buffer is read
+        self.stage_reads: dict[str, Callable[[Pos], str]] = {}
         for chain in self.chains:
             axis = self.scans[self.program.calls[chain[0]].callee].axis
             level = f"({index_var(axis)} - {bound_var(axis, 'start')})"
@@ -115,9 +151,19 @@ class _Translator:
         last = axis == len(field.type.dims) - 1
         if self.step.data_layout is DataLayout.UNIT_STRIDE and last:
             return "1"
+        if self.unit_dim == field.type.dims[axis] and not isinstance(field.type, ir.TableType):
+            return f"(sc_unit ? 1 : {field.stride(axis)})"
         return field.stride(axis)
 
+    def inlined_body(self, call: ir.ProgramCall) -> ir.Expr:
+        """The body of a (transformed) call with its arguments in place of the parameters."""
+        fop = self.fops[call.callee]
+        return substitute(fop.body, dict(zip((p.name for p in fop.params), call.args)))
+
     def read_field(self, name: str, pos: Pos) -> str:
+        stage = self.stage_reads.get(name)
+        if stage is not None:
+            return stage(pos)
         if name in self.buffered:
             return self.buffered[name]
         field = self.fields[name]
@@ -395,16 +441,20 @@ class _Translator:
         return open_domain(self.original.name, self.original.calls[index])
 
     def cpu_call(self, index: int, call: ir.ProgramCall) -> list[str]:
+        """Points in parallel, the loop along the dimension of the first output's smallest
+        stride innermost. Each loop order is a kernel function (`cpu_kernel`) that each
+        thread calls on its share of the outermost dimension."""
         if call.callee in self.scans:
             return self.cpu_scan_call(index, call)
         dims = [dd.dim for dd in call.domain.dims]
-        body = self.loop_body(call)
         lines = self.domain_code(index)
         points = " * ".join(f"({bound_var(d, 'stop')} - {bound_var(d, 'start')})" for d in dims)
         lines.append(f"    const std::int64_t sc_points = {points};")
         first_out = self.fields[call.outs[0]]
+        plan = self.plans.get(index)
+        launch = self.kernel_launch if plan is None else self.tiled_launch
         if self.step.data_layout is DataLayout.UNIT_STRIDE or len(dims) == 1:
-            lines += ["    " + s for s in self._loop_nest(dims, len(dims) - 1, body)]
+            lines += ["    " + s for s in launch(index, call, dims, len(dims) - 1)]
         else:
             strides = [
                 f"std::abs({self.stride(first_out, first_out.type.dims.index(d))})" for d in dims
@@ -418,13 +468,351 @@ class _Translator:
             for k in range(len(dims)):
                 keyword = "if" if k == 0 else "} else if"
                 lines.append(f"    {keyword} (sc_inner == {k}) {{")
-                lines += ["        " + s for s in self._loop_nest(dims, k, body)]
+                lines += ["        " + s for s in launch(index, call, dims, k)]
             lines.append("    }")
         lines.append("}")
         return lines
 
+    def kernel_launch(
+        self, index: int, call: ir.ProgramCall, dims: list[Dimension], inner: int
+    ) -> list[str]:
+        """The parallel region that runs kernel `cpu_kernel(index, inner)`: each thread
+        takes an equal share of the outermost loop's range, the unit-stride instance where
+        every array the call reads or writes (but tables) has unit stride along
+        `dims[inner]`."""
+        name = self.cpu_kernel(index, call, dims, inner)
+        order = loop_order(dims, inner)
+        outer = order[0]
+        args = ", ".join([*self.kernel_arguments(dims), "sc_lo", "sc_hi"])
+        start, stop = bound_var(outer, "start"), bound_var(outer, "stop")
+        return [
+            self.unit_test(call, dims[inner]),
+            f"#pragma omp parallel if (sc_points >= {self.step.openmp_threshold})",
+            "{",
+            f"    const std::int64_t sc_range = {stop} - {start};",
+            "    const std::int64_t sc_threads = sc_num_threads(), sc_me = sc_thread_num();",
+            f"    const std::int64_t sc_lo = {start} + sc_range * sc_me / sc_threads;",
+            f"    const std::int64_t sc_hi = {start} + sc_range * (sc_me + 1) / sc_threads;",
+            "    if (sc_lo < sc_hi) {",
+            f"        if (sc_unit) {name}<true>({args});",
+            f"        else {name}<false>({args});",
+            "    }",
+            "}",
+        ]
+
+    def unit_test(self, call: ir.ProgramCall, along: Dimension) -> str:
+        """`sc_unit`: whether every array the call reads or writes (but tables) has unit
+        stride along `along`."""
+        strides = [
+            self.stride(f, f.type.dims.index(along))
+            for f in self.call_fields(call)
+            if along in f.type.dims and not isinstance(f.type, ir.TableType)
+        ]
+        unit = [f"{s} == 1" for s in strides if s != "1"]
+        return f"const bool sc_unit = {' && '.join(unit) or 'true'};"
+
+    def call_fields(self, call: ir.ProgramCall) -> list[FieldArg]:
+        """The fields a call reads or writes (temporaries and tables included)."""
+        names: list[str] = []
+
+        def visit(expr: ir.Expr) -> None:
+            if isinstance(expr, ir.Ref) and isinstance(expr.type, ir.FieldType):
+                names.append(expr.name)
+            for child in ir.children(expr):
+                visit(child)
+
+        for arg in call.args:
+            visit(arg)
+        names += call.outs
+        unique = dict.fromkeys(names)
+        return [self.fields[n] for n in unique if n in self.fields]
+
+    def kernel_parameters(self, dims: list[Dimension]) -> list[str]:
+        """The parameters of a kernel function: the program's arguments and the arrays of
+        its temporaries, every pointer `__restrict__` (the bindings check that no output
+        shares memory with another argument; temporaries are allocations of their own),
+        then the call's bounds."""
+        params: list[str] = []
+        arrays = [t for t in self.temporaries if t.name not in self.buffered]
+        for f in (*self.signature.fields, *arrays):
+            const = "" if f.written else "const "
+            params.append(f"{const}{f.type.dtype.cpp}* __restrict__ {f.pointer}")
+            params += [f"const std::int64_t {f.stride(a)}" for a in range(len(f.type.dims))]
+        params += [f"const std::int64_t {size_var(d)}" for d in self.signature.dims]
+        params += [f"const {s.dtype.cpp} {s.variable}" for s in self.signature.scalars]
+        params += [
+            f"const std::int64_t {bound_var(d, side)}" for d in dims for side in ("start", "stop")
+        ]
+        return params
+
+    def kernel_arguments(self, dims: list[Dimension]) -> list[str]:
+        arrays = [t for t in self.temporaries if t.name not in self.buffered]
+        names: list[str] = []
+        for f in (*self.signature.fields, *arrays):
+            names += _names_of(f)
+        names += [size_var(d) for d in self.signature.dims]
+        names += [s.variable for s in self.signature.scalars]
+        names += [bound_var(d, side) for d in dims for side in ("start", "stop")]
+        return names
+
+    def cpu_kernel(
+        self, index: int, call: ir.ProgramCall, dims: list[Dimension], inner: int
+    ) -> str:
+        """Define the kernel function of call `index` with `dims[inner]` innermost: the loop
+        nest over the points of [sc_lo, sc_hi) along the outermost dimension. A template on
+        `sc_unit`: its true instance reads the arrays (but tables) with stride 1 along the
+        innermost dimension, so that the compiler sees unit-stride accesses and vectorizes;
+        the pointers are `__restrict__` parameters, which the outlined body of an OpenMP
+        region would not keep. Returns the function's name."""
+        name = f"sc_call{index}_inner{inner}"
+        order = loop_order(dims, inner)
+        self.unit_dim = dims[inner]
+        try:
+            body = self.loop_body(call)
+        finally:
+            self.unit_dim = None
+        params = ", ".join(
+            [*self.kernel_parameters(dims), "const std::int64_t sc_lo", "const std::int64_t sc_hi"]
+        )
+        lines = [
+            f"// call {index} ({self.original.calls[index].callee}), {dims[inner].name} innermost",
+            "template <bool sc_unit>",
+            f"static void {name}({params}) {{",
+        ]
+        outer = order[0]
+        indent = "    "
+        lines.append(
+            f"{indent}for (std::int64_t {index_var(outer)} = sc_lo; {index_var(outer)} < sc_hi; "
+            f"++{index_var(outer)}) {{"
+        )
+        for d in order[1:]:
+            indent += "    "
+            lines.append(indent + domain_loop(d))
+        lines += [indent + "    " + s for s in body]
+        for _ in order:
+            lines.append(indent + "}")
+            indent = indent[:-4]
+        lines.append("}")
+        self.kernels.append("\n".join(lines))
+        return name
+
+    def tiled_launch(
+        self, index: int, call: ir.ProgramCall, dims: list[Dimension], inner: int
+    ) -> list[str]:
+        """Call `index` tile by tile (its plan: `self.plans[index]`), `dims[inner]`
+        innermost: the tile sizes for the call's extents, each stage's buffers (one per
+        thread, from the pool), then the tiles in parallel, each running the kernel
+        `tiled_kernel` (its unit-stride instance where the arrays allow)."""
+        plan = self.plans[index]
+        name = self.tiled_kernel(index, call, dims, inner)
+        order = loop_order(dims, inner)
+        sizes = plan.tile_sizes(inner)
+        haloed = [d for k, d in enumerate(dims) if k != inner and sizes[k] > 1]
+        lines = [f"// {line}" for line in plan.describe(inner)]
+        for d in dims:
+            lines.append(
+                f"const std::int64_t sc_range_{d.name} = {bound_var(d, 'stop')} - {bound_var(d, 'start')};"
+            )
+        lines.append(
+            f"const std::int64_t sc_tile_{dims[inner].name} = "
+            f"std::min<std::int64_t>({INNER_TILE}, sc_range_{dims[inner].name});"
+        )
+        if haloed:
+            # square tiles along the dimensions with a halo, halved until the buffers fit
+            def width(stage: Stage, k: int, tile: str) -> str:
+                return f"(std::min<std::int64_t>({tile}, sc_range_{dims[k].name}) + {stage.high[k] - stage.low[k]})"
+
+            per_stage = []
+            for stage in plan.stages:
+                factors = [
+                    width(stage, k, "sc_side" if d in haloed else f"sc_tile_{d.name}")
+                    for k, d in enumerate(dims)
+                    if d in haloed or k == inner
+                ]
+                per_stage.append(" * ".join(factors))
+            bytes_of = " + ".join(f"{p}" for p in per_stage)
+            lines += [
+                f"std::int64_t sc_side = {MAX_TILE};",
+                f"while (sc_side > {MIN_TILE} && ({bytes_of}) * {plan.dtype_bytes} > {TILE_BUDGET_BYTES}) sc_side /= 2;",
+            ]
+            lines += [
+                f"const std::int64_t sc_tile_{d.name} = std::min<std::int64_t>(sc_side, sc_range_{d.name});"
+                for d in haloed
+            ]
+        for d in dims:
+            if d != dims[inner] and d not in haloed:
+                lines.append(f"const std::int64_t sc_tile_{d.name} = 1;")
+        for d in dims:
+            lines.append(
+                f"const std::int64_t sc_count_{d.name} = (sc_range_{d.name} + sc_tile_{d.name} - 1) / sc_tile_{d.name};"
+            )
+        for j, stage in enumerate(plan.stages):
+            cpp = cpp_type(stage.expr.type)
+            points = " * ".join(
+                f"static_cast<std::size_t>(sc_tile_{d.name} + {stage.high[k] - stage.low[k]})"
+                for k, d in enumerate(dims)
+            )
+            lines += [
+                "// elements per thread of a buffer, whole cache lines",
+                f"const std::size_t sc_n{j} = ({points} + 7) / 8 * 8;",
+                f"sc_temporary sc_t_{stage.name};",
+                f"if (!sc_allocate(sc_t_{stage.name}, sc_n{j} * static_cast<std::size_t>(sc_max_threads()) * sizeof({cpp}))) {{",
+                f'    std::snprintf(err, err_len, "cannot allocate the tile buffers of call {index} '
+                f'of {self.original.name}()");',
+                "    return 5;",
+                "}",
+            ]
+        lines.append(self.unit_test(call, dims[inner]))
+        lines += [f"#pragma omp parallel if (sc_points >= {self.step.openmp_threshold})", "{"]
+        for j, stage in enumerate(plan.stages):
+            cpp = cpp_type(stage.expr.type)
+            lines.append(
+                f"    {cpp}* const sc_buf_{j} = static_cast<{cpp}*>(sc_t_{stage.name}.data) + "
+                f"sc_n{j} * static_cast<std::size_t>(sc_thread_num());"
+            )
+        lines.append(f"    #pragma omp for schedule(static) collapse({len(dims)})")
+        indent = "    "
+        for d in order:
+            lines.append(
+                f"{indent}for (std::int64_t sc_ti_{d.name} = 0; sc_ti_{d.name} < sc_count_{d.name}; ++sc_ti_{d.name}) {{"
+            )
+            indent += "    "
+        for d in dims:
+            start, stop = bound_var(d, "start"), bound_var(d, "stop")
+            lines += [
+                f"{indent}const std::int64_t sc_lo_{d.name} = {start} + sc_ti_{d.name} * sc_tile_{d.name};",
+                f"{indent}const std::int64_t sc_hi_{d.name} = std::min<std::int64_t>(sc_lo_{d.name} + sc_tile_{d.name}, {stop});",
+            ]
+        args = ", ".join(
+            [
+                *self.kernel_arguments(dims),
+                *(f"sc_buf_{j}" for j in range(len(plan.stages))),
+                *(f"sc_tile_{d.name}" for d in dims),
+                *(f"sc_{side}_{d.name}" for d in dims for side in ("lo", "hi")),
+            ]
+        )
+        lines += [
+            f"{indent}if (sc_unit) {name}<true>({args});",
+            f"{indent}else {name}<false>({args});",
+        ]
+        for _ in order:
+            indent = indent[:-4]
+            lines.append(indent + "}")
+        lines.append("}")
+        return lines
+
+    def tiled_kernel(
+        self, index: int, call: ir.ProgramCall, dims: list[Dimension], inner: int
+    ) -> str:
+        """Define the kernel of one tile of call `index`: each stage of its plan over the
+        tile widened by the stage's extent into its buffer (dense, `dims[inner]` fastest),
+        then the result over the tile, reading the stages from their buffers. A template on
+        `sc_unit`, like `cpu_kernel`. Returns the function's name."""
+        plan = self.plans[index]
+        name = f"sc_call{index}_tiles{inner}"
+        order = loop_order(dims, inner)
+        position = {d: k for k, d in enumerate(dims)}
+        params = [
+            *self.kernel_parameters(dims),
+            *(
+                f"{cpp_type(stage.expr.type)}* __restrict__ sc_buf_{j}"
+                for j, stage in enumerate(plan.stages)
+            ),
+            *(f"const std::int64_t sc_tile_{d.name}" for d in dims),
+            *(f"const std::int64_t sc_{side}_{d.name}" for d in dims for side in ("lo", "hi")),
+        ]
+        lines = [
+            f"// call {index} ({self.original.calls[index].callee}) tile by tile, "
+            f"{dims[inner].name} innermost",
+            "template <bool sc_unit>",
+            f"static void {name}({', '.join(params)}) {{",
+        ]
+        # each stage's buffer: origin (the widened tile's first point) and strides
+        for j, stage in enumerate(plan.stages):
+            for d in dims:
+                k = position[d]
+                lines.append(
+                    f"    const std::int64_t sc_o{j}_{d.name} = sc_lo_{d.name} + ({stage.low[k]});"
+                )
+            stride = "1"
+            for d in reversed(order[1:]):
+                k = position[d]
+                width = f"(sc_tile_{d.name} + {stage.high[k] - stage.low[k]})"
+                stride = width if stride == "1" else f"{stride} * {width}"
+                lines.append(
+                    f"    const std::int64_t sc_bs{j}_{order[order.index(d) - 1].name} = {stride};"
+                )
+
+        def reader(j: int) -> Callable[[Pos], str]:
+            def read(pos: Pos) -> str:
+                terms = []
+                for d in order:
+                    term = f"({index_at(d, pos)} - sc_o{j}_{d.name})"
+                    terms.append(term if d == order[-1] else f"{term} * sc_bs{j}_{d.name}")
+                return f"sc_buf_{j}[{' + '.join(terms)}]"
+
+            return read
+
+        self.unit_dim = dims[inner]
+        try:
+            for j, stage in enumerate(plan.stages):
+                statements, value = self.point_value(stage.expr)
+                ranges = {
+                    d: (
+                        f"sc_lo_{d.name} + ({stage.low[position[d]]})",
+                        f"sc_hi_{d.name} + ({stage.high[position[d]]})",
+                    )
+                    for d in dims
+                }
+                body = [*statements, f"{reader(j)({})} = {value};"]
+                lines += [
+                    "    {  // " + stage.name,
+                    *("        " + s for s in self.tile_loops(order, ranges, body)),
+                    "    }",
+                ]
+                self.stage_reads[stage.name] = reader(j)
+            statements, value = self.point_value(plan.result)
+            out = self.fields[call.outs[0]]
+            body = [*statements, f"{out.pointer}[{self.offset(out, {})}] = {value};"]
+            ranges = {d: (f"sc_lo_{d.name}", f"sc_hi_{d.name}") for d in dims}
+            lines += [
+                "    {  // the result",
+                *("        " + s for s in self.tile_loops(order, ranges, body)),
+                "    }",
+            ]
+        finally:
+            self.unit_dim = None
+            self.stage_reads = {}
+        lines.append("}")
+        self.kernels.append("\n".join(lines))
+        return name
+
+    def point_value(self, expr: ir.Expr) -> tuple[list[str], str]:
+        """The statements and the C++ value of `expr` at the current point."""
+        emitter = ExpressionEmitter(self.read_field, self.read_scalar, cse=True, mesh=self.mesh)
+        value = emitter.emit(expr, {})
+        return list(emitter.statements), value
+
+    @staticmethod
+    def tile_loops(
+        order: list[Dimension], ranges: dict[Dimension, tuple[str, str]], body: list[str]
+    ) -> list[str]:
+        """Loops over `ranges` ([first, stop) per dimension) in `order`, around `body`."""
+        lines = []
+        indent = ""
+        for d in order:
+            v = index_var(d)
+            first, stop = ranges[d]
+            lines.append(f"{indent}for (std::int64_t {v} = {first}; {v} < {stop}; ++{v}) {{")
+            indent += "    "
+        lines += [indent + s for s in body]
+        for _ in order:
+            indent = indent[:-4]
+            lines.append(indent + "}")
+        return lines
+
     def _loop_nest(self, dims: list[Dimension], inner: int, body: list[str]) -> list[str]:
-        order = [d for k, d in enumerate(dims) if k != inner] + [dims[inner]]
+        order = loop_order(dims, inner)
         lines = [
             "#pragma omp parallel for schedule(static) "
             f"if (sc_points >= {self.step.openmp_threshold})"
@@ -515,8 +903,9 @@ class _Translator:
                 "namespace {\n" + "\n".join(self.functions.definitions()) + "}  // namespace\n"
             )
         body = domain_checks(self.original)
-        if self.temporaries:
-            parts.append(temporary_helpers(self.gpu, len(self.temporaries)))
+        buffers = sum(len(plan.stages) for plan in self.plans.values())
+        if self.temporaries or buffers:
+            parts.append(temporary_helpers(self.gpu, len(self.temporaries) + buffers))
             arrays = tuple(t for t in self.temporaries if t.name not in self.buffered)
             body += allocations(arrays, self.signature, self.step.data_layout, self.original.name)
         chains = {chain[0]: chain for chain in self.chains}
@@ -543,6 +932,7 @@ class _Translator:
                 for s in (self.gpu_call(index, call) if self.gpu else self.cpu_call(index, call))
             ]
             body.append("}")
+        parts += self.kernels
         unused = [f"(void){size_var(d)};" for d in self.signature.dims]
         unused += [f"(void){s.variable};" for s in self.signature.scalars]
         parts.append(
@@ -553,6 +943,15 @@ class _Translator:
             + "\n    return 0;\n}\n"
         )
         return "\n".join(parts)
+
+
+def loop_order(dims: list[Dimension], inner: int) -> list[Dimension]:
+    """The loops of a call over `dims`, outermost first, `dims[inner]` innermost. The
+    strides are known only at run time: with the first dimension innermost (Fortran
+    order) the others run from the last, else in their order (C order), so that both
+    layouts stream through memory."""
+    rest = [d for k, d in enumerate(dims) if k != inner]
+    return [*(reversed(rest) if inner == 0 else rest), dims[inner]]
 
 
 def _computed(emitter: ExpressionEmitter, expr: ir.Expr) -> str:
