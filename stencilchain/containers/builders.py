@@ -45,9 +45,15 @@ def make_gtfn_bindings(cfg: GTFNConfig, /, *, flavor: str = "capi") -> GTFNBindi
 
 
 def make_gtfn_compiler(
-    cfg: GTFNConfig, /, *, extra_flags: tuple[str, ...] = (), openmp: bool = True
+    cfg: GTFNConfig,
+    /,
+    *,
+    extra_flags: tuple[str, ...] = (),
+    openmp: bool = True,
+    native_cpu: bool = True,
 ) -> CMakeCompiler:
-    """The CMake + Ninja compiler building into `cfg`'s build cache."""
+    """The CMake + Ninja compiler building into `cfg`'s build cache. `native_cpu`: the
+    program's loops for this host's CPU (-march=native; the build key names the CPU)."""
     cfg = require_config("make_gtfn_compiler", cfg, GTFNConfig)
     return CMakeCompiler(
         device=cfg.device,
@@ -55,4 +61,5 @@ def make_gtfn_compiler(
         cache=cache_location_of(cfg).build_cache(),
         extra_flags=extra_flags,
         openmp=openmp,
+        native_cpu=native_cpu,
     )

@@ -191,9 +191,24 @@ def test_the_key_covers_source_and_settings(compiler: CMakeCompiler) -> None:
         dataclasses.replace(compiler, extra_flags=("-march=x86-64",)).plan(AXPY).key,
         dataclasses.replace(compiler, openmp=False).plan(AXPY).key,
         dataclasses.replace(compiler, bindings_optimization=None).plan(AXPY).key,
+        dataclasses.replace(compiler, native_cpu=False).plan(AXPY).key,
     ]
     assert len({key, *variants}) == len(variants) + 1
     assert dataclasses.replace(compiler, jobs=1).plan(AXPY).key == key  # speed only
+
+
+def test_native_code_is_keyed_by_the_host_cpu(
+    compiler: CMakeCompiler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-march=native code of one CPU is never loaded on a host with another CPU that
+    shares the cache: the key holds the CPU's identity (not without native_cpu)."""
+    from stencilchain.steps.gtfn import compiler as compiler_module
+
+    portable = dataclasses.replace(compiler, native_cpu=False)
+    keys = (compiler.plan(AXPY).key, portable.plan(AXPY).key)
+    monkeypatch.setattr(compiler_module, "host_cpu_identity", lambda: "another cpu")
+    assert compiler.plan(AXPY).key != keys[0]
+    assert portable.plan(AXPY).key == keys[1]
 
 
 def test_a_compile_error_raises_with_the_compiler_message_and_the_log(

@@ -43,8 +43,8 @@ def plan_of(program: sc.Program, mode: Materialization = Materialization.AUTO) -
 # --- the cost model ---------------------------------------------------------------------------
 
 
-def test_hdiff_keeps_the_laplacian_and_both_fluxes() -> None:
-    plan = plan_of(hdiff.PROGRAM)
+def test_hdiff_in_tiles_keeps_the_laplacian_and_both_fluxes() -> None:
+    plan = plan_of(hdiff.PROGRAM, Materialization.ALWAYS)
     assert plan is not None
     assert len(plan.stages) == 3
     # by their extents: the Laplacian is read around every flux point, each flux one
@@ -58,6 +58,29 @@ def test_hdiff_keeps_the_laplacian_and_both_fluxes() -> None:
 
 def test_a_plain_stencil_is_not_tiled() -> None:
     assert plan_of(laplacian.PROGRAM) is None
+    assert plan_of(laplacian.PROGRAM, Materialization.ALWAYS) is None  # nothing to keep
+
+
+@sc.field_operator
+def expensive(f: F3) -> F3:
+    e = sc.math.exp(sc.math.sin(f))
+    return e(I + 1) + e(I - 1) + e(J + 1) + e(J - 1) - 4.0 * e
+
+
+@sc.program
+def expensive_program(f: F3, out: F3) -> None:
+    expensive(f, out=out)
+
+
+def test_auto_recomputes_arithmetic_and_keeps_math_functions() -> None:
+    """The calibration of KEEP_COST: hdiff's vectorized arithmetic is recomputed (faster
+    inline, measured), a value of two math functions read at five offsets is kept."""
+    assert plan_of(hdiff.PROGRAM) is None
+    plan = plan_of(expensive_program)
+    assert plan is not None and len(plan.stages) == 1
+    (stage,) = plan.stages
+    assert stage.positions == 5
+    assert (stage.low, stage.high) == ((-1, -1, 0), (1, 1, 0))
 
 
 def test_recompute_keeps_nothing() -> None:
@@ -82,7 +105,7 @@ def test_a_cheap_value_read_twice_is_recomputed_unless_always() -> None:
 
 
 def test_tiles_fit_the_budget_and_the_innermost_dimension_is_long() -> None:
-    plan = plan_of(hdiff.PROGRAM)
+    plan = plan_of(hdiff.PROGRAM, Materialization.ALWAYS)
     assert plan is not None
     for inner in range(3):
         sizes = plan.tile_sizes(inner)
@@ -98,7 +121,7 @@ def cpu_source(program: sc.Program, mode: Materialization = Materialization.AUTO
 
 
 def test_the_plan_and_its_stages_show_in_the_source() -> None:
-    source = cpu_source(hdiff.PROGRAM)
+    source = cpu_source(hdiff.PROGRAM, Materialization.ALWAYS)
     assert "kept per tile (cost model: steps/gtfn/tiling.py)" in source
     assert source.count("static void sc_call0_tiles") == 3  # one per innermost dimension
     for stage in ("sc_stage0", "sc_stage1", "sc_stage2"):
@@ -106,6 +129,8 @@ def test_the_plan_and_its_stages_show_in_the_source() -> None:
     assert "double* __restrict__ sc_buf_0" in source
     assert "const double* __restrict__ p_inp" in source
     assert "sc_buf_" not in cpu_source(hdiff.PROGRAM, Materialization.RECOMPUTE)
+    assert "sc_buf_" not in cpu_source(hdiff.PROGRAM)  # AUTO: recomputed
+    assert "static void sc_call0_tiles" in cpu_source(expensive_program)
 
 
 def innermost_loops(source: str) -> list[int]:
@@ -269,6 +294,21 @@ def test_compound_2d_stencils_in_tiles_equal_the_embedded_executor(
 
 
 @pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("shape", [(3, 3, 1), (40, 7, 3), (6, 300, 2)], ids=str)
+def test_kept_math_functions_equal_the_embedded_executor(
+    gtfn_cpu: Any, shape: tuple[int, int, int], order: str
+) -> None:
+    """Tiled by the default toolchain (AUTO keeps the math functions). C's exp and sin
+    may differ from NumPy's in the last bit, inline as in tiles."""
+    f = np.asarray(np.random.default_rng(5).random(shape), order=order)
+    expected = np.zeros_like(f)
+    expensive_program(f, expected)
+    got = np.zeros_like(f)
+    expensive_program.with_backend(gtfn_cpu)(f, got)
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
 def test_a_broadcast_coefficient_in_tiles_equals_the_embedded_executor(
     gtfn_cpu: Any, tiled: Any, order: str
 ) -> None:
@@ -277,7 +317,7 @@ def test_a_broadcast_coefficient_in_tiles_equals_the_embedded_executor(
     c = np.asarray(rng.random((23, 19)), order=order)
     expected = np.zeros_like(f)
     planes_program(f, c, expected)
-    assert plan_of(planes_program) is not None
+    assert plan_of(planes_program, Materialization.ALWAYS) is not None
     for toolchain in (gtfn_cpu, tiled):
         got = np.zeros_like(f)
         planes_program.with_backend(toolchain)(f, c, got)

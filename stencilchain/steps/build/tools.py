@@ -9,6 +9,7 @@ import functools
 import importlib.util
 import json
 import os
+import platform
 import shutil
 import sys
 import sysconfig
@@ -65,6 +66,21 @@ def package_programs() -> tuple[str, str]:
     import ninja
 
     return str(Path(cmake.CMAKE_BIN_DIR) / "cmake"), str(Path(ninja.BIN_DIR) / "ninja")
+
+
+@functools.cache
+def host_cpu_identity() -> str:
+    """What identifies this host's CPU for code built with -march=native: the vendor, model
+    and instruction-set flags of /proc/cpuinfo's first processor (elsewhere, what the
+    `platform` module says). Read once per process: a file read, no process start."""
+    fields = {"vendor_id", "cpu family", "model", "model name", "flags"}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return sha256_of(platform.machine(), platform.processor())
+    first = text.split("\n\n", 1)[0]
+    lines = [line for line in first.splitlines() if line.split(":", 1)[0].strip() in fields]
+    return sha256_of(platform.machine(), *lines)
 
 
 def executable_identity(path: str) -> str:

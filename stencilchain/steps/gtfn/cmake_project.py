@@ -44,7 +44,11 @@ _CARRIED_CACHE = re.compile(
 
 
 # Flags of the program unit (the loops), after -fwrapv: see `_unit_options`.
-PROGRAM_UNIT_FLAGS = ("-fno-trapping-math", "-fno-tree-loop-distribute-patterns")
+PROGRAM_UNIT_FLAGS = (
+    "-fno-trapping-math",
+    "-fno-tree-loop-distribute-patterns",
+    "-ffp-contract=off",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +68,7 @@ class CMakeProject:
     cuda_architectures: str | None
     jobs: int | None
     context_digest: str
+    native_cpu: bool = False  # the program unit for the building host's CPU (-march=native)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,12 +231,16 @@ def _unit_options(project: CMakeProject, unit: Unit, pch_dir: Path | None) -> li
     comparison "may trap" and the loop has control flow); and
     -fno-tree-loop-distribute-patterns: a copy loop stays a vector loop instead of a
     `memmove` per row, which glibc runs as `rep movsb` from 2 KiB on, at half the
-    bandwidth on this machine's AMD cores (a Fortran-order 256x256x80 copy: 2.4x slower)."""
+    bandwidth on this machine's AMD cores (a Fortran-order 256x256x80 copy: 2.4x slower);
+    and -ffp-contract=off: `a * b + c` stays two roundings, as NumPy computes it, also where
+    the CPU has fused multiply-adds (`native_cpu`: -march=native)."""
     if unit.language == "cuda":
         return ["-Xcompiler=-fwrapv", *project.cuda_flags]
     options = ["-fwrapv", *project.extra_flags]
     if not unit.bindings and not unit.header:
         options += PROGRAM_UNIT_FLAGS
+        if project.native_cpu:
+            options.append("-march=native")
     if unit.bindings and project.bindings_optimization is not None:
         options.append(project.bindings_optimization)
     if unit.header:

@@ -15,7 +15,7 @@ from pathlib import Path
 from stencilchain.program.device import Device
 from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.plan import BuildPlan, plan_build
-from stencilchain.steps.build.tools import find_tools, python_build_info
+from stencilchain.steps.build.tools import find_tools, host_cpu_identity, python_build_info
 from stencilchain.steps.build.validation import (
     check_compiler,
     check_flags,
@@ -46,7 +46,10 @@ class CMakeCompiler(CompilerStep):
     OpenMP on the CPU. `bindings_optimization` replaces the build type's optimization in
     the bindings unit (None keeps it; Debug builds keep it always). `cxx` and `nvcc` are
     the compilers (names looked up on PATH once per process, or paths); `jobs` bounds
-    Ninja's parallel jobs (None: Ninja's default).
+    Ninja's parallel jobs (None: Ninja's default). `native_cpu` compiles the program unit
+    for the building host's CPU (-march=native: AVX2 or AVX-512 loops where it has them);
+    the build key then holds the host CPU's identity (`host_cpu_identity`), so a build
+    cache shared by hosts with other CPUs keeps one build per CPU.
     """
 
     device: Device
@@ -61,6 +64,7 @@ class CMakeCompiler(CompilerStep):
     cxx: str = "c++"
     nvcc: str = "nvcc"
     jobs: int | None = None
+    native_cpu: bool = True
 
     def __post_init__(self) -> None:
         check_compiler(self)
@@ -73,6 +77,7 @@ class CMakeCompiler(CompilerStep):
         check_program(self, "cxx", "C++ compiler")
         check_program(self, "nvcc", "CUDA compiler")
         check_positive(self, "jobs")
+        require_type(self, "native_cpu", bool)
 
     def plan(self, source: ExtensionSource) -> CMakeBuildPlan:
         """Everything a build of `source` needs, with its cache key; builds nothing."""
@@ -106,6 +111,7 @@ class CMakeCompiler(CompilerStep):
             "cuda_architectures": self.cuda_architectures,
             "cuda_flags": self.cuda_flags,
             "libraries": _libraries(source),
+            "cpu": host_cpu_identity() if self._native_cpu() else None,
         }
         return plan_build(self, source, tools, family="gtfn", key_tag=None, context=context)
 
@@ -114,6 +120,9 @@ class CMakeCompiler(CompilerStep):
 
     def _openmp(self) -> bool:
         return self.openmp and self.device is Device.CPU
+
+    def _native_cpu(self) -> bool:
+        return self.native_cpu and self.device is Device.CPU
 
     def _bindings_optimization(self) -> str | None:
         return None if self.build_type is BuildType.DEBUG else self.bindings_optimization
@@ -137,6 +146,7 @@ def _build_extension(plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
         cuda_architectures=compiler.cuda_architectures,
         jobs=compiler.jobs,
         context_digest=plan.context_digest,
+        native_cpu=compiler._native_cpu(),
     )
     uses_pch = (
         compiler.precompiled_headers
