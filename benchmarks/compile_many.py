@@ -12,7 +12,9 @@ each timed side by compiling one other program there. Prints JSON; nothing is as
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
+import multiprocessing
 import os
 import shutil
 import sys
@@ -29,6 +31,7 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 import stencilchain as sc
 from stencilchain.containers import build_container
 from stencilchain.runtime.toolchain import Toolchain
+from stencilchain.steps.stages import CompiledArtifact
 
 I = sc.Dimension("I")
 
@@ -64,7 +67,7 @@ def _timed_side(family: str, root: Path, first: int, n: int, jobs: int | None) -
     """Seconds to compile `n` new programs in a fresh cache: serially (jobs None) or with
     compile_many; the one-time set-up done first, untimed."""
     toolchain = _toolchain(family, root / ("serial" if jobs is None else f"many{jobs}"))
-    toolchain.compile(scale_programs(first + 10_000, 1)[0])  # the one-time set-up
+    toolchain.compile(scale_program(first + 10_000))  # the one-time set-up
     programs = scale_programs(first, n)
     start = time.perf_counter()
     if jobs is None:
@@ -80,15 +83,49 @@ def _timed_side(family: str, root: Path, first: int, n: int, jobs: int | None) -
     return seconds
 
 
-def compile_many_figures(family: str = "gtfn", n: int = 50, jobs: int = 2) -> dict[str, Any]:
+_FORKED: tuple[Toolchain, list[sc.Program], int] | None = None  # what forked workers build
+
+
+def _build_forked(index: int) -> CompiledArtifact:
+    """In a forked worker: build program `index` of `_FORKED` (the artifact pickles back)."""
+    assert _FORKED is not None
+    toolchain, programs, build_jobs = _FORKED
+    return toolchain.workflow.with_build_jobs(build_jobs)(programs[index].ir)
+
+
+def _process_side(family: str, root: Path, first: int, n: int, jobs: int) -> float:
+    """Seconds to build `n` new programs with a pool of `jobs` forked processes (the
+    alternative to compile_many's threads): each worker runs the workflow, the parent
+    loads the artifacts."""
+    global _FORKED
+    toolchain = _toolchain(family, root / f"processes{jobs}")
+    toolchain.compile(scale_program(first + 10_000))  # the one-time set-up
+    programs = scale_programs(first, n)
+    _FORKED = (toolchain, programs, max(1, (os.cpu_count() or 1) // jobs))
+    start = time.perf_counter()
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as executor:
+        artifacts = list(executor.map(_build_forked, range(n)))
+    entries = [artifact.load() for artifact in artifacts]
+    seconds = time.perf_counter() - start
+    _FORKED = None
+    assert len(entries) == n
+    return seconds
+
+
+def compile_many_figures(
+    family: str = "gtfn", n: int = 50, jobs: int = 2, *, processes: bool = False
+) -> dict[str, Any]:
     """The serial and `compile_many` times of `n` new programs of `family` ("gtfn" or
-    "dace"), with the load average before and after."""
+    "dace"), with the load average before and after; with `processes`, also the time of
+    a pool of forked processes instead of compile_many's threads."""
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     load_before = os.getloadavg()
     root = Path(tempfile.mkdtemp(prefix="stencilchain-compile-many-"))
     try:
         serial = _timed_side(family, root, 0, n, None)
         many = _timed_side(family, root, n, n, jobs)
+        forked = _process_side(family, root, 2 * n, n, jobs) if processes else None
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return {
@@ -101,6 +138,14 @@ def compile_many_figures(family: str = "gtfn", n: int = 50, jobs: int = 2) -> di
         "compile_many_seconds": round(many, 3),
         "speedup": round(serial / many, 2),
         "serial_per_program_seconds": round(serial / n, 3),
+        **(
+            {}
+            if forked is None
+            else {
+                "process_pool_seconds": round(forked, 3),
+                "process_speedup": round(serial / forked, 2),
+            }
+        ),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
     }
@@ -111,8 +156,12 @@ def main() -> None:
     parser.add_argument("--family", choices=("gtfn", "dace"), default="gtfn")
     parser.add_argument("-n", type=int, default=50)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--processes", action="store_true", help="also time a pool of processes instead"
+    )
     args = parser.parse_args()
-    print(json.dumps(compile_many_figures(args.family, args.n, args.jobs), indent=2))
+    figures = compile_many_figures(args.family, args.n, args.jobs, processes=args.processes)
+    print(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":
