@@ -1,6 +1,7 @@
 """50 new programs: a serial loop of `Toolchain.compile` against `Toolchain.compile_many`.
 
     PYTHONPATH=. .venv/bin/python benchmarks/compile_many.py [--family gtfn|dace] [-n 50] [--jobs 2]
+        [--processes] [--rounds R]
 
 Each side compiles `n` small programs never seen before (`(k + 0.5) * f(I + 1)`, another
 `k` per side, so no cache and no pool can answer either) in a fresh cache folder of its
@@ -16,6 +17,7 @@ import concurrent.futures
 import json
 import multiprocessing
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -63,24 +65,37 @@ def _toolchain(family: str, cache_dir: Path) -> Toolchain:
     return container.gtfn.toolchain() if family == "gtfn" else container.dace.toolchain()
 
 
-def _timed_side(family: str, root: Path, first: int, n: int, jobs: int | None) -> float:
-    """Seconds to compile `n` new programs in a fresh cache: serially (jobs None) or with
-    compile_many; the one-time set-up done first, untimed."""
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the compilers), user + system."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _timed_side(
+    family: str, root: Path, first: int, n: int, jobs: int | None
+) -> tuple[float, float]:
+    """Seconds (wall, CPU) to compile `n` new programs in a fresh cache: serially (jobs
+    None) or with compile_many; the one-time set-up done first, untimed."""
     toolchain = _toolchain(family, root / ("serial" if jobs is None else f"many{jobs}"))
     toolchain.compile(scale_program(first + 10_000))  # the one-time set-up
     programs = scale_programs(first, n)
+    cpu = _cpu_seconds()
     start = time.perf_counter()
     if jobs is None:
         compiled = [toolchain.compile(p) for p in programs]
     else:
         compiled = toolchain.compile_many(programs, jobs=jobs)
     seconds = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu
     f = np.arange(8.0)
     out = np.zeros(8)
     for k in (0, n - 1):  # a spot check that what was timed runs
         compiled[k](f, out)
         assert np.allclose(out[:-1], (first + k + 0.5) * f[1:])
-    return seconds
+    return seconds, cpu
 
 
 _FORKED: tuple[Toolchain, list[sc.Program], int] | None = None  # what forked workers build
@@ -114,18 +129,29 @@ def _process_side(family: str, root: Path, first: int, n: int, jobs: int) -> flo
 
 
 def compile_many_figures(
-    family: str = "gtfn", n: int = 50, jobs: int = 2, *, processes: bool = False
+    family: str = "gtfn", n: int = 50, jobs: int = 2, *, processes: bool = False, rounds: int = 1
 ) -> dict[str, Any]:
     """The serial and `compile_many` times of `n` new programs of `family` ("gtfn" or
     "dace"), with the load average before and after; with `processes`, also the time of
-    a pool of forked processes instead of compile_many's threads."""
+    a pool of forked processes instead of compile_many's threads. With `rounds` > 1 the
+    sides alternate in rounds of n / rounds programs (a shared machine's load then
+    weighs on each alike); times are the sums."""
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     load_before = os.getloadavg()
     root = Path(tempfile.mkdtemp(prefix="stencilchain-compile-many-"))
+    serial = serial_cpu = many = many_cpu = 0.0
+    forked: float | None = 0.0 if processes else None
+    batch = max(1, n // rounds)
+    n = batch * rounds
     try:
-        serial = _timed_side(family, root, 0, n, None)
-        many = _timed_side(family, root, n, n, jobs)
-        forked = _process_side(family, root, 2 * n, n, jobs) if processes else None
+        for r in range(rounds):
+            first, folder = 3 * r * batch, root / f"round{r}"
+            wall, cpu = _timed_side(family, folder, first, batch, None)
+            serial, serial_cpu = serial + wall, serial_cpu + cpu
+            wall, cpu = _timed_side(family, folder, first + batch, batch, jobs)
+            many, many_cpu = many + wall, many_cpu + cpu
+            if forked is not None:
+                forked += _process_side(family, folder, first + 2 * batch, batch, jobs)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return {
@@ -133,11 +159,17 @@ def compile_many_figures(
         "family": family,
         "programs": n,
         "jobs": jobs,
+        "rounds": rounds,
         "cpus": os.cpu_count(),
         "serial_seconds": round(serial, 3),
         "compile_many_seconds": round(many, 3),
         "speedup": round(serial / many, 2),
         "serial_per_program_seconds": round(serial / n, 3),
+        # CPU time per program (this process and the compilers), and the cores a serial
+        # loop keeps busy: compile_many cannot beat serial by more than CPUs / that
+        "serial_cpu_per_program_seconds": round(serial_cpu / n, 3),
+        "compile_many_cpu_per_program_seconds": round(many_cpu / n, 3),
+        "serial_busy_cores": round(serial_cpu / serial, 2),
         **(
             {}
             if forked is None
@@ -159,8 +191,11 @@ def main() -> None:
     parser.add_argument(
         "--processes", action="store_true", help="also time a pool of processes instead"
     )
+    parser.add_argument("--rounds", type=int, default=1, help="alternate the sides in rounds")
     args = parser.parse_args()
-    figures = compile_many_figures(args.family, args.n, args.jobs, processes=args.processes)
+    figures = compile_many_figures(
+        args.family, args.n, args.jobs, processes=args.processes, rounds=args.rounds
+    )
     print(json.dumps(figures, indent=2))
 
 
