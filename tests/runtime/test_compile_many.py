@@ -4,11 +4,13 @@ failures named while the others compile; the `build_jobs` setting."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from dependency_injector import providers
 
 import stencilchain as sc
 from stencilchain.containers import build_container, make_gtfn_translation, override_step
@@ -132,6 +134,40 @@ def test_a_failure_names_its_program_and_the_others_compile(
             _check_against_embedded(program, error.compiled[program.name])
 
 
+class _Observed:
+    """A compilation step that says when its one-time set-up ran (and in which thread) and
+    lets a build through only when `parties` builds have arrived: side by side or never."""
+
+    def __init__(self, inner: Any, parties: int) -> None:
+        self.inner = inner
+        self.barrier = threading.Barrier(parties, timeout=120)
+        self.events: list[tuple[str, int]] = []
+
+    def prepare(self) -> None:
+        self.events.append(("prepare", threading.get_ident()))
+        self.inner.prepare()
+
+    def __call__(self, extension: Any, /) -> Any:
+        self.events.append(("build", threading.get_ident()))
+        self.barrier.wait()
+        return self.inner(extension)
+
+
+def test_the_set_up_runs_once_first_then_builds_run_side_by_side(
+    session_cache_dir: Path,
+) -> None:
+    container = build_container({}, cache_dir=session_cache_dir)
+    observed = _Observed(container.gtfn.compilation(), parties=2)
+    with container.gtfn.compilation.override(providers.Object(observed)):
+        toolchain = container.gtfn.toolchain()
+    compiled = toolchain.compile_many(PROGRAMS[:2], jobs=2)  # a BrokenBarrierError if serial
+    assert [c.name for c in compiled] == ["many_0", "many_1"]
+    assert observed.events[0] == ("prepare", threading.get_ident())
+    assert [e for e, _ in observed.events] == ["prepare", "build", "build"]
+    assert toolchain.compile_many(PROGRAMS[:2]) == compiled  # from the pool: no set-up again
+    assert len(observed.events) == 3
+
+
 def test_jobs_must_be_a_positive_integer(session_cache_dir: Path) -> None:
     toolchain = _gtfn(session_cache_dir)
     with pytest.raises(ValueError, match="positive integer, got 0"):
@@ -190,3 +226,8 @@ def test_dace_programs_compile_side_by_side(dace_cpu: Toolchain) -> None:
     for program, result in zip(programs, compiled):
         _check_against_embedded(program, result)
         assert dace_cpu.compile(program) is result
+    workflow = dace_cpu.workflow
+    extension = workflow.bind(workflow.translate(programs[0].ir))
+    narrow = workflow.with_build_jobs(1).compilation
+    assert narrow.build_jobs == 1  # type: ignore[attr-defined]
+    assert narrow.plan(extension).key == workflow.compilation.plan(extension).key  # type: ignore[attr-defined]
