@@ -212,7 +212,12 @@ def _compile_many(args: argparse.Namespace, programs: list[Program], toolchain: 
     counts = {o: sum(r["outcome"] == o for r in rows) for o in (BUILT, CACHE, POOL, FAILED)}
     if args.json:
         print_json(
-            {"backend": toolchain.name, "seconds": seconds, "jobs": args.jobs, "programs": rows}
+            {
+                "backend": toolchain.name,
+                "seconds": seconds,
+                "jobs": args.jobs or toolchain.config.build_jobs,
+                "programs": rows,
+            }
         )
     elif not args.quiet:
         print(
