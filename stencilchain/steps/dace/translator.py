@@ -890,7 +890,10 @@ class _SDFGBuilder:
             # the same columns, but a range that names the level, so that DaCe's
             # MoveLoopIntoMap (auto-optimization) does not move the level loop back inside
             # the loop over the columns: `level - start >= 0` at every level
-            stop = f"min({p}first + {width}, {p}columns_stop, {p}columns_stop + {level} - {p}start)"
+            stop = (
+                f"min({p}first + {width}, {p}columns_stop, "
+                f"{p}columns_stop + {level} - {p}start)"
+            )
             block = {index_symbol(along): f"{p}first:{stop}"}
         _add_tasklet(body, f"{label}_level", inputs, outputs, "\n".join(code), block)
         return inner
