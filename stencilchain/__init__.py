@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from stencilchain import errors, math
 from stencilchain.errors import (
     ArgumentError,
+    BuildsFailedError,
     CacheSecurityError,
     CompilationError,
     ConfigError,
@@ -58,6 +59,7 @@ __all__ = [
     "LOCAL",
     "VERTICAL",
     "ArgumentError",
+    "BuildsFailedError",
     "CacheSecurityError",
     "CompilationError",
     "ConfigError",

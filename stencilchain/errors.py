@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -86,6 +87,36 @@ class CompilationError(StencilchainError):
         return (type(self), (self.summary, self.compiler_output, self.log_path))
 
 
+class BuildsFailedError(StencilchainError):
+    """Some programs of a `Toolchain.compile_many` failed; every other one was compiled.
+
+    `failures` maps each failed program's name to its error; `compiled` each compiled
+    program's name to its `CompiledProgram` (also in the toolchain's pool). The message
+    lists the failed programs with the first line of each error.
+    """
+
+    def __init__(self, failures: dict[str, BaseException], compiled: dict[str, Any]) -> None:
+        self.failures = failures
+        self.compiled = compiled
+        lines = [
+            f"{len(failures)} of {len(failures) + len(compiled)} programs failed to compile "
+            f"({len(compiled)} compiled):",
+            *(f"  {name}: {_first_line(error)}" for name, error in failures.items()),
+        ]
+        super().__init__("\n".join(lines))
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[BuildsFailedError], tuple[dict[str, BaseException], dict[str, Any]]]:
+        return (type(self), (self.failures, {}))
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
 def user_location() -> tuple[str, int] | None:
     """File and line of the innermost stack frame outside the stencilchain package."""
     frame = sys._getframe(1)
@@ -99,6 +130,7 @@ def user_location() -> tuple[str, int] | None:
 
 __all__ = [
     "ArgumentError",
+    "BuildsFailedError",
     "CacheSecurityError",
     "CompilationError",
     "ConfigError",

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from stencilchain.app.errors import FAILURE, CLIError
+from stencilchain.app.errors import FAILURE, CLIError, one_line
 from stencilchain.app.inputs import (
     bound_with_workspace,
     compare,
@@ -20,13 +20,18 @@ from stencilchain.app.inputs import (
     to_device,
     to_host,
 )
-from stencilchain.app.loading import load_program
+from stencilchain.app.loading import load_program, load_programs
 from stencilchain.app.output import print_json
+from stencilchain.app.progress import Progress
 from stencilchain.app.source_view import describe_source
 from stencilchain.app.toolchains import DEFAULT_BACKEND, load_backend, run_problem, toolchain_of
 from stencilchain.app.units import format_seconds
+from stencilchain.errors import BuildsFailedError
 from stencilchain.program.device import Device
 from stencilchain.program.embedded import run_embedded
+from stencilchain.program.program import Program
+from stencilchain.runtime.compile_many import BUILT, CACHE, FAILED, POOL, CompileReport
+from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.stages import ProgramSource
 from stencilchain.steps.workflow import COMPILATION, TRANSLATION, StageReport
 
@@ -37,16 +42,34 @@ def add_parsers(
     comp = sub.add_parser(
         "compile",
         parents=[common],
-        help="compile a program ahead of time (warms the caches)",
+        help="compile programs ahead of time (warms the caches)",
         description="Import FILE.py, find PROGRAM, compile it with a toolchain (or load it from "
-        "the caches) and print where its build folder and module are.",
+        "the caches) and print where its build folder and module are. Several targets, or a "
+        "file or module alone (meaning every program in it), compile side by side "
+        "(STENCILCHAIN_BUILD_JOBS at once) and print one line per program; the exit status "
+        "is 1 if any failed.",
     )
-    comp.add_argument("target", metavar="FILE.py:PROGRAM", help="a file and a program in it")
+    comp.add_argument(
+        "targets",
+        nargs="+",
+        metavar="TARGET",
+        help="FILE.py:PROGRAM or module:PROGRAM; FILE.py or module alone: every program in it",
+    )
     comp.add_argument(
         "--backend", default=DEFAULT_BACKEND, help="a pre-built toolchain (default: %(default)s)"
     )
-    comp.add_argument("--show-source", action="store_true", help="print the generated code")
-    comp.add_argument("--shape", help="also run it once on random inputs of this shape, e.g. 64x64")
+    comp.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive,
+        help="programs compiled at once (default: the build_jobs setting)",
+    )
+    comp.add_argument(
+        "--show-source", action="store_true", help="print the generated code (one program)"
+    )
+    comp.add_argument(
+        "--shape", help="also run it once on random inputs of this shape, e.g. 64x64 (one program)"
+    )
     comp.add_argument("--json", action="store_true", help="print the result as JSON")
     comp.set_defaults(run=run_compile)
 
@@ -80,9 +103,20 @@ def _positive(text: str) -> int:
 
 
 def run_compile(args: argparse.Namespace) -> int:
-    program = load_program(args.target)
+    programs = list({id(p): p for p in load_programs(args.targets)}.values())
     backend = load_backend(args.backend)
     toolchain = toolchain_of(backend)
+    if len(programs) > 1:
+        one_only = [
+            o for o, on in (("--show-source", args.show_source), ("--shape", args.shape)) if on
+        ]
+        if one_only:
+            raise CLIError(
+                f"{' and '.join(one_only)} take exactly one program; the targets name "
+                f"{len(programs)} ({', '.join(p.name for p in programs)})"
+            )
+        return _compile_many(args, programs, toolchain)
+    program = programs[0]
     sizes = parse_shape(args.shape, program.ir) if args.shape is not None else None
     reports: dict[str, StageReport] = {}
 
@@ -140,6 +174,69 @@ def run_compile(args: argparse.Namespace) -> int:
         print(f"module:       {artifact.module_path}")
         if sizes is not None:
             print(f"ran once on {result['shape']} in {format_seconds(result['first_run_seconds'])}")
+    return 0
+
+
+def _compile_many(args: argparse.Namespace, programs: list[Program], toolchain: Toolchain) -> int:
+    """Compile `programs` side by side; one line (or JSON object) per program."""
+    reports: dict[str, CompileReport] = {}
+    failures: dict[str, BaseException] = {}
+    start = time.perf_counter()
+    with Progress(len(programs), enabled=not args.quiet) as progress:
+
+        def finished(report: CompileReport) -> None:
+            reports[report.fingerprint] = report
+            progress.step(f"{'failed' if report.error else 'compiled'} {report.name}")
+
+        try:
+            toolchain.compile_many(programs, jobs=args.jobs, progress=finished)
+        except BuildsFailedError as error:
+            failures = error.failures
+    seconds = time.perf_counter() - start
+    rows = []
+    for program in programs:
+        report = reports[program.ir.fingerprint()]
+        row: dict[str, Any] = {
+            "program": program.name,
+            "fingerprint": report.fingerprint,
+            "outcome": report.outcome,
+            "seconds": report.seconds,
+        }
+        if report.error is None:
+            artifact = toolchain.pool[report.fingerprint].artifact
+            row["build_dir"] = str(artifact.build_dir)
+            row["module"] = str(artifact.module_path)
+        else:
+            row["error"] = one_line(report.error)
+        rows.append(row)
+    counts = {o: sum(r["outcome"] == o for r in rows) for o in (BUILT, CACHE, POOL, FAILED)}
+    if args.json:
+        print_json(
+            {
+                "backend": toolchain.name,
+                "seconds": seconds,
+                "jobs": args.jobs or toolchain.config.build_jobs,
+                "programs": rows,
+            }
+        )
+    elif not args.quiet:
+        print(
+            f"compiled {len(rows) - counts[FAILED]} of {len(rows)} programs with "
+            f"{toolchain.name} in {format_seconds(seconds)} ({counts[BUILT]} built, "
+            f"{counts[CACHE] + counts[POOL]} cached, {counts[FAILED]} failed)"
+        )
+        width = max(len(r["program"]) for r in rows)
+        for r in rows:
+            state = {BUILT: "built", FAILED: "FAILED"}.get(r["outcome"], "cached")
+            tail = r["error"] if "error" in r else r["build_dir"]
+            print(
+                f"{r['program'].ljust(width)}  {state:<6}  {format_seconds(r['seconds']):>8}  {tail}"
+            )
+    if failures:
+        raise CLIError(
+            f"{len(failures)} of {len(rows)} programs failed to compile: {', '.join(failures)}",
+            FAILURE,
+        )
     return 0
 
 

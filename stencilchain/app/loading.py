@@ -1,7 +1,9 @@
 """Finding the user's program: `FILE.py:PROGRAM` (a file path) or `package.module:PROGRAM`.
 
 The file is imported like `python FILE.py` would run it (its folder first on sys.path),
-under a module name of its own. PROGRAM may be left out when the file defines one program.
+under a module name of its own. PROGRAM may be left out when the file defines one program;
+`load_programs` (for `stencilchain compile`) takes a file or module alone as all of its
+programs.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import importlib.util
 import re
 import sys
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -45,6 +48,24 @@ def load_program(target: str) -> Program:
         kind = "field_operator" if isinstance(value, FieldOperator) else "scan_operator"
         raise CLIError(f"{where}: {name!r} is a @sc.{kind}; name the @sc.program that calls it")
     raise CLIError(f"{where}: {name!r} is not a @sc.program (its type is {type(value).__name__})")
+
+
+def load_programs(targets: Sequence[str]) -> list[Program]:
+    """The programs that `targets` name, in their order: `FILE.py:PROGRAM` or
+    `module:PROGRAM` one program, `FILE.py` or `module` every program it defines."""
+    programs: list[Program] = []
+    for target in targets:
+        where, sep, name = target.rpartition(":")
+        if sep and where and name:
+            programs.append(load_program(target))
+            continue
+        where = where if sep else target
+        module = _import(where)
+        found = list({id(v): v for v in vars(module).values() if isinstance(v, Program)}.values())
+        if not found:
+            raise CLIError(f"{where} defines no @sc.program")
+        programs += found
+    return programs
 
 
 def _import(where: str) -> ModuleType:

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from stencilchain.errors import ConfigError
-from stencilchain.runtime.config import DaCeConfig, GTFNConfig, ToolchainConfig
+from stencilchain.runtime.config import (
+    DaCeConfig,
+    GTFNConfig,
+    ToolchainConfig,
+    default_build_jobs,
+)
 
 T = TypeVar("T")
 
@@ -61,7 +66,9 @@ class Setting(Generic[T]):
         """Parse text; check that anything else already has the setting's type."""
         if isinstance(value, str):
             return self.parse(value, label=self.name)
-        if not isinstance(value, self.types):
+        if not isinstance(value, self.types) or (
+            isinstance(value, bool) and bool not in self.types
+        ):
             raise ConfigError(f"{self.name}={value!r} is not valid; accepted: {self.accepted}")
         return value
 
@@ -148,6 +155,28 @@ METRICS = _boolean(
     _default("metrics"),
     "Collect runtime metrics of compiled programs.",
 )
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw)  # ValueError for text that is not an integer
+    if value < 1:
+        raise ValueError(raw)
+    return value
+
+
+BUILD_JOBS: Setting[int] = Setting(
+    name="build_jobs",
+    env="STENCILCHAIN_BUILD_JOBS",
+    type_name="integer",
+    default=default_build_jobs(),
+    default_text="the number of CPUs",
+    accepted="a positive integer",
+    meaning="How many programs `Toolchain.compile_many` (and `stencilchain compile` of several "
+    "programs) builds at once; each build then runs about CPUs / jobs compiler processes. "
+    "Changes no output: not part of any cache key.",
+    from_text=_positive_int,
+    types=(int,),
+)
 DACE_AUTO_OPTIMIZE = _boolean(
     "auto_optimize",
     "STENCILCHAIN_DACE_AUTO_OPTIMIZE",
@@ -170,6 +199,7 @@ SETTINGS: tuple[Setting[Any], ...] = (
     DATA_LAYOUT,
     CACHED_TRANSLATION,
     METRICS,
+    BUILD_JOBS,
     DACE_AUTO_OPTIMIZE,
     DACE_EXTERNAL_WORKSPACE,
 )
@@ -264,7 +294,8 @@ def render_configuration_reference() -> str:
             "  so a misspelled setting is never silently ignored.",
             f"- `{CONFIG_FILE.env}` names a TOML file whose top-level keys are the settings' names",
             "  (`device`, `build_type`, `cache_dir`, `auto_optimize`, ...); values are strings as in",
-            "  the environment, or TOML booleans. A relative `cache_dir` is relative to the file.",
+            "  the environment, or TOML booleans and integers. A relative `cache_dir` is relative to",
+            "  the file.",
             "  A variable that is set overrides the file; an unknown key or a bad value is an error",
             "  naming the file. `stencilchain config` shows each value and where it came from.",
             "",

@@ -110,6 +110,8 @@ def read_config_file(path: Path) -> dict[str, object]:
             parsed = setting.parse(value, label=label)
         elif isinstance(value, bool) and bool in setting.types:
             parsed = value
+        elif isinstance(value, int) and not isinstance(value, bool) and int in setting.types:
+            parsed = setting.parse(str(value), label=label)
         else:
             raise ConfigError(f"{label}={value!r} is not valid; accepted: {setting.accepted}")
         if isinstance(parsed, Path) and not parsed.is_absolute():

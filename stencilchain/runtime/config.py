@@ -6,11 +6,22 @@ file, keyword overrides) is the containers' business (`stencilchain.containers.c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from stencilchain.errors import ConfigError
 from stencilchain.program.device import Device
 from stencilchain.steps.settings import BuildType, CacheLifetime, DataLayout
+
+
+def default_build_jobs() -> int:
+    """The default of `build_jobs`: the number of CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,11 +35,28 @@ class ToolchainConfig:
     data_layout: DataLayout = DataLayout.STRIDED
     cached_translation: bool = True
     metrics: bool = False
+    # How many programs `Toolchain.compile_many` builds at once. It changes no output, so it
+    # is not compared: it is part of no cache key and of no toolchain's identity.
+    build_jobs: int = field(default_factory=default_build_jobs, compare=False)
+
+    def __post_init__(self) -> None:
+        jobs = self.build_jobs
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise ConfigError(f"build_jobs={jobs!r} is not valid; accepted: a positive integer")
 
     @property
     def external_workspace(self) -> bool:
         """Whether programs keep their temporaries in a buffer the caller provides."""
         return False
+
+
+def output_settings(config: ToolchainConfig) -> str:
+    """The text of the settings of `config` that can change a compiled program (its
+    compared fields): what identifies a toolchain's configuration, without `build_jobs`."""
+    values = ", ".join(
+        f"{f.name}={getattr(config, f.name)!r}" for f in dataclasses.fields(config) if f.compare
+    )
+    return f"{type(config).__name__}({values})"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from stencilchain.errors import ArgumentError, WorkspaceError
@@ -24,7 +24,8 @@ from stencilchain.program.arguments import ArgumentChecker, TableChecks, bind_ar
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
-from stencilchain.runtime.config import ToolchainConfig
+from stencilchain.runtime.compile_many import CompileReport, compile_many
+from stencilchain.runtime.config import ToolchainConfig, output_settings
 from stencilchain.runtime.metrics import MetricsRegistry, ProgramMetrics
 from stencilchain.runtime.pools import CompiledProgramPools
 from stencilchain.steps.stages import CompiledArtifact
@@ -86,8 +87,9 @@ class Toolchain:
     def identity(self) -> str:
         """What keys this toolchain's compiled-program pool: its name, its config and its
         workflow's steps. Toolchains built twice from the same container share a pool; a
-        toolchain with another step (an override) gets its own."""
-        return sha256_of(self.name, self.family, repr(self.config), repr(self.workflow))
+        toolchain with another step (an override) gets its own. Settings that change no
+        output (`build_jobs`) are left out: toolchains differing only there share a pool."""
+        return sha256_of(self.name, self.family, output_settings(self.config), repr(self.workflow))
 
     @property
     def pool(self) -> dict[str, CompiledProgram]:
@@ -105,10 +107,28 @@ class Toolchain:
         workflow; `hook` sees its stages, when they run)."""
         program_ir = program.ir if isinstance(program, Program) else program
         return self.pools.get_or_build(
-            self.identity, program_ir.fingerprint(), lambda: self._build(program_ir, hook)
+            self.identity,
+            program_ir.fingerprint(),
+            lambda: self._build(program_ir, hook, self.workflow),
         )
 
-    def _build(self, program: ir.Program, hook: StageHook | None) -> CompiledProgram:
+    def compile_many(
+        self,
+        programs: Iterable[Program | ir.Program],
+        *,
+        jobs: int | None = None,
+        progress: Callable[[CompileReport], None] | None = None,
+    ) -> list[CompiledProgram]:
+        """The compiled programs of `programs`, in their order, each compiled as `compile`
+        does (from the pool, the caches, or a new build, and put in the pool), up to
+        `jobs` at once (default: the config's `build_jobs`). A program given twice is
+        compiled once. `progress` sees a `CompileReport` as each program is done. If any
+        fails, every other one is still compiled, then BuildsFailedError names them."""
+        return compile_many(self, programs, jobs=jobs, progress=progress)
+
+    def _build(
+        self, program: ir.Program, hook: StageHook | None, workflow: CompileWorkflow
+    ) -> CompiledProgram:
         times: dict[str, float] = {}
 
         def observe(report: StageReport) -> None:
@@ -116,7 +136,7 @@ class Toolchain:
             if hook is not None:
                 hook(report)
 
-        artifact = self.workflow(program, observe)
+        artifact = workflow(program, observe)
         start = time.perf_counter()
         entry = artifact.load()
         if self.config.metrics:

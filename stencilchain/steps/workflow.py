@@ -15,7 +15,7 @@ import dataclasses
 import functools
 import time
 from collections.abc import Callable
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from stencilchain.program import ir
 from stencilchain.steps.caches.translation_cache import (
@@ -40,6 +40,22 @@ class Step(Protocol[StartT_contra, EndT_co]):
     """One stage of a toolchain: a pure callable from one stage value to the next."""
 
     def __call__(self, inp: StartT_contra, /) -> EndT_co: ...
+
+
+@runtime_checkable
+class PreparedStep(Protocol):
+    """A step with a one-time set-up (finding tools, importing a code generator, a folder
+    every build starts from) that `prepare()` does before several runs go side by side."""
+
+    def prepare(self) -> None: ...
+
+
+@runtime_checkable
+class ParallelBuildStep(Protocol):
+    """A compilation step whose native build runs parallel jobs: `with_build_jobs(n)` is
+    the same step with at most `n` (an equal step otherwise: same output, same keys)."""
+
+    def with_build_jobs(self, jobs: int, /) -> Step[ExtensionSource, CompiledArtifact]: ...
 
 
 class TextCache(Protocol):
@@ -119,6 +135,19 @@ class CompileWorkflow:
     def __call__(self, program: ir.Program, /, hook: StageHook | None = None) -> CompiledArtifact:
         """Run every stage; `hook` sees each as it finishes."""
         return self.compile(self.bind(self.translate(program, hook), hook), hook)
+
+    def prepare(self) -> None:
+        """Do each step's one-time set-up (see PreparedStep) now, in this thread."""
+        for step in (self.translation, self.bindings, self.compilation):
+            if isinstance(step, PreparedStep):
+                step.prepare()
+
+    def with_build_jobs(self, jobs: int) -> CompileWorkflow:
+        """This workflow with the native build of its compilation running at most `jobs`
+        parallel jobs, where the step says how (ParallelBuildStep); else this workflow."""
+        if not isinstance(self.compilation, ParallelBuildStep):
+            return self
+        return dataclasses.replace(self, compilation=self.compilation.with_build_jobs(jobs))
 
     @functools.cached_property
     def cached_translation(self) -> CachedStep[ir.Program, ProgramSource] | None:

@@ -24,6 +24,7 @@ import pytest
 import stencilchain
 from stencilchain.containers import (
     GTFNConfig,
+    Materialization,
     build_container,
     make_gtfn_bindings,
     make_gtfn_compiler,
@@ -34,9 +35,15 @@ from stencilchain.program.device import Device
 from stencilchain.steps.settings import BuildType, DataLayout
 
 BUILDERS: dict[str, tuple[Callable[..., Any], dict[str, type]]] = {
-    "translation": (make_gtfn_translation, {"enable_transforms": bool, "openmp_threshold": int}),
+    "translation": (
+        make_gtfn_translation,
+        {"enable_transforms": bool, "openmp_threshold": int, "materialization": Materialization},
+    ),
     "bindings": (make_gtfn_bindings, {"flavor": str}),
-    "compilation": (make_gtfn_compiler, {"extra_flags": tuple[str, ...], "openmp": bool}),
+    "compilation": (
+        make_gtfn_compiler,
+        {"extra_flags": tuple[str, ...], "openmp": bool, "native_cpu": bool},
+    ),
 }
 
 
@@ -86,6 +93,8 @@ BAD_PARTIALS: list[tuple[str, dict[str, Any], str]] = [
     ("compilation", {"extra_flags": ["-O3"]}, "extra_flags"),
     ("compilation", {"extra_flags": ("-O3", 3)}, "extra_flags"),
     ("compilation", {"openmp": 1}, "openmp"),
+    ("translation", {"materialization": "auto"}, "materialization"),
+    ("compilation", {"native_cpu": "yes"}, "native_cpu"),
 ]
 
 
@@ -115,6 +124,7 @@ import functools
 
 from stencilchain.containers import (
     GTFNConfig,
+    Materialization,
     build_container,
     make_gtfn_bindings,
     make_gtfn_compiler,

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,6 +47,7 @@ from stencilchain.steps.dace.bindings import SHIM_LIBRARY_DEP, DaCeExtensionSour
 from stencilchain.steps.dace.build_settings import dace_settings
 from stencilchain.steps.dace.code_generation import GenerationError, generate_program
 from stencilchain.steps.dace.extra import require_dace
+from stencilchain.steps.dace.lock import DACE_LOCK
 from stencilchain.steps.dace.shim import adapter_source
 from stencilchain.steps.settings import BuildType
 from stencilchain.steps.stages import ExtensionSource
@@ -76,9 +76,6 @@ _EXTENSION_FLAGS: dict[BuildType, tuple[tuple[str, ...], tuple[str, ...]]] = {
     BuildType.RELWITHDEBINFO: (("-O2", "-g", "-DNDEBUG"), ("-O1", "-g", "-DNDEBUG")),
     BuildType.MINSIZEREL: (("-Os", "-DNDEBUG"), ("-Os", "-DNDEBUG")),
 }
-# DaCe's code generator and configuration are not thread-safe: one build at a time in a
-# process generates code (processes are kept apart by the build cache's lock per folder).
-_DACE_LOCK = threading.Lock()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,6 +143,23 @@ class DaCeCompiler(CompilerStep):
     def _build(self, plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         return _build_program(plan, folder)
 
+    def prepare(self) -> None:
+        """The one-time set-up of this process's builds, done before builds run side by
+        side: find the tools, import DaCe's code generator (under the DaCe lock)."""
+        build_tools.find_tools(self.cxx, None, ("cmake", "ninja", "dace"))
+        build_tools.package_programs()
+        build_tools.python_build_info()
+        with DACE_LOCK:  # DaCe's first import reads its configuration; it costs seconds
+            import dace.codegen.codegen
+            import dace.codegen.command_db
+            import dace.codegen.compiler  # noqa: F401
+
+    def with_build_jobs(self, jobs: int) -> DaCeCompiler:
+        """This compiler with DaCe's parallel build bounded by `jobs` (at most its own
+        `build_jobs`): the number of jobs changes no output, nor the cache key."""
+        own = self.build_jobs
+        return dataclasses.replace(self, build_jobs=jobs if own is None else min(own, jobs))
+
 
 DaCeBuildPlan = BuildPlan[DaCeCompiler, DaCeExtensionSource]
 
@@ -166,7 +180,7 @@ def _build_program(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
             _compile_command(plan, src / "bindings.cpp", bindings_flags),
             f"compiling the bindings of {entry!r}",
         )
-        with _DACE_LOCK, _settings(plan):
+        with DACE_LOCK, _settings(plan):
             try:
                 generated = generate_program(source.sdfg_source, folder / _DACE_FOLDER)
             except GenerationError as error:  # DaCe's code is not what the shim can call

@@ -106,6 +106,7 @@ from stencilchain.steps.cpp.expressions import (
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.cpp.scans import scan_level
 from stencilchain.steps.dace.extra import require_dace
+from stencilchain.steps.dace.lock import DACE_LOCK
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
 from stencilchain.steps.settings import DataLayout
 from stencilchain.steps.stages import ProgramSource, step_settings
@@ -358,16 +359,28 @@ class DaCeTranslator:
         object.__setattr__(self, "auto_optimize_args", tuple(sorted(args)))
 
     def __call__(self, program: ir.Program, /) -> ProgramSource:
-        sdfg = self.build_sdfg(program)
+        with DACE_LOCK:  # DaCe's Python side is not thread-safe
+            sdfg = self.build_sdfg(program)
+            text = sdfg_to_source(sdfg)
+            workspace = bool(_external_transients(sdfg))
         return ProgramSource(
             program=program,
             entry_point=program.name,
-            source_code=sdfg_to_source(sdfg),
+            source_code=text,
             language="sdfg",
             device=self.device,
-            workspace=bool(_external_transients(sdfg)),
+            workspace=workspace,
             settings=step_settings(self),
         )
+
+    def prepare(self) -> None:
+        """The one-time set-up, done before translations run side by side: import DaCe
+        and its auto-optimizer (their first import costs seconds)."""
+        with DACE_LOCK:
+            import dace
+
+            if self.auto_optimize:
+                import dace.transformation.auto.auto_optimize  # noqa: F401
 
     def derived_auto_optimize_args(self, program: ir.Program) -> dict[str, object]:
         """What the translator passes to auto_optimize besides the SDFG (the device as text)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from stencilchain.program.device import Device
 from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.plan import BuildPlan, plan_build
-from stencilchain.steps.build.tools import find_tools, host_cpu_identity, python_build_info
+from stencilchain.steps.build.tools import Tools, find_tools, host_cpu_identity, python_build_info
 from stencilchain.steps.build.validation import (
     check_compiler,
     check_flags,
@@ -30,6 +30,7 @@ from stencilchain.steps.gtfn.cmake_project import (
     Unit,
     build_project,
     precompiled_header,
+    toolchain_folder,
 )
 from stencilchain.steps.settings import BuildType
 from stencilchain.steps.stages import ExtensionSource
@@ -118,6 +119,37 @@ class CMakeCompiler(CompilerStep):
     def _build(self, plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
         return _build_extension(plan, folder)
 
+    def prepare(self) -> None:
+        """The one-time set-up of this process's builds, done before builds run side by
+        side: find the tools, and make the toolchain folder every build starts from."""
+        cuda = self.device is Device.GPU
+        tools = find_tools(self.cxx, self.nvcc if cuda else None, ("cmake", "ninja"))
+        python_build_info()
+        toolchain_folder(self._project(tools, cuda, (), ""), self.cache)
+
+    def with_build_jobs(self, jobs: int) -> CMakeCompiler:
+        """This compiler with Ninja's parallel jobs bounded by `jobs` (at most its own
+        `jobs`): the number of jobs changes no output, nor the cache key."""
+        return dataclasses.replace(self, jobs=jobs if self.jobs is None else min(self.jobs, jobs))
+
+    def _project(
+        self, tools: Tools, cuda: bool, libraries: tuple[str, ...], context_digest: str
+    ) -> CMakeProject:
+        return CMakeProject(
+            tools=tools,
+            build_type=self.build_type,
+            languages=("CXX", "CUDA") if cuda else ("CXX",),
+            openmp=self._openmp(),
+            libraries=libraries,
+            extra_flags=self.extra_flags,
+            cuda_flags=self.cuda_flags,
+            bindings_optimization=self._bindings_optimization(),
+            cuda_architectures=self.cuda_architectures,
+            jobs=self.jobs,
+            context_digest=context_digest,
+            native_cpu=self._native_cpu(),
+        )
+
     def _openmp(self) -> bool:
         return self.openmp and self.device is Device.CPU
 
@@ -134,19 +166,8 @@ CMakeBuildPlan = BuildPlan[CMakeCompiler, ExtensionSource]
 def _build_extension(plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
     """Build `plan`'s module in the empty `folder`; returns the marker's metadata."""
     compiler, source = plan.compiler, plan.source
-    project = CMakeProject(
-        tools=plan.tools,
-        build_type=compiler.build_type,
-        languages=("CXX", "CUDA") if _uses_cuda(source) else ("CXX",),
-        openmp=compiler._openmp(),
-        libraries=_libraries(source),
-        extra_flags=compiler.extra_flags,
-        cuda_flags=compiler.cuda_flags,
-        bindings_optimization=compiler._bindings_optimization(),
-        cuda_architectures=compiler.cuda_architectures,
-        jobs=compiler.jobs,
-        context_digest=plan.context_digest,
-        native_cpu=compiler._native_cpu(),
+    project = compiler._project(
+        plan.tools, _uses_cuda(source), _libraries(source), plan.context_digest
     )
     uses_pch = (
         compiler.precompiled_headers
