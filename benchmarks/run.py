@@ -30,6 +30,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as `python benchmarks/run.py`
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
 FIGURES = (
     "call_overhead",
     "compile",
