@@ -169,7 +169,10 @@ def compile_figures(
     except ImportError as error:
         results["compile_many"] = f"not available ({error})"
     else:
-        results["compile_many"] = compile_many_figures(family, n=many, jobs=2)
+        try:
+            results["compile_many"] = compile_many_figures(family, n=many, jobs=2)
+        except Exception as error:  # the other figures of this group stand
+            results["compile_many"] = f"failed ({type(error).__name__}: {error})"
     return results
 
 
