@@ -20,6 +20,7 @@ import argparse
 import dataclasses
 import datetime
 import json
+import math
 import os
 import platform
 import shutil
@@ -275,7 +276,8 @@ def format_table(rows: list[Row]) -> str:
     head = ("figure", "family", "layout", "value", "unit", "baseline", "ratio", "target", "met?")
     cells = [head] + [
         (
-            r.figure, r.family, r.layout, f"{r.value:.3g}", r.unit, r.baseline,
+            r.figure, r.family, r.layout, "-" if math.isnan(r.value) else f"{r.value:.3g}",
+            r.unit, r.baseline,
             "" if r.ratio is None else f"{r.ratio:.2f}", r.target,
             {True: "yes", False: "NO", None: ""}[r.met],
         )
