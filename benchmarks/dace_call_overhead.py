@@ -1,6 +1,6 @@
 """DaCe call overhead: stencilchain's entry point beside DaCe's own ways to call the same SDFG.
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/dace_call_overhead.py [--json]
+    OMP_NUM_THREADS=2 python benchmarks/dace_call_overhead.py [--json]
 
 One call of a 2-field program (4x4 arrays: the work is negligible), measured through
 - `program.with_backend(toolchain)` (the BoundProgram, as users call it),
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -29,8 +28,12 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figures import PROGRAMS, best, load_programs
+if __package__ in (None, ""):  # run as `python benchmarks/dace_call_overhead.py`
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from benchmarks._common import fresh_process_value
+from benchmarks._common import per_call_seconds as best
+from benchmarks.figures import PROGRAMS, load_programs
 
 TOOLCHAIN = """
 from pathlib import Path
@@ -140,15 +143,7 @@ def main() -> None:
     )
     path = os.pathsep.join([str(cache), *filter(None, [os.environ.get("PYTHONPATH")])])
     env = dict(os.environ, PYTHONPATH=path)  # the caller's checkout, if given, after the cache
-    firsts = [
-        float(
-            subprocess.run(
-                [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
-            ).stdout
-        )
-        for _ in range(5)
-    ]
-    results["first_call_cached_fresh_process_s"] = float(np.median(firsts))
+    results["first_call_cached_fresh_process_s"] = fresh_process_value(code, env, 5)
 
     if args.json:
         print(json.dumps(results, indent=2))

@@ -1,12 +1,17 @@
-"""The speed figures of the design (docs/guide/backends.md shows the latest) for GTFN and
-DaCe, side by side with baselines, in one run.
+"""The per-call and per-program figures of the design, side by side with baselines:
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/figures.py [--json] [--families gtfn,dace]
+- `import_figures`: `import stencilchain` against `python -c pass` and `import numpy`;
+- `compile_figures`: the first compile in a fresh cache (one-time set-up included), a new
+  program (median of 3), and 50 new programs serially against `compile_many` (from
+  benchmarks.compile_many, when there is one);
+- `warm_start_figures`: the first call in a fresh process of a program in the cache;
+- `call_overhead_figures`: a call of a 2-field program on 8x8 and of a 25 fields + 2
+  scalars one, against an empty C extension call with the same arguments.
 
-Figures: import time, cold compile of a new program, first call of a cached program in a
-fresh process, call overhead (2 fields; 25 fields + 2 scalars), and 4096x4096 Laplacian
-throughput for C- and Fortran-order arrays against np.copyto bandwidth. Uses a private
-temporary cache, never the user's.
+    OMP_NUM_THREADS=2 python benchmarks/figures.py [--json] [--families gtfn,dace]
+
+prints these figures (`python -m benchmarks` runs them with every other figure). Uses a
+private temporary cache, never the user's.
 """
 
 from __future__ import annotations
@@ -15,16 +20,27 @@ import argparse
 import functools
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
-import timeit
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+if __package__ in (None, ""):  # run as `python benchmarks/figures.py`
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from benchmarks._common import (
+    fresh_process_seconds,
+    fresh_process_value,
+    make_toolchains,
+    per_call_seconds,
+)
+from benchmarks.empty_call import build_empty_call
 
 PROGRAMS = """
 import stencilchain as sc
@@ -86,65 +102,87 @@ fields25 = _many_program()
 
 
 def load_programs(folder: Path) -> Any:
+    """The programs above, written to `folder` (which goes on sys.path, for this process
+    and, through PYTHONPATH, for the fresh ones) and imported."""
     path = folder / "bench_programs.py"
     path.write_text(PROGRAMS)
-    sys.path.insert(0, str(folder))
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
     import bench_programs  # type: ignore[import-not-found]
 
     return bench_programs
 
 
-def best(fn: Any, number: int, repeat: int = 5) -> float:
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+def fresh_process_env(cache: Path) -> dict[str, str]:
+    """The environment of the fresh processes: the private cache, its folder (with the
+    programs) on PYTHONPATH before the caller's (a checkout given there, to compare two
+    trees side by side, is the one they import too), and no other STENCILCHAIN_ setting:
+    their toolchains are the defaults, as the ones of this process."""
+    path = os.pathsep.join([str(cache), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STENCILCHAIN_")}
+    return env | {"STENCILCHAIN_CACHE_DIR": str(cache), "PYTHONPATH": path}
 
 
-def median_of(fn: Any, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+def import_figures(env: dict[str, str], repeat: int) -> dict[str, Any]:
+    """`import stencilchain` in a fresh process, against `pass` and `import numpy`."""
+    results: dict[str, Any] = {
+        "import_stencilchain_s": fresh_process_seconds("import stencilchain", env, repeat),
+        "baseline_python_s": fresh_process_seconds("pass", env, repeat),
+        "baseline_numpy_s": fresh_process_seconds("import numpy", env, repeat),
+    }
+    results["loads_dace"] = subprocess.run(
+        [sys.executable, "-c", "import sys, stencilchain; print('dace' in sys.modules)"],
+        env=env, check=True, capture_output=True, text=True,
+    ).stdout.strip() == "True"  # fmt: skip
+    return results
 
 
-def fresh_process_seconds(code: str, env: dict[str, str]) -> float:
-    """Median wall time of `python -c code` over 5 runs."""
-    return median_of(lambda: subprocess.run([sys.executable, "-c", code], env=env, check=True), 5)
-
-
-def family_figures(
-    family: str, cache: Path, env: dict[str, str], programs: Any, size: int
+def compile_figures(
+    family: str, toolchain: Any, programs: Any, folder: Path, repeat: int, many: int
 ) -> dict[str, Any]:
-    """Compile, first-call, call-overhead and throughput figures of one toolchain family."""
-    from stencilchain.containers import build_container
-
+    """The first compile in a fresh cache, a new program (median of `repeat`) and `many`
+    new programs serially against `compile_many(programs, jobs=2)`."""
     results: dict[str, Any] = {}
-    toolchain = getattr(build_container({}, cache_dir=cache), family).toolchain()
-
-    # one-time set-up (tool detection, prototype build folders), then cold compiles
     start = time.perf_counter()
     toolchain.compile(programs.two_fields)
     results["first_compile_with_setup_s"] = time.perf_counter() - start
-    colds = []
-    for k in range(3):
+    news = []
+    for k in range(repeat):
         name = f"{family}{k}"
         src = (
             PROGRAMS
             + f"\n@sc.field_operator\ndef fresh_{name}(f: F) -> F:\n    return {k + 2}.5 * f(I + 1)\n"
         )
         src += f"\n@sc.program\ndef new_{name}(f: F, out: F):\n    fresh_{name}(f, out=out)\n"
-        path = cache / f"fresh_{name}.py"
+        path = folder / f"fresh_{name}.py"
         path.write_text(src)
         ns: dict[str, Any] = {}
         exec(compile(src, str(path), "exec"), ns)
         start = time.perf_counter()
         toolchain.compile(ns[f"new_{name}"])
-        colds.append(time.perf_counter() - start)
-    results["cold_compile_s"] = float(np.median(colds))
+        news.append(time.perf_counter() - start)
+    results["new_program_s"] = statistics.median(news)
+    try:
+        from benchmarks.compile_many import (  # type: ignore[import-not-found, unused-ignore]
+            compile_many_figures,
+        )
+    except ImportError as error:
+        results["compile_many"] = f"not available ({error})"
+    else:
+        try:
+            results["compile_many"] = compile_many_figures(family, n=many, jobs=2)
+        except Exception as error:  # the other figures of this group stand
+            results["compile_many"] = f"failed ({type(error).__name__}: {error})"
+    return results
 
-    # first call in a fresh process of a program already in the persistent cache
+
+def warm_start_figures(
+    family: str, toolchain: Any, programs: Any, env: dict[str, str], repeat: int
+) -> dict[str, Any]:
+    """The first call, in a fresh process, of a program already in the persistent cache
+    (the time of that call, after the imports and the container)."""
     toolchain.compile(programs.laplacian)
-    call_code = textwrap.dedent(
+    code = textwrap.dedent(
         f"""
         import time
         import numpy as np, bench_programs as p
@@ -156,96 +194,63 @@ def family_figures(
         print(time.perf_counter() - t1)
         """
     )
-    firsts = [
-        float(subprocess.run([sys.executable, "-c", call_code], env=env, check=True,
-                             capture_output=True, text=True).stdout)
-        for _ in range(5)
-    ]  # fmt: skip
-    results["first_call_cached_fresh_process_s"] = float(np.median(firsts))
+    return {"first_call_cached_fresh_process_s": fresh_process_value(code, env, repeat)}
 
-    # steady-state call overhead (tiny arrays: the work is negligible)
-    f = np.ones((4, 4))
-    out = np.zeros_like(f)
-    bound = programs.two_fields.with_backend(toolchain)
-    bound(f, out)
-    results["call_2_fields_s"] = best(lambda: bound(f, out), 20000)
-    fs = [np.ones((4, 4)) for _ in range(24)]
-    out25 = np.zeros((4, 4))
-    bound25 = programs.fields25.with_backend(toolchain)
-    bound25(*fs, out25, 0.5, 1.0)
-    results["call_25_fields_2_scalars_s"] = best(lambda: bound25(*fs, out25, 0.5, 1.0), 20000)
 
-    # Laplacian throughput, C and Fortran order, against np.copyto
-    for order in ("C", "F"):
-        src_arr = np.asarray(np.random.default_rng(0).random((size, size)), order=order)
-        dst = np.zeros_like(src_arr, order=order)
-        lap = programs.laplacian.with_backend(toolchain)
-        lap(src_arr, dst)
-        t_lap = best(functools.partial(lap, src_arr, dst), 3, repeat=5)
-        t_copy = best(functools.partial(np.copyto, dst, src_arr), 3, repeat=5)
-        results[f"laplacian_{order}_GBps"] = 2 * src_arr.nbytes / t_lap / 1e9
-        results[f"laplacian_{order}_vs_copyto"] = t_copy / t_lap
+def call_overhead_figures(
+    toolchain: Any, programs: Any, empty: Any, number: int, repeat: int
+) -> dict[str, Any]:
+    """Steady-state calls on 8x8 arrays (the work is negligible), beside the empty C
+    extension call `empty` with the same arguments."""
+    results: dict[str, Any] = {}
+    two = (np.ones((8, 8)), np.zeros((8, 8)))
+    many = (*(np.ones((8, 8)) for _ in range(programs.N_IN)), np.zeros((8, 8)), 0.5, 1.0)
+    for label, program, args in (("2_fields", programs.two_fields, two),
+                                 ("25_fields_2_scalars", programs.fields25, many)):  # fmt: skip
+        bound = program.with_backend(toolchain)
+        bound(*args)
+        empty(*args)
+        t_call = per_call_seconds(functools.partial(bound, *args), number, repeat)
+        t_empty = per_call_seconds(functools.partial(empty, *args), number, repeat)
+        results[f"call_{label}_s"] = t_call
+        results[f"empty_call_{label}_s"] = t_empty
+        results[f"call_{label}_vs_empty"] = t_call / t_empty
     return results
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--families", default="gtfn,dace")
     args = parser.parse_args()
-    results: dict[str, Any] = {}
+    os.environ.setdefault("OMP_NUM_THREADS", "2")  # before the first compiled module loads
     cache = Path(tempfile.mkdtemp(prefix="stencilchain-bench-"))
-    # the caller's PYTHONPATH is kept after the cache: a checkout given there (to compare two
-    # trees side by side) is the one the fresh processes import too
-    path = os.pathsep.join([str(cache), *filter(None, [os.environ.get("PYTHONPATH")])])
-    env = dict(os.environ, STENCILCHAIN_CACHE_DIR=str(cache), PYTHONPATH=path)
+    env = fresh_process_env(cache)
     os.environ.update(STENCILCHAIN_CACHE_DIR=str(cache))
-
-    # import time, against an empty interpreter and numpy alone
-    results["import_stencilchain_s"] = fresh_process_seconds("import stencilchain", env)
-    results["import_baseline_python_s"] = fresh_process_seconds("pass", env)
-    results["import_baseline_numpy_s"] = fresh_process_seconds("import numpy", env)
-    results["import_stencilchain_loads_dace"] = subprocess.run(
-        [sys.executable, "-c", "import sys, stencilchain; print('dace' in sys.modules)"],
-        env=env, check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-
+    results: dict[str, Any] = {"import": import_figures(env, 5)}
     programs = load_programs(cache)
-    # baselines: a no-op Python call, the embedded executor, np.copyto bandwidth
-    f = np.ones((4, 4))
-    out = np.zeros_like(f)
-
-    def noop(*a: Any) -> None:
-        return None
-
-    results["baseline_call_python_noop_s"] = best(lambda: noop(f, out), 20000)
-    results["baseline_call_2_fields_embedded_s"] = best(lambda: programs.two_fields(f, out), 2000)
-    big = np.random.default_rng(0).random((args.size, args.size))
-    big_out = np.zeros_like(big)
-    t_copy = best(functools.partial(np.copyto, big_out, big), 3, repeat=5)
-    results["baseline_copyto_GBps"] = 2 * big.nbytes / t_copy / 1e9
-    results["baseline_laplacian_numpy_s"] = best(
-        functools.partial(programs.laplacian, big, big_out), 1, repeat=3
-    )
-
-    for family in args.families.split(","):
-        for key, value in family_figures(family, cache, env, programs, args.size).items():
-            results[f"{family}.{key}"] = value
-
+    empty = build_empty_call(cache / "empty_call")
+    notes: list[str] = []
+    for family, toolchain in make_toolchains(args.families.split(","), cache, notes).items():
+        results[family] = {
+            **compile_figures(family, toolchain, programs, cache, 3, 50),
+            **warm_start_figures(family, toolchain, programs, env, 5),
+            **call_overhead_figures(toolchain, programs, empty, 20000, 5),
+        }
     if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        for key, value in results.items():
-            unit = ""
-            if key.endswith("_s"):
-                small = value < 1e-3
-                value, unit = (value * 1e6, "us") if small else (value * 1e3, "ms")
-            print(
-                f"{key:50s} {value:>10.2f} {unit}"
-                if isinstance(value, float)
-                else f"{key:50s} {value:>10}"
-            )
+        print(json.dumps({"figures": results, "notes": notes}, indent=2))
+        return
+    for group, figures in results.items():
+        for key, value in figures.items():
+            if isinstance(value, float) and key.endswith("_s"):
+                value, unit = (value * 1e6, "us") if value < 1e-3 else (value * 1e3, "ms")
+                print(f"{group}.{key:45s} {value:10.2f} {unit}")
+            elif isinstance(value, float):
+                print(f"{group}.{key:45s} {value:10.2f}")
+            else:
+                print(f"{group}.{key:45s} {value}")
+    for note in notes:
+        print(note)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ while it raises UnsupportedError), side by side with its baselines in the same r
   kernel's (6:1 at one level, 1.6:1 at 80), and the gather reads each edge twice (an edge
   has two cells), once from memory at best.
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/neighbor_sum.py [--cases 707x707x1,224x224x80] [--json]
+    OMP_NUM_THREADS=2 python benchmarks/neighbor_sum.py [--cases 707x707x1,224x224x80] [--json]
 
 A case `NXxNYxK` is a torus of NX x NY quads (2 NX NY cells, 3 NX NY edges) with K
 levels. Prints medians (of the wall-clock time, and of the CPU time summed over the threads,
@@ -29,16 +29,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
-import time
-from collections.abc import Callable
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+if __package__ in (None, ""):  # run as `python benchmarks/neighbor_sum.py`
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
 import stencilchain as sc
+from benchmarks._common import make_toolchains, median_wall_cpu
 from stencilchain import meshes
 
 Cell, Edge, X = sc.Dimension("Cell"), sc.Dimension("Edge"), sc.Dimension("X")
@@ -89,21 +93,10 @@ def numpy_neighbor_sum(e: np.ndarray, w: np.ndarray, c2e: np.ndarray, out: np.nd
     (w[:, :, None] * np.take(e, c2e, axis=0)).sum(axis=1, out=out)
 
 
-def median_seconds(fn: Callable[[], Any], repeat: int) -> tuple[float, float]:
-    """The medians of the wall-clock time and of the CPU time (all threads) of one call."""
-    fn()  # warm up (and compile)
-    wall, cpu = [], []
-    for _ in range(repeat):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    return float(np.median(wall)), float(np.median(cpu))
-
-
 def run_case(
-    case: str, toolchains: dict[str, Any], repeat: int, notes: list[str]
+    case: str, toolchains: Mapping[str, Any], repeat: int, notes: list[str]
 ) -> list[dict[str, Any]]:
+    """The rows of one case `NXxNYxK`: per family, without and with skip values."""
     nx, ny, levels = (int(n) for n in case.split("x"))
     mesh = meshes.torus(nx, ny)
     rng = np.random.default_rng(0)
@@ -113,7 +106,7 @@ def run_case(
     out = np.zeros((mesh.n_cells, levels))
     expected = np.zeros_like(out)
     numpy_neighbor_sum(e, w, c2e, expected)
-    t_numpy, cpu_numpy = median_seconds(
+    t_numpy, cpu_numpy = median_wall_cpu(
         partial(numpy_neighbor_sum, e, w, c2e, out), max(3, repeat // 3)
     )
 
@@ -134,8 +127,8 @@ def run_case(
         kernel(e, w, c2e, out)
         np.testing.assert_allclose(out, expected, rtol=1e-13)
         copy = copy_like.with_backend(toolchain)
-        t_kernel, cpu_kernel = median_seconds(partial(kernel, e, w, c2e, out), repeat)
-        t_copy, cpu_copy = median_seconds(partial(copy, a, b, c, x), repeat)
+        t_kernel, cpu_kernel = median_wall_cpu(partial(kernel, e, w, c2e, out), repeat)
+        t_copy, cpu_copy = median_wall_cpu(partial(copy, a, b, c, x), repeat)
         rows.append(
             {
                 "case": case,
@@ -168,18 +161,10 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "2")  # before the first compiled module loads
 
-    from stencilchain.containers import build_container
-
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as folder:
-        container = build_container({}, cache_dir=Path(folder))
-        toolchains = {}
-        for family in args.families.split(","):
-            try:
-                toolchains[family] = getattr(container, family).toolchain()
-            except ImportError as error:  # DaCe is an optional extra
-                notes.append(f"{family}: skipped, {error}")
+        toolchains = make_toolchains(args.families.split(","), Path(folder), notes)
         for case in args.cases.split(","):
             rows += run_case(case, toolchains, args.repeat, notes)
     notes = list(dict.fromkeys(notes))

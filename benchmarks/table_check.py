@@ -16,13 +16,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
-from collections.abc import Callable
-from typing import Any
+import sys
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 
+if __package__ in (None, ""):  # run as `python benchmarks/table_check.py`
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
 import stencilchain as sc
+from benchmarks._common import median_seconds
 from stencilchain.program.arguments import ArgumentChecker
 
 Cell, Edge = sc.Dimension("Cell"), sc.Dimension("Edge")
@@ -51,15 +55,6 @@ def no_table(e: EdgeF, out: EdgeF) -> None:
     copy_edges(e, out=out)
 
 
-def median_seconds(fn: Callable[..., Any], *args: Any, repeats: int = 21) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", type=int, default=1_000_000)
@@ -75,10 +70,10 @@ def main() -> None:
     baseline = ArgumentChecker(no_table.ir)
     checker.check((e, frozen, out))  # the frozen table's first (and only) check
     results = {
-        "check_writeable": median_seconds(checker.check, (e, table, out)),
-        "check_frozen": median_seconds(checker.check, (e, frozen, out)),
-        "check_without_table": median_seconds(baseline.check, (e, edge_out)),
-        "embedded_call": median_seconds(sums, e, frozen, out, repeats=5),
+        "check_writeable": median_seconds(partial(checker.check, (e, table, out)), 21),
+        "check_frozen": median_seconds(partial(checker.check, (e, frozen, out)), 21),
+        "check_without_table": median_seconds(partial(baseline.check, (e, edge_out)), 21),
+        "embedded_call": median_seconds(partial(sums, e, frozen, out), 5),
     }
     if args.json:
         print(json.dumps({"cells": cells, "seconds": results, "load": os.getloadavg()}))

@@ -1,0 +1,361 @@
+"""One benchmark command: every speed figure of the design for each compiled toolchain
+family, side by side with its baselines measured in the same run.
+
+    OMP_NUM_THREADS=2 python -m benchmarks [--families gtfn,dace] [--json PATH] [--quick]
+                                            [--only NAME,...]
+
+Figures (NAME for --only): call_overhead, compile, warm_start, import, laplacian, hdiff,
+tridiagonal, neighbor_sum. Prints a table (figure, family, layout, value, unit, baseline,
+ratio, target, met?) and writes every measurement as JSON to PATH (default
+benchmarks/results/latest.json). OMP_NUM_THREADS is used as set (2 when it is unset, with
+a note) and recorded, and so is the load average at start and end; a 1-minute load above
+half the cores at start prints a warning. Builds go to a private temporary cache, removed
+at exit, never the user's. `--quick` runs tiny sizes with 1-2 repeats: a smoke run whose
+figures mean nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import math
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as `python benchmarks/run.py`
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+FIGURES = (
+    "call_overhead",
+    "compile",
+    "warm_start",
+    "import",
+    "laplacian",
+    "hdiff",
+    "tridiagonal",
+    "neighbor_sum",
+)
+DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    """Problem sizes and repeat counts of one run."""
+
+    laplacian: int = 4096
+    hdiff: tuple[int, int, int] = (256, 256, 80)
+    tridiagonal: tuple[int, int, int] = (256, 256, 80)
+    torus: str = "707x707x1"  # 999,698 cells
+    repeat: int = 10  # compiled throughput calls, after a warm-up
+    numpy_repeat: int = 5  # NumPy baseline calls, after a warm-up
+    call_number: int = 20000  # calls per batch of the call overhead
+    call_repeat: int = 7  # batches
+    fresh_repeat: int = 5  # fresh processes
+    new_programs: int = 3  # compiles of a new program
+    many: int = 50  # programs of compile_many
+
+
+QUICK = Sizes(64, (16, 16, 6), (8, 8, 6), "8x8x1", 2, 1, 200, 2, 1, 1, 4)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--families", default="gtfn,dace", help="comma-separated (gtfn,dace)")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write JSON")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run")
+    parser.add_argument("--only", default=",".join(FIGURES), help="comma-separated figures")
+    args = parser.parse_args(argv)
+    args.families = [f for f in args.families.split(",") if f]
+    args.only = [f for f in args.only.split(",") if f]
+    for name in args.only:
+        if name not in FIGURES:
+            parser.error(f"--only: unknown figure {name!r}; the figures are {', '.join(FIGURES)}")
+    for family in args.families:
+        if family not in ("gtfn", "dace"):
+            parser.error(f"--families: unknown family {family!r}; use gtfn, dace or both")
+    return args
+
+
+def omp_threads() -> str:
+    """OMP_NUM_THREADS as set, or 2 (set now, before any compiled module loads OpenMP)."""
+    threads = os.environ.get("OMP_NUM_THREADS")
+    if not threads:
+        print("OMP_NUM_THREADS is not set: running with OMP_NUM_THREADS=2", file=sys.stderr)
+        threads = os.environ["OMP_NUM_THREADS"] = "2"
+    return threads
+
+
+def measure(
+    figures: dict[str, Any],
+    name: str,
+    key: str,
+    errors: list[str],
+    fn: Callable[..., Any],
+    *args: Any,
+) -> None:
+    """figures[name][key] = fn(*args); an exception is recorded there and in `errors` (the
+    run goes on with the other figures and exits with status 1)."""
+    try:
+        figures.setdefault(name, {})[key] = fn(*args)
+    except Exception as error:
+        traceback.print_exc()
+        figures.setdefault(name, {})[key] = {"error": f"{type(error).__name__}: {error}"}
+        errors.append(f"{name} ({key}): {type(error).__name__}: {error}")
+
+
+def run_figures(
+    args: argparse.Namespace, sizes: Sizes, cache: Path, notes: list[str], errors: list[str]
+) -> dict[str, Any]:
+    """`{figure: {family (or "all"): measurements}}` of the figures in `args.only`."""
+    from benchmarks import figures as per_call
+    from benchmarks._common import make_toolchains
+    from benchmarks.empty_call import build_empty_call
+    from benchmarks.neighbor_sum import run_case
+    from benchmarks.throughput import hdiff_figures, laplacian_figures
+    from benchmarks.tridiagonal import tridiagonal_figures
+
+    only = set(args.only)
+    s = sizes
+    results: dict[str, Any] = {}
+    env = per_call.fresh_process_env(cache)
+    os.environ["STENCILCHAIN_CACHE_DIR"] = str(cache)  # anything built from the environment
+    if "import" in only:
+        measure(results, "import", "all", errors, per_call.import_figures, env, s.fresh_repeat)
+    toolchains = make_toolchains(args.families, cache, notes)
+    programs = per_call.load_programs(cache)
+    empty = build_empty_call(cache / "empty_call") if "call_overhead" in only else None
+    for family, tc in toolchains.items():
+        if "compile" in only:  # first: its one-time set-up is this family's first compile
+            measure(results, "compile", family, errors, per_call.compile_figures,
+                    family, tc, programs, cache, s.new_programs, s.many)  # fmt: skip
+        if "call_overhead" in only:
+            measure(results, "call_overhead", family, errors, per_call.call_overhead_figures,
+                    tc, programs, empty, s.call_number, s.call_repeat)  # fmt: skip
+        if "warm_start" in only:
+            measure(results, "warm_start", family, errors, per_call.warm_start_figures,
+                    family, tc, programs, env, s.fresh_repeat)  # fmt: skip
+    throughput: dict[str, Callable[[], Any]] = {
+        "laplacian": lambda: laplacian_figures(toolchains, s.laplacian, s.repeat, s.numpy_repeat),
+        "hdiff": lambda: hdiff_figures(toolchains, s.hdiff, s.repeat, s.numpy_repeat),
+        "tridiagonal": lambda: tridiagonal_figures(
+            toolchains, s.tridiagonal, s.repeat, s.numpy_repeat
+        ),
+        "neighbor_sum": lambda: _by_family(run_case(s.torus, toolchains, s.repeat, notes)),
+    }
+    for name, fn in throughput.items():
+        if name in only:
+            measure(results, name, "all", errors, fn)
+            results[name] = results[name].pop("all")  # {family: {layout: ...}} or the error
+    return results
+
+
+def _by_family(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """neighbor_sum's rows as {family: {"table" or "table_skip_values": row}}."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        layout = "table_skip_values" if row["skip_values"] else "table"
+        out.setdefault(row["family"], {})[layout] = row
+    return out
+
+
+# --- the table ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Row:
+    figure: str
+    family: str
+    layout: str
+    value: float
+    unit: str
+    baseline: str = ""
+    ratio: float | None = None
+    target: str = ""
+    met: bool | None = None
+
+
+NEW_PROGRAM_TARGET_S = {"gtfn": 0.3, "dace": 0.8}
+
+
+def table_rows(figures: dict[str, Any]) -> list[Row]:
+    """The rows of the table, with the targets of the design (docs: DESIGN, issue 12)."""
+    rows: list[Row] = []
+    for family, r in _ok(figures.get("call_overhead")):
+        for label, key, target in (("call 2 fields", "2_fields", 0.4),
+                                   ("call 25 fields + 2 scalars", "25_fields_2_scalars", 1.0)):  # fmt: skip
+            us = 1e6 * r[f"call_{key}_s"]
+            rows.append(Row(label, family, "-", us, "us",
+                            f"empty C call {1e6 * r[f'empty_call_{key}_s']:.3f} us",
+                            r[f"call_{key}_vs_empty"], f"<= {target} us", us <= target))  # fmt: skip
+    for family, r in _ok(figures.get("compile")):
+        rows.append(
+            Row("first compile (set-up)", family, "-", r["first_compile_with_setup_s"], "s")
+        )
+        target = NEW_PROGRAM_TARGET_S[family]
+        rows.append(Row("new program compile", family, "-", r["new_program_s"], "s",
+                        target=f"<= {target} s", met=r["new_program_s"] <= target))  # fmt: skip
+        many = r["compile_many"]
+        speedup = _speedup(many) if isinstance(many, dict) else None
+        if speedup is None:
+            rows.append(Row("compile_many vs serial", family, "-", float("nan"), "x",
+                            str(many)[:40], None, ">= 1.8x", None))  # fmt: skip
+        else:
+            rows.append(Row("compile_many vs serial", family, "-", speedup, "x", "serial",
+                            speedup, ">= 1.8x", speedup >= 1.8))  # fmt: skip
+    for family, r in _ok(figures.get("warm_start")):
+        ms = 1e3 * r["first_call_cached_fresh_process_s"]
+        rows.append(Row("first call, fresh process", family, "-", ms, "ms",
+                        target="<= 3 ms", met=ms <= 3.0))  # fmt: skip
+    for _, r in _ok(figures.get("import")):
+        ms = 1e3 * r["import_stencilchain_s"]
+        base = (f"pass {1e3 * r['baseline_python_s']:.0f} ms, "
+                f"numpy {1e3 * r['baseline_numpy_s']:.0f} ms")  # fmt: skip
+        rows.append(Row("import stencilchain", "-", "-", ms, "ms", base,
+                        r["import_stencilchain_s"] / r["baseline_numpy_s"], "<= 80 ms", ms <= 80))  # fmt: skip
+    for name, label, target in (("laplacian", "Laplacian", 0.9), ("hdiff", "hdiff", 0.6)):
+        for family, layouts in _ok(figures.get(name)):
+            for layout, r in layouts.items():
+                rows.append(Row(label, family, layout, r["stencil_GBps"], "GB/s",
+                                _throughput_baseline(r), r["fraction_of_copy"],
+                                f">= {target:.0%} of copy", r["fraction_of_copy"] >= target))  # fmt: skip
+    for family, layouts in _ok(figures.get("tridiagonal")):
+        for layout, r in layouts.items():
+            fraction, speedup = r["fraction_of_copy"], r["speedup_vs_numpy"]
+            rows.append(Row("tridiagonal scan", family, layout, r["stencil_GBps"], "GB/s",
+                            _throughput_baseline(r), fraction, ">= 40% of copy", fraction >= 0.4))  # fmt: skip
+            rows.append(Row("tridiagonal scan vs NumPy", family, layout, speedup, "x",
+                            f"NumPy {1e3 * r['numpy_s']:.2f} ms", speedup, ">= 5x NumPy",
+                            speedup >= 5))  # fmt: skip
+    for family, layouts in _ok(figures.get("neighbor_sum")):
+        for layout, r in layouts.items():
+            speedup = r["speedup_vs_numpy"]
+            base = f"NumPy {r['numpy_ms']:.2f} ms, copy {r['copy_GBps']:.1f} GB/s"
+            rows.append(Row("neighbour sum", family, layout, r["kernel_GBps"], "GB/s", base,
+                            speedup, ">= 5x NumPy", speedup >= 5))  # fmt: skip
+    return rows
+
+
+def _ok(figure: Any) -> list[tuple[str, Any]]:
+    """The (family, measurements) of a figure that ran without an error."""
+    if not isinstance(figure, dict) or "error" in figure:
+        return []
+    return [(k, v) for k, v in figure.items() if isinstance(v, dict) and "error" not in v]
+
+
+def _throughput_baseline(r: dict[str, Any]) -> str:
+    return f"copy {r['copy_GBps']:.1f} GB/s, NumPy {1e3 * r['numpy_s']:.2f} ms"
+
+
+def _speedup(many: dict[str, Any]) -> float | None:
+    """compile_many's speedup over the serial compiles, from compile_many_figures' dict."""
+    for key in ("speedup", "speedup_vs_serial", "ratio"):
+        if isinstance(many.get(key), (int, float)):
+            return float(many[key])
+    serial = next((v for k, v in many.items() if "serial" in k and k.endswith("_s")), None)
+    parallel = next(
+        (v for k, v in many.items() if ("many" in k or "parallel" in k) and k.endswith("_s")),
+        None,
+    )
+    if isinstance(serial, (int, float)) and isinstance(parallel, (int, float)) and parallel:
+        return float(serial) / float(parallel)
+    return None
+
+
+def format_table(rows: list[Row]) -> str:
+    head = ("figure", "family", "layout", "value", "unit", "baseline", "ratio", "target", "met?")
+    cells = [head] + [
+        (
+            r.figure, r.family, r.layout, "-" if math.isnan(r.value) else f"{r.value:.3g}",
+            r.unit, r.baseline,
+            "" if r.ratio is None else f"{r.ratio:.2f}", r.target,
+            {True: "yes", False: "NO", None: ""}[r.met],
+        )
+        for r in rows
+    ]  # fmt: skip
+    widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
+    right = {3, 6}
+    lines = [
+        "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))
+        )
+        for row in cells
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    threads = omp_threads()
+    cores = os.cpu_count() or 1
+    load_start = os.getloadavg()
+    if load_start[0] > 0.5 * cores:
+        print(
+            f"warning: the 1-minute load average is {load_start[0]:.2f} on {cores} cores "
+            "(above half of them): the figures will be noisy",
+            file=sys.stderr,
+        )
+    sizes = QUICK if args.quick else Sizes()
+    cache = Path(tempfile.mkdtemp(prefix="stencilchain-bench-"))
+    notes: list[str] = []
+    errors: list[str] = []
+    started = datetime.datetime.now(datetime.timezone.utc)
+    try:
+        results = run_figures(args, sizes, cache, notes, errors)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    load_end = os.getloadavg()
+    rows = table_rows(results)
+    report: dict[str, Any] = {
+        "meta": {
+            "started": started.isoformat(timespec="seconds"),
+            "omp_num_threads": threads,
+            "cores": cores,
+            "loadavg_start": load_start,
+            "loadavg_end": load_end,
+            "quick": args.quick,
+            "families": args.families,
+            "only": args.only,
+            "sizes": dataclasses.asdict(sizes),
+            "python": sys.version.split()[0],
+            "machine": platform.machine(),
+            "notes": list(dict.fromkeys(notes)),
+            "errors": errors,
+        },
+        "figures": results,
+        "table": [dataclasses.asdict(r) for r in rows],
+    }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
+
+    print(
+        f"stencilchain benchmarks{' (--quick: sizes are tiny, figures mean nothing)' if args.quick else ''}, "
+        f"OMP_NUM_THREADS={threads}, {cores} cores"
+    )
+    print(format_table(rows))
+    for note in report["meta"]["notes"]:
+        print(f"note: {note}")
+    for error in errors:
+        print(f"error: {error}")
+    print(
+        f"load average (1, 5, 15 min): start {' '.join(f'{x:.2f}' for x in load_start)}, "
+        f"end {' '.join(f'{x:.2f}' for x in load_end)}"
+    )
+    print(f"JSON: {args.json}")
+    if errors:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
