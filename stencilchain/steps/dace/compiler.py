@@ -34,6 +34,7 @@ from stencilchain.program.device import Device
 from stencilchain.steps.build import tools as build_tools
 from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.plan import BuildPlan, plan_build
+from stencilchain.steps.build.precompiled import prelude_options
 from stencilchain.steps.build.runner import BuildRunner
 from stencilchain.steps.build.validation import (
     check_compiler,
@@ -43,6 +44,7 @@ from stencilchain.steps.build.validation import (
     check_word,
 )
 from stencilchain.steps.caches.build_cache import BuildCache
+from stencilchain.steps.checks import require_type
 from stencilchain.steps.dace import native_build
 from stencilchain.steps.dace.bindings import SHIM_LIBRARY_DEP, DaCeExtensionSource
 from stencilchain.steps.dace.build_settings import dace_settings
@@ -89,6 +91,8 @@ class DaCeCompiler(CompilerStep):
     DEFAULT_CPU_ARGS); `cuda_args` and `cuda_architectures` its `compiler.cuda.args` and
     `cuda_arch` (GPU only; None lets DaCe detect). `cxx` compiles both the SDFG and the
     extension; `build_jobs` bounds DaCe's parallel build (None: DaCe's default).
+    `precompiled_headers` precompiles the system headers of the extension's units once
+    per build context (the objects are the same without; see build.precompiled).
     """
 
     BUILT_FILES = ("module", "dace_library")
@@ -101,6 +105,7 @@ class DaCeCompiler(CompilerStep):
     cuda_architectures: str | None = None
     cxx: str = "c++"
     build_jobs: int | None = None
+    precompiled_headers: bool = True
 
     def __post_init__(self) -> None:
         require_dace("DaCeCompiler")
@@ -110,6 +115,7 @@ class DaCeCompiler(CompilerStep):
         check_word(self, "cuda_architectures", "DaCe's CUDA architectures such as '80'")
         check_program(self, "cxx", "C++ compiler")
         check_positive(self, "build_jobs")
+        require_type(self, "precompiled_headers", bool)
 
     def plan(self, source: ExtensionSource) -> DaCeBuildPlan:
         """Everything a build of `source` needs, with its cache key; builds nothing and
@@ -244,8 +250,11 @@ def _described(error: Exception) -> str:
 
 
 def _compile_command(plan: DaCeBuildPlan, unit: Path, flags: Sequence[str]) -> list[str]:
+    """The command compiling the extension's `unit` (written already) with `flags`, its
+    system headers precompiled (see stencilchain.steps.build.precompiled)."""
     include = build_tools.python_build_info()["python_include"]
-    return [
+    compiler = plan.compiler
+    options = [
         plan.tools.cxx,
         "-std=c++17",
         "-fPIC",
@@ -255,7 +264,22 @@ def _compile_command(plan: DaCeBuildPlan, unit: Path, flags: Sequence[str]) -> l
         *flags,
         "-isystem",
         include,
+    ]
+    prelude = (
+        prelude_options(
+            compiler.cache,
+            options,
+            unit.read_text(),
+            tools_identity=plan.tools.identity,
+            family="dace",
+        )
+        if compiler.precompiled_headers
+        else []
+    )
+    return [
+        *options,
         f"-DSTENCILCHAIN_MODULE_NAME={plan.module_name}",
+        *prelude,
         "-c",
         str(unit),
         "-o",
