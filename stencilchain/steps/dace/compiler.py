@@ -33,6 +33,7 @@ from pathlib import Path
 from stencilchain.program.device import Device
 from stencilchain.steps.build import tools as build_tools
 from stencilchain.steps.build.compiler_step import CompilerStep
+from stencilchain.steps.build.linker import fast_linker_flags
 from stencilchain.steps.build.plan import BuildPlan, plan_build
 from stencilchain.steps.build.precompiled import prelude_options
 from stencilchain.steps.build.runner import BuildRunner
@@ -206,7 +207,8 @@ def _build_program(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         runner.wait_all()
         module = f"{plan.module_name}{build_tools.python_build_info()['ext_suffix']}"
         objects = [str(src / "bindings.o"), str(src / "shim.o")]
-        link = [plan.tools.cxx, "-shared", "-pthread", *openmp, *objects]
+        link = [plan.tools.cxx, *fast_linker_flags(plan.tools.cxx), "-shared", "-pthread"]
+        link += [*openmp, *objects]
         runner.run([*link, "-o", str(folder / module), "-ldl"], f"linking the module of {entry!r}")
     return plan.marker(
         module,
@@ -233,6 +235,8 @@ def _settings(plan: DaCeBuildPlan) -> contextlib.AbstractContextManager[None]:
         cuda_args=compiler.cuda_args,
         cuda_architectures=compiler.cuda_architectures,
         build_jobs=compiler.build_jobs,
+        # DaCe links a GPU library with nvcc, which takes no -fuse-ld
+        linker_args=fast_linker_flags(plan.tools.cxx) if compiler.device is Device.CPU else (),
     )
 
 
