@@ -18,6 +18,10 @@ parameters). Only DaCe's code generation and the reading of its configuration ho
 DaCe lock (DaCe is not thread-safe); the processes of two builds may run at once. The
 module `dlopen`s the DaCe library beside it on its first call (see
 `stencilchain.steps.dace.shim`). A complete folder is loaded without importing DaCe.
+
+The bindings and the shim read their system headers precompiled (`build.precompiled`,
+once per build context); the SDFG's library and the module link with gold where the
+compiler has it (`build.linker`); DaCe's stub library is not built (see ADR 0009).
 """
 
 from __future__ import annotations
