@@ -106,6 +106,16 @@ def test_the_prelude_is_precompiled_once_read_by_gcc_and_changes_no_object(
 
 
 @needs_cxx
+def test_a_prelude_folder_that_lost_its_header_is_built_again(tmp_path: Path) -> None:
+    cache = BuildCache(tmp_path)
+    options = prelude_options(cache, _flags(), UNIT, tools_identity="t", family="dace")
+    gch = Path(options[1] + ".gch")
+    gch.unlink()
+    assert prelude_options(cache, _flags(), UNIT, tools_identity="t", family="dace") == options
+    assert gch.is_file()
+
+
+@needs_cxx
 def test_a_prelude_that_cannot_be_precompiled_leaves_the_unit_as_it_is(tmp_path: Path) -> None:
     cache = BuildCache(tmp_path)
     unit = "#include <no_such_header_of_stencilchain.h>\nint f();\n"

@@ -25,7 +25,7 @@ from stencilchain.errors import CompilationError
 from stencilchain.program.hashing import sha256_of
 from stencilchain.steps.build.runner import BuildRunner
 from stencilchain.steps.build.tools import build_environment
-from stencilchain.steps.caches.build_cache import BuildCache
+from stencilchain.steps.caches.build_cache import BuildCache, BuildResult
 
 HEADER = "sc_prelude.h"
 # Macros that select what a header declares and that a unit defines before including it.
@@ -91,9 +91,21 @@ def prelude_options(
             runner.run(command, "precompiling the system headers of a unit")
         return {"family": family, "include_dir": "include", "header": HEADER}
 
+    key = f"pch-{digest[:32]}"
     try:
-        result = cache.get_or_build(f"pch-{digest[:32]}", build)
+        header = _header(cache.get_or_build(key, build))
+        if header is None:  # the folder lost its files (removed by hand): build it again
+            cache.discard(key)
+            header = _header(cache.get_or_build(key, build))
     except CompilationError:
         return []
-    header = result.folder / result.metadata["include_dir"] / result.metadata["header"]
-    return ["-include", str(header), "-Winvalid-pch"]
+    return [] if header is None else ["-include", str(header), "-Winvalid-pch"]
+
+
+def _header(result: BuildResult) -> Path | None:
+    """The prelude header of a complete support folder, if it and its `.gch` are there."""
+    header = (
+        result.folder / result.metadata.get("include_dir", "") / result.metadata.get("header", "")
+    )
+    gch = header.with_name(header.name + ".gch")
+    return header if header.is_file() and gch.is_file() else None
