@@ -25,12 +25,12 @@ UNIT = """\
 #define PY_SSIZE_T_CLEAN
 #include <cmath>
 #include <string>  // for std::string
-#include "local.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
   #  include <cstdint>
 #include <cmath>
+#include "local.h"
 namespace { std::string name() { return SC_PROGRAM; } }
 double sc_root(double x) { return std::sqrt(x) + static_cast<double>(name().size()); }
 std::int64_t sc_twice(std::int64_t x) { return 2 * x; }
@@ -43,9 +43,25 @@ def test_the_prelude_is_the_top_level_system_includes_after_the_feature_macros()
     )
 
 
-def test_a_feature_macro_after_an_include_and_other_macros_stay_in_the_unit() -> None:
-    unit = "#define OTHER 1\n#include <cmath>\n#define PY_SSIZE_T_CLEAN\n#include <cstdio>\n"
-    assert prelude_of(unit) == "#include <cmath>\n#include <cstdio>\n"
+@pytest.mark.parametrize(
+    "before",
+    [
+        "#define _GNU_SOURCE",
+        "#define NDEBUG 1",
+        "#undef SC_PROGRAM",
+        '#pragma GCC diagnostic ignored "-Wall"',
+        "#ifdef X\n#define _FILE_OFFSET_BITS 64\n#endif",
+        "#include <cmath>\n#define PY_SSIZE_T_CLEAN",  # too late for the includes after it
+        '#include "mine.h"',
+    ],
+)
+def test_no_prelude_where_a_directive_could_change_a_later_system_include(before: str) -> None:
+    assert prelude_of(f"{before}\n#include <cstdio>\nint f();\n") == ""
+
+
+def test_directives_after_the_last_system_include_leave_the_prelude() -> None:
+    unit = '#include <cstdio>\n#define LATER 1\n#pragma once\n#include "mine.h"\n'
+    assert prelude_of(unit) == "#include <cstdio>\n"
 
 
 def test_a_unit_without_system_includes_has_no_prelude(tmp_path: Path) -> None:
