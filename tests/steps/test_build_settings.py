@@ -54,6 +54,7 @@ DACE_BAD: list[tuple[str, Any, type[Exception], str]] = [
     ("cxx", "", ConfigError, "must name the C++ compiler"),
     ("build_jobs", -1, ConfigError, "must be a positive int or None"),
     ("build_jobs", "4", TypeError, "must be a positive int or None"),
+    ("precompiled_headers", 1, TypeError, "must be a bool"),
 ]
 
 

@@ -6,4 +6,6 @@ cached_build   a build through the build cache: load, discard a damaged folder, 
 tools          the tools of a build and their cheap identities (part of every key)
 runner         the processes of a build, with an explicit environment, and its build.log
 validation     the checks of a compiler's settings, run once in its __post_init__
+precompiled    a unit's system headers, precompiled once per build context (a `pch-*` folder)
+linker         GNU gold for the links, where the compiler has it
 """

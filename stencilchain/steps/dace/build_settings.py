@@ -22,9 +22,11 @@ def dace_settings(
     cuda_args: tuple[str, ...],
     cuda_architectures: str | None,
     build_jobs: int | None,
+    linker_args: tuple[str, ...] = (),
 ) -> Iterator[None]:
     """Every `compiler.*` setting at its default (a user's .dace.conf or DACE_* variables
-    are not part of the build key), then the ones the compiler step decides."""
+    are not part of the build key), then the ones the compiler step decides;
+    `linker_args` go to the link of DaCe's library."""
     from dace.config import Config, set_temporary
 
     settings: dict[tuple[str, ...], object] = {}
@@ -55,6 +57,8 @@ def dace_settings(
         settings[("compiler", "cuda", "backend")] = "cuda"
     if build_jobs is not None:
         settings[("compiler", "build_jobs")] = build_jobs
+    if linker_args:
+        settings[("compiler", "linker", "args")] = " ".join(linker_args)
     with contextlib.ExitStack() as stack:
         for path, value in settings.items():
             stack.enter_context(set_temporary(*path, value=value))

@@ -18,6 +18,10 @@ parameters). Only DaCe's code generation and the reading of its configuration ho
 DaCe lock (DaCe is not thread-safe); the processes of two builds may run at once. The
 module `dlopen`s the DaCe library beside it on its first call (see
 `stencilchain.steps.dace.shim`). A complete folder is loaded without importing DaCe.
+
+The bindings and the shim read their system headers precompiled (`build.precompiled`,
+once per build context); the SDFG's library and the module link with gold where the
+compiler has it (`build.linker`); DaCe's stub library is not built (see ADR 0009).
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from pathlib import Path
 from stencilchain.program.device import Device
 from stencilchain.steps.build import tools as build_tools
 from stencilchain.steps.build.compiler_step import CompilerStep
+from stencilchain.steps.build.linker import fast_linker_flags
 from stencilchain.steps.build.plan import BuildPlan, plan_build
+from stencilchain.steps.build.precompiled import prelude_options
 from stencilchain.steps.build.runner import BuildRunner
 from stencilchain.steps.build.validation import (
     check_compiler,
@@ -42,6 +48,7 @@ from stencilchain.steps.build.validation import (
     check_word,
 )
 from stencilchain.steps.caches.build_cache import BuildCache
+from stencilchain.steps.checks import require_type
 from stencilchain.steps.dace import native_build
 from stencilchain.steps.dace.bindings import SHIM_LIBRARY_DEP, DaCeExtensionSource
 from stencilchain.steps.dace.build_settings import dace_settings
@@ -86,6 +93,8 @@ class DaCeCompiler(CompilerStep):
     DEFAULT_CPU_ARGS); `cuda_args` and `cuda_architectures` its `compiler.cuda.args` and
     `cuda_arch` (GPU only; None lets DaCe detect). `cxx` compiles both the SDFG and the
     extension; `build_jobs` bounds DaCe's parallel build (None: DaCe's default).
+    `precompiled_headers` precompiles the system headers of the extension's units once
+    per build context (the objects are the same without; see build.precompiled).
     """
 
     BUILT_FILES = ("module", "dace_library")
@@ -98,6 +107,7 @@ class DaCeCompiler(CompilerStep):
     cuda_architectures: str | None = None
     cxx: str = "c++"
     build_jobs: int | None = None
+    precompiled_headers: bool = True
 
     def __post_init__(self) -> None:
         require_dace("DaCeCompiler")
@@ -107,6 +117,7 @@ class DaCeCompiler(CompilerStep):
         check_word(self, "cuda_architectures", "DaCe's CUDA architectures such as '80'")
         check_program(self, "cxx", "C++ compiler")
         check_positive(self, "build_jobs")
+        require_type(self, "precompiled_headers", bool)
 
     def plan(self, source: ExtensionSource) -> DaCeBuildPlan:
         """Everything a build of `source` needs, with its cache key; builds nothing and
@@ -214,7 +225,8 @@ def _build_program(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         runner.wait_all()
         module = f"{plan.module_name}{build_tools.python_build_info()['ext_suffix']}"
         objects = [str(src / "bindings.o"), str(src / "shim.o")]
-        link = [plan.tools.cxx, "-shared", "-pthread", *openmp, *objects]
+        link = [plan.tools.cxx, *fast_linker_flags(plan.tools.cxx), "-shared", "-pthread"]
+        link += [*openmp, *objects]
         runner.run([*link, "-o", str(folder / module), "-ldl"], f"linking the module of {entry!r}")
     return plan.marker(
         module,
@@ -241,6 +253,8 @@ def _settings(plan: DaCeBuildPlan) -> contextlib.AbstractContextManager[None]:
         cuda_args=compiler.cuda_args,
         cuda_architectures=compiler.cuda_architectures,
         build_jobs=compiler.build_jobs,
+        # DaCe links a GPU library with nvcc, which takes no -fuse-ld
+        linker_args=fast_linker_flags(plan.tools.cxx) if compiler.device is Device.CPU else (),
     )
 
 
@@ -258,8 +272,11 @@ def _described(error: Exception) -> str:
 
 
 def _compile_command(plan: DaCeBuildPlan, unit: Path, flags: Sequence[str]) -> list[str]:
+    """The command compiling the extension's `unit` (written already) with `flags`, its
+    system headers precompiled (see stencilchain.steps.build.precompiled)."""
     include = build_tools.python_build_info()["python_include"]
-    return [
+    compiler = plan.compiler
+    options = [
         plan.tools.cxx,
         "-std=c++17",
         "-fPIC",
@@ -269,7 +286,22 @@ def _compile_command(plan: DaCeBuildPlan, unit: Path, flags: Sequence[str]) -> l
         *flags,
         "-isystem",
         include,
+    ]
+    prelude = (
+        prelude_options(
+            compiler.cache,
+            options,
+            unit.read_text(),
+            tools_identity=plan.tools.identity,
+            family="dace",
+        )
+        if compiler.precompiled_headers
+        else []
+    )
+    return [
+        *options,
         f"-DSTENCILCHAIN_MODULE_NAME={plan.module_name}",
+        *prelude,
         "-c",
         str(unit),
         "-o",

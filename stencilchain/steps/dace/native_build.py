@@ -139,6 +139,8 @@ def prepare(program_folder: Path, program_name: str) -> NativeBuild:
         if recorded
         else None
     )
+    if recipe is not None:
+        recipe = [entry for entry in recipe if not _builds_stub(entry, program_name)]
     jobs = max(1, int(Config.get("compiler", "build_jobs")))
     library = dc.get_binary_name(
         object_folder=folder, sdfg_name=program_name, folder_mode="development"
@@ -149,7 +151,10 @@ def prepare(program_folder: Path, program_name: str) -> NativeBuild:
         build_folder=build_folder,
         library=Path(library),
         configure=" ".join(command),
-        build=f"cmake --build . --config {Config.get('compiler', 'build_type')} --parallel {jobs}",
+        build=(
+            f"cmake --build . --config {Config.get('compiler', 'build_type')} --parallel {jobs}"
+            f" --target {program_name}"
+        ),
         jobs=jobs,
         configure_key=configure_key,
         command_key=command_key,
@@ -159,6 +164,14 @@ def prepare(program_folder: Path, program_name: str) -> NativeBuild:
         recorded=bool(recorded),
         recipe=None if recipe is None else tuple(recipe),
     )
+
+
+def _builds_stub(entry: dict[str, str], program_name: str) -> bool:
+    """Whether the recorded command `entry` builds DaCe's stub library of the program (for
+    DaCe's own ctypes loader; the shim dlopens the program's library itself)."""
+    stub = f"dacestub_{program_name}"
+    output = entry.get("output", "")
+    return output == f"lib{stub}.so" or output.startswith(f"CMakeFiles/{stub}.dir/")
 
 
 def build(native: NativeBuild, runner: BuildRunner, ninja: str) -> Path:
