@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -235,6 +236,34 @@ def test_a_capi_extension_builds_without_pybind11(
     assert artifact.load()() == 42
     assert artifact.metadata["precompiled_header"] == "no"
     assert "pybind11" not in (artifact.build_dir / "src" / "CMakeLists.txt").read_text()
+
+
+def test_the_system_headers_of_each_unit_are_precompiled(
+    compiler: CMakeCompiler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each C++ unit reads its prelude (its system headers) precompiled with its own
+    flags, and GCC accepts it; without precompiled headers the same module builds."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    program = "#include <cmath>\n#include <cstdint>\nint sc_value() { return static_cast<int>(std::sqrt(1764.0)); }\n"
+    # the generated bindings define their macros after the system headers, as here
+    bindings = CAPI_BINDINGS.replace('#define ENTRY "%(entry)s"\n', "").replace(
+        "#include <Python.h>\n", '#include <Python.h>\n#define ENTRY "%(entry)s"\n'
+    )
+    source = extension("prelude", program, bindings)
+    artifact = compiler(source)
+    assert artifact.load()() == 42
+    assert artifact.metadata["precompiled_preludes"] == "program,bindings"
+    build_ninja = (artifact.build_dir / "build" / "build.ninja").read_text()
+    for unit in ("prelude.cpp", "prelude_bindings.cpp"):
+        flags = _compile_flags(build_ninja, unit)
+        assert "-include" in flags and "-Winvalid-pch" in flags, unit
+        assert Path(flags[flags.index("-include") + 1] + ".gch").is_file()
+    assert "not used because" not in (artifact.build_dir / "build.log").read_text()
+    plain = dataclasses.replace(compiler, precompiled_headers=False)
+    assert plain.plan(source).key == compiler.plan(source).key  # the same build, faster
+    without = plain(extension("noprelude", program, bindings))
+    assert without.load()() == 42
+    assert without.metadata["precompiled_preludes"] == ""
 
 
 def test_a_complete_folder_that_lost_its_module_is_rebuilt(compiler: CMakeCompiler) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from stencilchain._version import package_version
 from stencilchain.program.hashing import sha256_of
+from stencilchain.steps.build.precompiled import prelude_of
 from stencilchain.steps.build.runner import BuildRunner
 from stencilchain.steps.build.tools import Tools, build_environment, python_build_info
 from stencilchain.steps.caches.build_cache import BuildCache, BuildResult
@@ -36,6 +37,7 @@ from stencilchain.steps.settings import BuildType
 
 TARGET = "sc_module"
 PCH_HEADER = "pybind11/pybind11.h"
+PRELUDE_HEADER = "sc_prelude.h"
 # Cache entries the toolchain folder found and each build is given back: FindOpenMP's
 # results (it then skips its try-compiles) and the CUDA architectures CMake detected.
 _CARRIED_CACHE = re.compile(
@@ -79,6 +81,7 @@ class Unit:
     language: str
     bindings: bool
     header: bool = False
+    prelude: Path | None = None  # its system headers, precompiled (`precompiled_prelude`)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,7 +240,7 @@ def _unit_options(project: CMakeProject, unit: Unit, pch_dir: Path | None) -> li
     if unit.language == "cuda":
         return ["-Xcompiler=-fwrapv", *project.cuda_flags]
     options = ["-fwrapv", *project.extra_flags]
-    if not unit.bindings and not unit.header:
+    if not unit.bindings:  # the program unit, or the header precompiled for it
         options += PROGRAM_UNIT_FLAGS
         if project.native_cpu:
             options.append("-march=native")
@@ -248,6 +251,8 @@ def _unit_options(project: CMakeProject, unit: Unit, pch_dir: Path | None) -> li
     if pch_dir is not None and unit.bindings:
         # -I folders are searched before the -isystem pybind11 folder: GCC finds the .gch
         options += [f"-I{pch_dir}", "-Winvalid-pch"]
+    if unit.prelude is not None:
+        options += ["-include", str(unit.prelude), "-Winvalid-pch"]
     return options
 
 
@@ -315,6 +320,52 @@ def _build_pch(project: CMakeProject, cache: BuildCache, folder: Path) -> dict[s
     target = folder / "include" / PCH_HEADER
     target.parent.mkdir(parents=True)
     os.replace(folder / "build" / obj, target.with_name(target.name + ".gch"))
+    shutil.rmtree(folder / "build", ignore_errors=True)
+    return {"include_dir": "include"}
+
+
+def precompiled_prelude(
+    project: CMakeProject, cache: BuildCache, unit: Unit, source: str
+) -> Path | None:
+    """The header to `-include` in C++ `unit` (whose text is `source`): the unit's system
+    headers (`build.precompiled.prelude_of`), precompiled with exactly the unit's flags
+    once per build context, role and prelude. None where the unit has no prelude. Parsing
+    those headers is most of a small unit's compile time (<Python.h> for the bindings)."""
+    prelude = prelude_of(source)
+    if not prelude or unit.language != "cpp":
+        return None
+    role = "bindings" if unit.bindings else "program"
+    digest = sha256_of("stencilchain-gtfn-prelude/1", project.context_digest, role, prelude)
+    build = functools.partial(_build_prelude, project, cache, prelude, unit.bindings)
+    result = cache.get_or_build(f"pch-{digest[:32]}", build)
+    header = result.folder / result.metadata.get("include_dir", "") / PRELUDE_HEADER
+    complete = header.is_file() and header.with_name(PRELUDE_HEADER + ".gch").is_file()
+    return header if complete else None
+
+
+def _build_prelude(
+    project: CMakeProject, cache: BuildCache, prelude: str, bindings: bool, folder: Path
+) -> dict[str, str]:
+    """Precompile `prelude` as a header of a project generated like every build (so CMake
+    adds the flags of a unit of this role), stored as `include/sc_prelude.h(.gch)`."""
+    stub = "prelude_stub.cpp"
+    (folder / "src").mkdir()
+    (folder / "src" / stub).write_text(prelude)
+    obj = f"CMakeFiles/{TARGET}.dir/{stub}.o"
+    build_project(
+        project,
+        cache,
+        folder,
+        module_name=None,
+        units=[Unit(stub, "cpp", bindings=bindings, header=True)],
+        pch_dir=None,
+        what="the system headers of a unit",
+        targets=[obj],
+    )
+    include = folder / "include"
+    include.mkdir()
+    (include / PRELUDE_HEADER).write_text(prelude)
+    os.replace(folder / "build" / obj, include / (PRELUDE_HEADER + ".gch"))
     shutil.rmtree(folder / "build", ignore_errors=True)
     return {"include_dir": "include"}
 

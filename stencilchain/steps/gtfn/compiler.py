@@ -30,6 +30,7 @@ from stencilchain.steps.gtfn.cmake_project import (
     Unit,
     build_project,
     precompiled_header,
+    precompiled_prelude,
     toolchain_folder,
 )
 from stencilchain.steps.settings import BuildType
@@ -181,15 +182,26 @@ def _build_extension(plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
     (folder / "src").mkdir()
     (folder / "src" / program_file).write_text(program.source_code)
     (folder / "src" / bindings_file).write_text(binding.source_code)
+    units = [
+        Unit(program_file, program.language, bindings=False),
+        Unit(bindings_file, binding.language, bindings=True),
+    ]
+    if compiler.precompiled_headers:  # each C++ unit's system headers, precompiled
+        texts = (program.source_code, binding.source_code)
+        units = [
+            unit
+            if unit.bindings and pch_dir is not None  # pybind11's own header is precompiled
+            else dataclasses.replace(
+                unit, prelude=precompiled_prelude(project, compiler.cache, unit, text)
+            )
+            for unit, text in zip(units, texts)
+        ]
     timings = build_project(
         project,
         compiler.cache,
         folder,
         module_name=plan.module_name,
-        units=[
-            Unit(program_file, program.language, bindings=False),
-            Unit(bindings_file, binding.language, bindings=True),
-        ],
+        units=units,
         pch_dir=pch_dir,
         what=repr(plan.entry_point),
     )
@@ -200,6 +212,9 @@ def _build_extension(plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
             "configure_seconds": f"{timings.configure:.3f}",
             "compile_seconds": f"{timings.compile:.3f}",
             "precompiled_header": "yes" if pch_dir is not None else "no",
+            "precompiled_preludes": ",".join(
+                "bindings" if u.bindings else "program" for u in units if u.prelude is not None
+            ),
         },
     )
 
