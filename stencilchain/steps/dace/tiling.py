@@ -1,0 +1,155 @@
+"""Which intermediates of a call's inlined body the DaCe CPU translation materializes in
+per-tile buffers (compound stencils such as hdiff), and the stages that compute them.
+
+A field operator call is translated to one expression of the program's fields (calls
+inlined). A sub-expression that the body evaluates at several offsets (hdiff's Laplacian
+at five points, each limited flux at two) is recomputed at each of them by a pointwise
+map. Under auto-optimization on the CPU such a call instead runs the way GridTools
+schedules it: a parallel map over tiles of the domain, and inside each tile one
+sequential map per stage, writing a buffer of the tile's size plus the halo its
+readers need, the last stage writing the outputs (see `DaCeTranslator`).
+
+The cost model (the same as the GTFN stage extraction's): a field-valued sub-expression
+that is not a plain read is materialized when it is evaluated at `n >= 2` distinct
+offsets and `(n - 1) * ops` (ops: its operations) exceeds `STORE_LOAD`, the cost of
+storing and reloading a value. Of a candidate nested in another candidate only the outer
+one is kept, unless the inner one is evaluated at more offsets (hdiff's Laplacian inside
+a flux). Only bodies made of pointwise operations, cartesian shifts and reads of fields
+over exactly the call's dimensions are tiled: evaluating any of those on the whole box
+of a stage (its corners included) reads only inside the call's per-dimension halo, and
+never traps (the emitter's integer division guards, IEEE floats).
+
+Pure IR analysis: importing this module does not import DaCe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+
+__all__ = ["STORE_LOAD", "Stage", "TilePlan", "plan_tiles"]
+
+# The cost, in operations, of storing a value in a tile buffer and loading it back.
+STORE_LOAD = 2
+# The node classes a tiled body may contain.
+_POINTWISE = (ir.Literal, ir.Ref, ir.Shift, ir.Unary, ir.Binary, ir.Where, ir.MathCall, ir.Cast)
+_OPERATIONS = (ir.Unary, ir.Binary, ir.Where, ir.MathCall, ir.Cast)
+
+Offset = tuple[int, ...]  # per dimension of the call, in the call's order
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One materialized intermediate: `body` (other buffers read as `Ref`s to their
+    names) computed into buffer `name` on the box `lo[d] <= offset <= hi[d]` around each
+    point of a tile (offsets relative to the call's output point, per call dimension)."""
+
+    name: str
+    body: ir.Expr
+    lo: Offset
+    hi: Offset
+
+    @property
+    def type(self) -> ir.FieldType:
+        assert isinstance(self.body.type, ir.FieldType)
+        return self.body.type
+
+
+@dataclasses.dataclass(frozen=True)
+class TilePlan:
+    """The stages of a tiled call, producers first, and the call's body reading them."""
+
+    stages: tuple[Stage, ...]
+    body: ir.Expr
+
+
+def plan_tiles(body: ir.Expr, dims: tuple[Dimension, ...], prefix: str) -> TilePlan | None:
+    """The stages materializing `body`'s intermediates (buffers named `<prefix>buf<k>`),
+    or None when the body is not tiled (nothing worth materializing, or a node that the
+    tiled translation does not handle)."""
+    if len(dims) < 2 or not _tileable(body, dims):
+        return None
+    offsets: dict[ir.Expr, set[Offset]] = {}
+    _collect(body, tuple(0 for _ in dims), dims, offsets)
+    candidates: list[ir.Expr] = [
+        e
+        for e, at in offsets.items()
+        if isinstance(e.type, ir.FieldType)
+        and isinstance(e, _OPERATIONS)
+        and len(at) >= 2
+        and (len(at) - 1) * _ops(e) > STORE_LOAD
+    ]
+    kept = [
+        c
+        for c in candidates
+        if not any(
+            p is not c and len(offsets[c]) <= len(offsets[p]) and _contains(p, c)
+            for p in candidates
+        )
+    ]
+    if not kept:
+        return None
+    kept.sort(key=_size)  # a sub-expression is smaller than its container: producers first
+    names: dict[ir.Expr, str] = {e: f"{prefix}buf{k}" for k, e in enumerate(kept)}
+    stages = []
+    for e in kept:
+        at = offsets[e]
+        lo = tuple(min(o[k] for o in at) for k in range(len(dims)))
+        hi = tuple(max(o[k] for o in at) for k in range(len(dims)))
+        stage_body = ir.map_children(e, lambda c: _replace(c, names))
+        stages.append(Stage(names[e], stage_body, lo, hi))
+    return TilePlan(tuple(stages), _replace(body, names))
+
+
+def _tileable(expr: ir.Expr, dims: tuple[Dimension, ...]) -> bool:
+    if isinstance(expr, ir.MakeTuple):
+        return all(_tileable(e, dims) for e in expr.elems)
+    if not isinstance(expr, _POINTWISE):
+        return False
+    if isinstance(expr, ir.Ref) and isinstance(expr.type, ir.FieldType):
+        return expr.type.dims == dims
+    if isinstance(expr, ir.Shift) and any(d not in dims for d, _ in expr.offsets):
+        return False
+    return all(_tileable(c, dims) for c in ir.children(expr))
+
+
+def _collect(
+    expr: ir.Expr, at: Offset, dims: tuple[Dimension, ...], out: dict[ir.Expr, set[Offset]]
+) -> None:
+    """Record every sub-expression's offsets of evaluation (relative to the output point)."""
+    if isinstance(expr, ir.Shift):
+        moved = list(at)
+        for dim, amount in expr.offsets:
+            moved[dims.index(dim)] += amount
+        _collect(expr.expr, tuple(moved), dims, out)
+        return
+    seen = out.setdefault(expr, set())
+    if at in seen:
+        return  # its sub-expressions were recorded at this offset already
+    seen.add(at)
+    for child in ir.children(expr):
+        _collect(child, at, dims, out)
+
+
+def _ops(expr: ir.Expr) -> int:
+    own = 1 if isinstance(expr, _OPERATIONS) else 0
+    return own + sum(_ops(c) for c in ir.children(expr))
+
+
+def _size(expr: ir.Expr) -> int:
+    return 1 + sum(_size(c) for c in ir.children(expr))
+
+
+def _contains(outer: ir.Expr, inner: ir.Expr) -> bool:
+    return any(c == inner or _contains(c, inner) for c in ir.children(outer))
+
+
+def _replace(expr: ir.Expr, names: Mapping[ir.Expr, str]) -> ir.Expr:
+    name = names.get(expr)
+    if name is not None:
+        assert isinstance(expr.type, ir.FieldType)
+        return ir.Ref(name, expr.type)
+    return ir.map_children(expr, lambda c: _replace(c, names))
