@@ -29,14 +29,18 @@ from collections.abc import Mapping
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.transforms import substitute
 
-__all__ = ["STORE_LOAD", "Stage", "TilePlan", "plan_tiles"]
+__all__ = ["MAX_FUSED_NODES", "STORE_LOAD", "Stage", "TilePlan", "fuse_temporaries", "plan_tiles"]
 
 # The cost, in operations, of storing a value in a tile buffer and loading it back.
 STORE_LOAD = 2
 # The node classes a tiled body may contain.
 _POINTWISE = (ir.Literal, ir.Ref, ir.Shift, ir.Unary, ir.Binary, ir.Where, ir.MathCall, ir.Cast)
 _OPERATIONS = (ir.Unary, ir.Binary, ir.Where, ir.MathCall, ir.Cast)
+# The largest body (in nodes, shared sub-expressions counted each time) that fusing a
+# program's temporaries into their readers may make.
+MAX_FUSED_NODES = 4000
 
 Offset = tuple[int, ...]  # per dimension of the call, in the call's order
 
@@ -102,6 +106,58 @@ def plan_tiles(body: ir.Expr, dims: tuple[Dimension, ...], prefix: str) -> TileP
         stage_body = ir.map_children(e, lambda c: _replace(c, names))
         stages.append(Stage(names[e], stage_body, lo, hi))
     return TilePlan(tuple(stages), _replace(body, names))
+
+
+def fuse_temporaries(program: ir.Program, bodies: Mapping[int, ir.Expr]) -> dict[int, ir.Expr] | None:
+    """The bodies of the calls that write parameters, with every temporary they read
+    replaced by the expression that made it (`bodies`: each call's inlined body, by
+    index), or None where the program is not fused.
+
+    A temporary is written once, and every read of it stays inside what its call wrote
+    (both checked at definition), so the fused expression has its value wherever it is
+    read. Fused only when every call is a field-operator call, no call writes a
+    parameter that a call reads (the fused reads would see the new values), and every
+    fused body is one the tiling handles and stays under MAX_FUSED_NODES: the stages of
+    its tiles then hold in per-tile buffers what the temporaries held in whole arrays.
+    """
+    if not program.temporaries:
+        return None
+    fops = {f.name for f in program.field_operators}
+    if any(call.callee not in fops for call in program.calls):
+        return None
+    written = {o for call in program.calls for o in call.outs if not program.is_temporary(o)}
+    read = {a.name for call in program.calls for a in call.args if isinstance(a, ir.Ref)}
+    if written & read:
+        return None
+    made: dict[str, ir.Expr] = {}
+    fused: dict[int, ir.Expr] = {}
+    for k, call in enumerate(program.calls):
+        body = substitute(bodies[k], made)
+        if not _smaller_than(body, MAX_FUSED_NODES):
+            return None
+        elements = body.elems if isinstance(body, ir.MakeTuple) else (body,)
+        for name, element in zip(call.outs, elements):
+            if program.is_temporary(name):
+                made[name] = element
+        if any(not program.is_temporary(o) for o in call.outs):
+            dims = tuple(dd.dim for dd in call.domain.dims)
+            if not _tileable(body, dims) or any(
+                isinstance(e.type, ir.FieldType) and e.type.dims != dims for e in elements
+            ):
+                return None
+            fused[k] = body
+    return fused
+
+
+def _smaller_than(expr: ir.Expr, limit: int) -> bool:
+    """Whether `expr` has fewer than `limit` nodes (stops counting there)."""
+    count, stack = 0, [expr]
+    while stack:
+        count += 1
+        if count >= limit:
+            return False
+        stack.extend(ir.children(stack.pop()))
+    return True
 
 
 def _tileable(expr: ir.Expr, dims: tuple[Dimension, ...]) -> bool:

@@ -107,7 +107,7 @@ from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.cpp.scans import scan_level
 from stencilchain.steps.dace.extra import require_dace
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
-from stencilchain.steps.dace.tiling import TilePlan, plan_tiles
+from stencilchain.steps.dace.tiling import TilePlan, fuse_temporaries, plan_tiles
 from stencilchain.steps.settings import DataLayout
 from stencilchain.steps.stages import ProgramSource, step_settings
 
@@ -180,8 +180,13 @@ SCAN_BLOCK_NARROW = 64
 _GPU_BLOCK_SIZE_3D = [32, 4, 2]
 # The tile of a tiled call (`add_tiled_call`): points along the innermost dimension, and
 # along each of the others.
-TILE_INNER = 64
-TILE_OUTER = 8
+TILE_INNER = 256
+TILE_OUTER = 4
+# ... the innermost tile halved down to this before the others are (`_tile_size`)
+TILE_INNER_MIN = 64
+# The largest tile buffer: DaCe's compiler.max_stack_array_size (at its default in every
+# build, see build_settings), above which a "register" array is allocated on the heap.
+STACK_BYTES = 65536
 
 
 # --- names of the calling convention ------------------------------------------------------------
@@ -500,8 +505,18 @@ class _SDFGBuilder:
         self.prefix = _local_prefix(program, step.data_layout)
         self.unread = unread_temporaries(program)
         self.layouts = temporary_layouts(program)
-        # compound stencils run tile by tile with their intermediates in buffers (tiling)
+        # compound stencils run tile by tile with their intermediates in buffers (tiling),
+        # and temporaries are fused into their readers unless they live in a workspace
         self.tiled = step.auto_optimize and step.device is Device.CPU and self.transforms
+        self.fused: dict[int, ir.Expr] = {}
+        if self.tiled and not step.external_workspace:
+            bodies = {
+                k: self.body(c) for k, c in enumerate(program.calls) if c.callee in self.fops
+            }
+            fused = fuse_temporaries(program, bodies)
+            if fused is not None:
+                self.fused = fused
+                self.unread = frozenset(t.name for t in program.temporaries)
 
     def build(self) -> dace.SDFG:
         import dace
@@ -591,7 +606,7 @@ class _SDFGBuilder:
             lambda name, axis: str(sym2cpp(sdfg.arrays[name].strides[axis])),
         )
         outs = tuple(None if o in self.unread else o for o in call.outs)
-        body = self.body(call)
+        body = self.fused[index] if index in self.fused else self.body(call)
         if self.tiled:
             tiled = self.add_tiled_call(sdfg, index, call, symbols, body, outs)
             if tiled is not None:
@@ -675,7 +690,7 @@ class _SDFGBuilder:
         sympy = dace.symbolic.sympy
         p = self.prefix
         call_dims = list(dims)
-        size = {d: TILE_INNER if d == order[-1] else TILE_OUTER for d in order}
+        size = _tile_size(plan, dims, order)
         tile = {d: dace.symbol(f"{p}tile_{d.name}", dace.int64) for d in order}
         first = {d: ranges[d].ranges[0][0] for d in order}
         last = {d: ranges[d].ranges[0][1] for d in order}
@@ -1094,6 +1109,30 @@ class _SDFGBuilder:
             ]
             orders.append((inner, " and ".join(tests)))
         return orders
+
+
+def _tile_size(plan: TilePlan, dims: tuple[Dimension, ...], order: list[Dimension]) -> dict[Dimension, int]:
+    """The tile along each dimension: TILE_INNER along the innermost, TILE_OUTER along the
+    others, halved until every buffer fits in STACK_BYTES: the innermost down to
+    TILE_INNER_MIN, then the others (a thin tile recomputes more of its halo), then the
+    innermost again."""
+    inner, outer = TILE_INNER, TILE_OUTER
+
+    def fits() -> bool:
+        for stage in plan.stages:
+            points = stage.type.dtype.numpy.itemsize
+            for d, lo, hi in zip(dims, stage.lo, stage.hi):
+                points *= (inner if d == order[-1] else outer) + hi - lo
+            if points > STACK_BYTES:
+                return False
+        return True
+
+    while not fits() and (outer > 1 or inner > 1):
+        if inner > TILE_INNER_MIN or outer == 1:
+            inner //= 2
+        else:
+            outer //= 2
+    return {d: inner if d == order[-1] else outer for d in order}
 
 
 def _add_tasklet(
