@@ -64,10 +64,13 @@ __all__ = ["DEFAULT_CPU_ARGS", "DaCeBuildPlan", "DaCeCompiler"]
 # DaCe's default CPU flags without the ones that change results (-fno-signed-zeros,
 # -freciprocal-math: the SDFG must compute what NumPy computes) and without -march=native
 # (a build folder on a shared file system may be used by hosts with other CPUs, and the
-# key does not identify the CPU). -fwrapv as in GTFN.
+# key does not identify the CPU). -fwrapv as in GTFN. -fno-trapping-math changes no value
+# (only whether a comparison may raise an FP exception flag) and lets GCC turn the `? :`
+# of a `where` into a vector select instead of refusing the loop ("control flow in loop").
 DEFAULT_CPU_ARGS: tuple[str, ...] = (
     "-fwrapv",
     "-fno-math-errno",
+    "-fno-trapping-math",
     "-Wall",
     "-Wno-unused-parameter",
     "-Wno-unused-label",

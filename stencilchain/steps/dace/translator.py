@@ -108,6 +108,7 @@ from stencilchain.steps.cpp.scans import scan_level
 from stencilchain.steps.dace.extra import require_dace
 from stencilchain.steps.dace.lock import DACE_LOCK
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
+from stencilchain.steps.dace.tiling import TilePlan, fuse_temporaries, plan_tiles
 from stencilchain.steps.settings import DataLayout
 from stencilchain.steps.stages import ProgramSource, step_settings
 
@@ -178,6 +179,15 @@ SCAN_BLOCK = 256
 # ... and where it is (C order): enough interleaved columns to overlap their divisions.
 SCAN_BLOCK_NARROW = 64
 _GPU_BLOCK_SIZE_3D = [32, 4, 2]
+# The tile of a tiled call (`add_tiled_call`): points along the innermost dimension, and
+# along each of the others.
+TILE_INNER = 256
+TILE_OUTER = 4
+# ... the innermost tile halved down to this before the others are (`_tile_size`)
+TILE_INNER_MIN = 64
+# The largest tile buffer: DaCe's compiler.max_stack_array_size (at its default in every
+# build, see build_settings), above which a "register" array is allocated on the heap.
+STACK_BYTES = 65536
 
 
 # --- names of the calling convention ------------------------------------------------------------
@@ -508,6 +518,18 @@ class _SDFGBuilder:
         self.prefix = _local_prefix(program, step.data_layout)
         self.unread = unread_temporaries(program)
         self.layouts = temporary_layouts(program)
+        # compound stencils run tile by tile with their intermediates in buffers (tiling),
+        # and temporaries are fused into their readers unless they live in a workspace
+        self.tiled = step.auto_optimize and step.device is Device.CPU and self.transforms
+        self.fused: dict[int, ir.Expr] = {}
+        if self.tiled and not step.external_workspace:
+            bodies = {
+                k: self.body(c) for k, c in enumerate(program.calls) if c.callee in self.fops
+            }
+            fused = fuse_temporaries(program, bodies)
+            if fused is not None:
+                self.fused = fused
+                self.unread = frozenset(t.name for t in program.temporaries)
 
     def build(self) -> dace.SDFG:
         import dace
@@ -597,7 +619,12 @@ class _SDFGBuilder:
             lambda name, axis: str(sym2cpp(sdfg.arrays[name].strides[axis])),
         )
         outs = tuple(None if o in self.unread else o for o in call.outs)
-        code = tasklet.code(self.body(call), outs)
+        body = self.fused[index] if index in self.fused else self.body(call)
+        if self.tiled:
+            tiled = self.add_tiled_call(sdfg, index, call, symbols, body, outs)
+            if tiled is not None:
+                return tiled
+        code = tasklet.code(body, outs)
         block = _call_block(sdfg, f"call{index}_{call.callee}")
         for inner, condition in self.loop_orders(call, dims):
             order = [d for d in dims if d != inner] + [inner]
@@ -617,6 +644,168 @@ class _SDFGBuilder:
                 map_entry.map.gpu_block_size = _GPU_BLOCK_SIZE.get(len(order), _GPU_BLOCK_SIZE_3D)
             block.add_branch(_where_nonempty(nonempty, condition), region)
         return block
+
+    def add_tiled_call(
+        self,
+        sdfg: dace.SDFG,
+        index: int,
+        call: ir.ProgramCall,
+        symbols: Mapping[str, Any],
+        body: ir.Expr,
+        outs: tuple[str | None, ...],
+    ) -> Any:
+        """The call as a conditional block of tiled maps (`stencilchain.steps.dace.tiling`),
+        or None if its body has nothing worth materializing (then it is one pointwise map)."""
+        dims = tuple(dd.dim for dd in call.domain.dims)
+        label = f"call{index}_{call.callee}"
+        orders = self.loop_orders(call, list(dims))
+        plans = {
+            inner: plan_tiles(body, dims, f"{self.prefix}c{index}{inner.name}_")
+            for inner, _ in orders
+        }
+        plain = [p is None or any(s.type.dims != dims for s in p.stages) for p in plans.values()]
+        if any(plain):
+            return None
+        from dace.sdfg.state import ControlFlowRegion
+
+        ranges = {dd.dim: _range(dd, symbols) for dd in call.domain.dims}
+        block = _call_block(sdfg, label)
+        for inner, condition in orders:
+            plan = plans[inner]
+            assert plan is not None
+            order = [d for d in dims if d != inner] + [inner]
+            name = f"{label}_tiles_inner_{inner.name}"
+            region = ControlFlowRegion(name, sdfg=sdfg)
+            state = region.add_state(name, is_start_block=True)
+            self.add_tiles(sdfg, state, name, plan, outs, dims, order, ranges)
+            block.add_branch(_where_nonempty(_nonempty(call), condition), region)
+        return block
+
+    def add_tiles(
+        self,
+        sdfg: dace.SDFG,
+        state: Any,
+        label: str,
+        plan: TilePlan,
+        outs: tuple[str | None, ...],
+        dims: tuple[Dimension, ...],
+        order: list[Dimension],
+        ranges: Mapping[Dimension, Any],
+    ) -> None:
+        """A parallel map over tiles of the domain (`order`, the last innermost) holding one
+        sequential map per stage of `plan`: each stage writes its buffer (on the stack, of
+        the tile's size plus the stage's halo, dense with the innermost dimension
+        contiguous) on its box around the tile; the last map writes the outputs."""
+        import dace
+        from dace.codegen.common import sym2cpp
+        from dace.sdfg.propagation import propagate_memlets_state
+
+        sympy = dace.symbolic.sympy
+        p = self.prefix
+        call_dims = list(dims)
+        size = _tile_size(plan, dims, order)
+        tile = {d: dace.symbol(f"{p}tile_{d.name}", dace.int64) for d in order}
+        first = {d: ranges[d].ranges[0][0] for d in order}
+        last = {d: ranges[d].ranges[0][1] for d in order}
+        outer_entry, outer_exit = state.add_map(
+            label,
+            [(str(tile[d]), dace.subsets.Range([(first[d], last[d], size[d])])) for d in order],
+        )
+        params = dict(self.params)
+        origins: dict[str, dict[Dimension, str]] = {}
+        for stage in plan.stages:
+            lo = dict(zip(call_dims, stage.lo))
+            hi = dict(zip(call_dims, stage.hi))
+            shape = {d: size[d] + hi[d] - lo[d] for d in order}
+            strides, stride = {}, 1
+            for d in reversed(order):
+                strides[d] = stride
+                stride *= shape[d]
+            sdfg.add_transient(
+                stage.name,
+                [shape[d] for d in call_dims],
+                _dace_dtype(stage.type.dtype),
+                strides=[strides[d] for d in call_dims],
+                storage=dace.StorageType.Register,
+                lifetime=dace.AllocationLifetime.Scope,
+            )
+            params[stage.name] = stage.type
+            origins[stage.name] = {d: f"{tile[d]} + ({lo[d]})" for d in order}
+        reads: dict[str, Any] = {}
+        written: dict[str, Any] = {}
+        writes: dict[str, Any] = {}
+        steps: list[tuple[ir.Expr, tuple[str | None, ...], tuple[int, ...], tuple[int, ...]]]
+        steps = [(s.body, (s.name,), s.lo, s.hi) for s in plan.stages]
+        zero = tuple(0 for _ in call_dims)
+        steps.append((plan.body, outs, zero, zero))
+        for k, (body, targets, lo_t, hi_t) in enumerate(steps):
+            lo = dict(zip(call_dims, lo_t))
+            hi = dict(zip(call_dims, hi_t))
+            tasklet = _Tasklet(
+                self.transforms,
+                self.program,
+                params,
+                call_dims,
+                p,
+                lambda name, axis: str(sym2cpp(sdfg.arrays[name].strides[axis])),
+                origins,
+            )
+            code = tasklet.code(body, targets)
+            stage_ranges = [
+                (
+                    index_symbol(d),
+                    dace.subsets.Range(
+                        [
+                            (
+                                tile[d] + lo[d],
+                                sympy.Min(tile[d] + size[d] - 1, last[d]) + hi[d],
+                                1,
+                            )
+                        ]
+                    ),
+                )
+                for d in order
+            ]
+            entry, exit_ = state.add_map(
+                f"{label}_stage{k}", stage_ranges, schedule=dace.ScheduleType.Sequential
+            )
+            node = state.add_tasklet(
+                f"{label}_stage{k}",
+                dict.fromkeys(tasklet.inputs),
+                dict.fromkeys(tasklet.outputs),
+                code,
+                language=dace.Language.CPP,
+            )
+            for connector in tasklet.inputs:
+                memlet = tasklet.memlet(connector)
+                data = memlet.data
+                if data in written:
+                    state.add_memlet_path(
+                        written[data], entry, node, dst_conn=connector, memlet=memlet
+                    )
+                    continue
+                if data not in reads:
+                    reads[data] = state.add_read(data)
+                state.add_memlet_path(
+                    reads[data], outer_entry, entry, node, dst_conn=connector, memlet=memlet
+                )
+            for connector, text in tasklet.outputs.items():
+                data = text.split("[")[0]
+                if data in origins:
+                    written[data] = state.add_access(data)
+                    state.add_memlet_path(
+                        node, exit_, written[data], src_conn=connector, memlet=dace.Memlet(text)
+                    )
+                    continue
+                if data not in writes:
+                    writes[data] = state.add_write(data)
+                state.add_memlet_path(
+                    node, exit_, outer_exit, writes[data], src_conn=connector,
+                    memlet=dace.Memlet(text),
+                )  # fmt: skip
+            if not tasklet.inputs:
+                state.add_nedge(outer_entry, entry, dace.Memlet())
+        propagate_memlets_state(sdfg, state)
 
     def add_scan_call(
         self,
@@ -932,6 +1121,30 @@ class _SDFGBuilder:
         return orders
 
 
+def _tile_size(plan: TilePlan, dims: tuple[Dimension, ...], order: list[Dimension]) -> dict[Dimension, int]:
+    """The tile along each dimension: TILE_INNER along the innermost, TILE_OUTER along the
+    others, halved until every buffer fits in STACK_BYTES: the innermost down to
+    TILE_INNER_MIN, then the others (a thin tile recomputes more of its halo), then the
+    innermost again."""
+    inner, outer = TILE_INNER, TILE_OUTER
+
+    def fits() -> bool:
+        for stage in plan.stages:
+            points = stage.type.dtype.numpy.itemsize
+            for d, lo, hi in zip(dims, stage.lo, stage.hi):
+                points *= (inner if d == order[-1] else outer) + hi - lo
+            if points > STACK_BYTES:
+                return False
+        return True
+
+    while not fits() and (outer > 1 or inner > 1):
+        if inner > TILE_INNER_MIN or outer == 1:
+            inner //= 2
+        else:
+            outer //= 2
+    return {d: inner if d == order[-1] else outer for d in order}
+
+
 def _add_tasklet(
     state: Any,
     name: str,
@@ -1057,8 +1270,10 @@ class _Tasklet:
         dims: list[Dimension],
         prefix: str,
         strides: Callable[[str, int], str],
+        origins: Mapping[str, Mapping[Dimension, str]] | None = None,
     ) -> None:
         self.prefix = prefix
+        self.origins = origins or {}
         self.params = params
         self.dims = dims
         self.strides = strides
@@ -1115,6 +1330,9 @@ class _Tasklet:
             )
             if dim in clamped and amount != 0:
                 index = f"Min(Max({index}, 0), {size_symbol(dim)} - 1)"
+            origin = self.origins.get(name, {}).get(dim)
+            if origin is not None:  # a tile buffer, indexed from its first point
+                index = f"{index} - ({origin})"
             indices.append(index)
         return ", ".join(indices)
 
