@@ -54,8 +54,10 @@ def make_dace_compiler(
     *,
     cpu_args: tuple[str, ...] = DEFAULT_CPU_ARGS,
     cuda_architectures: str | None = None,
+    native_cpu: bool = True,
 ) -> DaCeCompiler:
-    """DaCe's build of the SDFG plus the extension, into `cfg`'s build cache."""
+    """DaCe's build of the SDFG plus the extension, into `cfg`'s build cache. `native_cpu`:
+    the SDFG for this host's CPU (-march=native; the build key names the CPU)."""
     cfg = require_config("make_dace_compiler", cfg, DaCeConfig)
     return DaCeCompiler(
         device=cfg.device,
@@ -63,4 +65,5 @@ def make_dace_compiler(
         cache=cache_location_of(cfg).build_cache(),
         cpu_args=cpu_args,
         cuda_architectures=cuda_architectures,
+        native_cpu=native_cpu,
     )

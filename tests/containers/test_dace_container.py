@@ -372,7 +372,7 @@ BUILDERS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
     "bindings": (make_dace_bindings, {"openmp_threshold": int}),
     "compilation": (
         make_dace_compiler,
-        {"cpu_args": tuple[str, ...], "cuda_architectures": str | None},
+        {"cpu_args": tuple[str, ...], "cuda_architectures": str | None, "native_cpu": bool},
     ),
 }
 

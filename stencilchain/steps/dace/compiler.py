@@ -62,15 +62,17 @@ from stencilchain.steps.stages import ExtensionSource
 __all__ = ["DEFAULT_CPU_ARGS", "DaCeBuildPlan", "DaCeCompiler"]
 
 # DaCe's default CPU flags without the ones that change results (-fno-signed-zeros,
-# -freciprocal-math: the SDFG must compute what NumPy computes) and without -march=native
-# (a build folder on a shared file system may be used by hosts with other CPUs, and the
-# key does not identify the CPU). -fwrapv as in GTFN. -fno-trapping-math changes no value
+# -freciprocal-math: the SDFG must compute what NumPy computes) and with -ffp-contract=off
+# (`a * b + c` rounded twice, as NumPy does, also where the CPU has fused multiply-adds);
+# -march=native is added by `native_cpu`, which puts the CPU's identity in the build key.
+# -fwrapv as in GTFN. -fno-trapping-math changes no value
 # (only whether a comparison may raise an FP exception flag) and lets GCC turn the `? :`
 # of a `where` into a vector select instead of refusing the loop ("control flow in loop").
 DEFAULT_CPU_ARGS: tuple[str, ...] = (
     "-fwrapv",
     "-fno-math-errno",
     "-fno-trapping-math",
+    "-ffp-contract=off",
     "-Wall",
     "-Wno-unused-parameter",
     "-Wno-unused-label",
@@ -98,6 +100,8 @@ class DaCeCompiler(CompilerStep):
     extension; `build_jobs` bounds DaCe's parallel build (None: DaCe's default).
     `precompiled_headers` precompiles the system headers of the extension's units once
     per build context (the objects are the same without; see build.precompiled).
+    `native_cpu` compiles the SDFG for the building host's CPU (-march=native); the build
+    key then holds the CPU's identity (`host_cpu_identity`), as GTFN's does.
     """
 
     BUILT_FILES = ("module", "dace_library")
@@ -111,6 +115,7 @@ class DaCeCompiler(CompilerStep):
     cxx: str = "c++"
     build_jobs: int | None = None
     precompiled_headers: bool = True
+    native_cpu: bool = True
 
     def __post_init__(self) -> None:
         require_dace("DaCeCompiler")
@@ -121,6 +126,7 @@ class DaCeCompiler(CompilerStep):
         check_program(self, "cxx", "C++ compiler")
         check_positive(self, "build_jobs")
         require_type(self, "precompiled_headers", bool)
+        require_type(self, "native_cpu", bool)
 
     def plan(self, source: ExtensionSource) -> DaCeBuildPlan:
         """Everything a build of `source` needs, with its cache key; builds nothing and
@@ -151,11 +157,19 @@ class DaCeCompiler(CompilerStep):
             "cuda_args": self.cuda_args if gpu else None,
             "cuda_architectures": self.cuda_architectures if gpu else None,
             "extension_flags": _EXTENSION_FLAGS[self.build_type],
+            "cpu": build_tools.host_cpu_identity() if self._native_cpu() else None,
         }
         return plan_build(self, source, tools, family="dace", key_tag="dace", context=context)
 
     def _build(self, plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         return _build_program(plan, folder)
+
+    def _native_cpu(self) -> bool:
+        return self.native_cpu and self.device is Device.CPU
+
+    def _cpu_args(self) -> tuple[str, ...]:
+        """DaCe's `compiler.cpu.args`: `cpu_args`, and -march=native with `native_cpu`."""
+        return (*self.cpu_args, "-march=native") if self._native_cpu() else self.cpu_args
 
     def prepare(self) -> None:
         """The one-time set-up of this process's builds, done before builds run side by
@@ -252,7 +266,7 @@ def _settings(plan: DaCeBuildPlan) -> contextlib.AbstractContextManager[None]:
         device=compiler.device,
         build_type=compiler.build_type,
         cxx=plan.tools.cxx,
-        cpu_args=compiler.cpu_args,
+        cpu_args=compiler._cpu_args(),
         cuda_args=compiler.cuda_args,
         cuda_architectures=compiler.cuda_architectures,
         build_jobs=compiler.build_jobs,

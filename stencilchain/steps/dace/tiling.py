@@ -108,7 +108,9 @@ def plan_tiles(body: ir.Expr, dims: tuple[Dimension, ...], prefix: str) -> TileP
     return TilePlan(tuple(stages), _replace(body, names))
 
 
-def fuse_temporaries(program: ir.Program, bodies: Mapping[int, ir.Expr]) -> dict[int, ir.Expr] | None:
+def fuse_temporaries(
+    program: ir.Program, bodies: Mapping[int, ir.Expr]
+) -> dict[int, ir.Expr] | None:
     """The bodies of the calls that write parameters, with every temporary they read
     replaced by the expression that made it (`bodies`: each call's inlined body, by
     index), or None where the program is not fused.

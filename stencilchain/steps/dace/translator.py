@@ -523,9 +523,7 @@ class _SDFGBuilder:
         self.tiled = step.auto_optimize and step.device is Device.CPU and self.transforms
         self.fused: dict[int, ir.Expr] = {}
         if self.tiled and not step.external_workspace:
-            bodies = {
-                k: self.body(c) for k, c in enumerate(program.calls) if c.callee in self.fops
-            }
+            bodies = {k: self.body(c) for k, c in enumerate(program.calls) if c.callee in self.fops}
             fused = fuse_temporaries(program, bodies)
             if fused is not None:
                 self.fused = fused
@@ -1121,7 +1119,9 @@ class _SDFGBuilder:
         return orders
 
 
-def _tile_size(plan: TilePlan, dims: tuple[Dimension, ...], order: list[Dimension]) -> dict[Dimension, int]:
+def _tile_size(
+    plan: TilePlan, dims: tuple[Dimension, ...], order: list[Dimension]
+) -> dict[Dimension, int]:
     """The tile along each dimension: TILE_INNER along the innermost, TILE_OUTER along the
     others, halved until every buffer fits in STACK_BYTES: the innermost down to
     TILE_INNER_MIN, then the others (a thin tile recomputes more of its halo), then the
