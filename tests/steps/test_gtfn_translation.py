@@ -188,13 +188,15 @@ def test_cpu_source_is_cpp_for_the_cpu() -> None:
 
 
 @pytest.mark.parametrize("threshold", [65536, 4096, 0])
-def test_cpu_loops_carry_an_openmp_pragma_with_the_threshold(threshold: int) -> None:
+def test_cpu_loops_start_a_thread_team_from_the_threshold(threshold: int) -> None:
     source = translate(two_calls, openmp_threshold=threshold).source_code
-    pragmas = re.findall(r"#pragma omp parallel for[^\n]*", source)
-    # a strided 2-D call has one loop nest per possible innermost dimension
-    assert len(pragmas) == 2 * len(two_calls.ir.calls)
-    for pragma in pragmas:
-        assert pragma.endswith(f"if (sc_points >= {threshold})"), pragma
+    # a strided 2-D call has one loop nest per possible innermost dimension: a worksharing
+    # loop, run by a team from the threshold on, else by the calling thread without a team
+    nests = 2 * len(two_calls.ir.calls)
+    assert len(re.findall(r"#pragma omp for schedule\(static\) nowait\n", source)) == nests
+    teams = re.findall(r"if \(sc_points >= (\d+)\) \{\s*#pragma omp parallel\n", source)
+    assert teams == [str(threshold)] * nests
+    assert "#pragma omp parallel for" not in source
 
 
 def test_default_threshold_is_the_steps() -> None:
@@ -213,7 +215,7 @@ def test_unit_stride_emits_literal_unit_strides() -> None:
         assert f"s0_{name}" in body and f"s1_{name}" in body
     assert "i_K]" in body  # the innermost index, unscaled
     assert "sc_inner" not in body  # no run-time choice of the innermost loop
-    assert body.count("#pragma omp parallel for") == 1
+    assert body.count("#pragma omp for schedule(static) nowait") == 1
 
 
 def test_strided_layout_reads_every_stride_and_picks_the_inner_loop() -> None:
@@ -221,7 +223,7 @@ def test_strided_layout_reads_every_stride_and_picks_the_inner_loop() -> None:
     for name in ("inp", "coeff", "out"):
         assert f"i_K * s2_{name}" in body, name
     assert "sc_inner" in body
-    assert body.count("#pragma omp parallel for") == 3  # one loop nest per innermost dimension
+    assert body.count("#pragma omp for schedule(static) nowait") == 3  # a nest per innermost dim
 
 
 # --- transforms -----------------------------------------------------------------------------------
