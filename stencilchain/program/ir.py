@@ -619,12 +619,25 @@ def _fingerprint(canonical: str) -> str:
     return sha256_of("stencilchain.ir/1", canonical)
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The field names of the dataclass `cls` (None for another type), looked up once per
+    type: the serialization of a program visits hundreds of nodes of a few types."""
+    try:
+        return _FIELD_NAMES[cls]
+    except KeyError:
+        names = None
+        if dataclasses.is_dataclass(cls):
+            names = tuple(f.name for f in dataclasses.fields(cls))
+        return _FIELD_NAMES.setdefault(cls, names)
+
+
 def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [
-            type(value).__name__,
-            {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)},
-        ]
+    names = _field_names(type(value))
+    if names is not None:
+        return [type(value).__name__, {n: _encode(getattr(value, n)) for n in names}]
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
