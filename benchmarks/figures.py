@@ -201,9 +201,19 @@ def main() -> None:
     path = os.pathsep.join([str(cache), *filter(None, [os.environ.get("PYTHONPATH")])])
     env = dict(os.environ, STENCILCHAIN_CACHE_DIR=str(cache), PYTHONPATH=path)
     os.environ.update(STENCILCHAIN_CACHE_DIR=str(cache))
+    # the fresh processes run as an installed package does: with bytecode (in a private
+    # folder, written by a first import), whatever PYTHONDONTWRITEBYTECODE the shell sets;
+    # without it every process compiles the package's sources again
+    no_bytecode = dict(env, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(cache / "pycache")
+    subprocess.run([sys.executable, "-c", "import stencilchain.containers"], env=env, check=True)
 
     # import time, against an empty interpreter and numpy alone
     results["import_stencilchain_s"] = fresh_process_seconds("import stencilchain", env)
+    results["import_stencilchain_no_bytecode_s"] = fresh_process_seconds(
+        "import stencilchain", no_bytecode
+    )
     results["import_baseline_python_s"] = fresh_process_seconds("pass", env)
     results["import_baseline_numpy_s"] = fresh_process_seconds("import numpy", env)
     results["import_stencilchain_loads_dace"] = subprocess.run(
