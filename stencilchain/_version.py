@@ -11,7 +11,6 @@ a millisecond on a cached first call, where reading every file cost several.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 
 __version__ = "0.1.0"
@@ -23,6 +22,8 @@ _UNKEYED_FOLDERS = {"examples", "app", "__pycache__"}  # they change no translat
 @functools.lru_cache(maxsize=1)
 def package_version() -> str:
     """`<version>+<sha256 of the package files' identities, 12 hex>`."""
+    import hashlib  # on first use: `import stencilchain` needs only `__version__`
+
     root = os.path.dirname(os.path.realpath(__file__))
     identities: list[str] = []
     _add_identities(root, "", identities)
