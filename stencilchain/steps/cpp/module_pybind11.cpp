@@ -15,8 +15,9 @@ PYBIND11_MODULE(STENCILCHAIN_MODULE_NAME, m) {
         SC_STR(STENCILCHAIN_MODULE_NAME) ".ArgumentMismatch", PyExc_TypeError, nullptr));
     sc_globals.mismatch = mismatch.inc_ref().ptr();
     m.attr("ArgumentMismatch") = mismatch;
+    // the module is the functions' __self__, as in a module made by PyModule_Create
     m.add_object(SC_ENTRY_NAME, pybind11::reinterpret_steal<pybind11::object>(
-                                    PyCFunction_NewEx(&sc_method, nullptr, m.ptr())));
+                                    PyCFunction_NewEx(&sc_method, m.ptr(), m.ptr())));
     m.add_object("_sc_bind", pybind11::reinterpret_steal<pybind11::object>(
-                             PyCFunction_NewEx(&sc_bind_method, nullptr, m.ptr())));
+                             PyCFunction_NewEx(&sc_bind_method, m.ptr(), m.ptr())));
 }
