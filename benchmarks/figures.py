@@ -216,6 +216,9 @@ def main() -> None:
     args = parser.parse_args()
     results: dict[str, Any] = {}
     cache = Path(tempfile.mkdtemp(prefix="stencilchain-bench-"))
+    # `python -c` puts the working directory first on sys.path: run in the cache, so that a
+    # checkout in the working directory does not shadow the one PYTHONPATH gives
+    os.chdir(cache)
     # the caller's PYTHONPATH is kept after the cache: a checkout given there (to compare two
     # trees side by side) is the one the fresh processes import too
     path = os.pathsep.join([str(cache), *filter(None, [os.environ.get("PYTHONPATH")])])
