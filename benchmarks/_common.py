@@ -44,23 +44,37 @@ def per_call_seconds(fn: Callable[[], Any], number: int, repeat: int = 5) -> flo
 def fresh_process_seconds(code: str, env: dict[str, str], repeat: int) -> float:
     """The median wall time of `python -c code` in a fresh process."""
     return median_seconds(
-        lambda: subprocess.run([sys.executable, "-c", code], env=env, check=True),
+        lambda: subprocess.run(
+            [sys.executable, "-c", code], env=env, check=True, cwd=_outside_checkouts(env)
+        ),
         repeat,
         warmup=False,
     )
 
 
 def fresh_process_value(code: str, env: dict[str, str], repeat: int) -> float:
-    """The median of the number that `python -c code` prints, over fresh processes."""
+    """The median of the (first) number that `python -c code` prints, over fresh processes."""
     values = [
         float(
             subprocess.run(
-                [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
-            ).stdout
+                [sys.executable, "-c", code],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=_outside_checkouts(env),
+            ).stdout.split()[0]
         )
         for _ in range(max(1, repeat))
     ]
     return statistics.median(values)
+
+
+def _outside_checkouts(env: dict[str, str]) -> str | None:
+    """Where the fresh processes run: `python -c` puts its working directory first on
+    sys.path, so in a checkout it would import that tree, not the one PYTHONPATH gives;
+    the private cache folder holds none."""
+    return env.get("STENCILCHAIN_CACHE_DIR")
 
 
 def make_toolchains(families: Iterable[str], cache: Path, notes: list[str]) -> dict[str, Any]:

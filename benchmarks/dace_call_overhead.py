@@ -66,6 +66,7 @@ def main() -> None:
     args = parser.parse_args()
     results: dict[str, Any] = {}
     cache = Path(tempfile.mkdtemp(prefix="stencilchain-dace-bench-"))
+    os.chdir(cache)  # `python -c` puts the working directory first on sys.path (figures.py)
     (cache / "bench_toolchain.py").write_text(TOOLCHAIN)
     programs = load_programs(cache)  # puts `cache` on sys.path
     import bench_toolchain  # type: ignore[import-not-found]

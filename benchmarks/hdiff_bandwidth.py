@@ -69,7 +69,9 @@ def main() -> None:
         t_copy, c_copy = median_seconds(copy, inputs["inp"], inputs["out"])
         nbytes = inputs["inp"].nbytes
         copy_gbs = 2 * nbytes / t_copy / 1e9
-        print(f"{order}: copy {t_copy * 1e3:7.2f} ms ({copy_gbs:5.1f} GB/s, cpu {c_copy * 1e3:.1f} ms)")
+        print(
+            f"{order}: copy {t_copy * 1e3:7.2f} ms ({copy_gbs:5.1f} GB/s, cpu {c_copy * 1e3:.1f} ms)"
+        )
         for name, toolchain in toolchains.items():
             for module in (hdiff, hdiff_staged):
                 bound = module.PROGRAM.with_backend(toolchain)

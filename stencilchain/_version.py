@@ -11,7 +11,6 @@ a millisecond on a cached first call, where reading every file cost several.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 
 __version__ = "0.1.0"
@@ -23,15 +22,24 @@ _UNKEYED_FOLDERS = {"examples", "app", "__pycache__"}  # they change no translat
 @functools.lru_cache(maxsize=1)
 def package_version() -> str:
     """`<version>+<sha256 of the package files' identities, 12 hex>`."""
+    import hashlib  # on first use: `import stencilchain` needs only `__version__`
+
     root = os.path.dirname(os.path.realpath(__file__))
-    identities = []
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = [d for d in subfolders if d not in _UNKEYED_FOLDERS]
-        for name in files:
-            if name.endswith(_KEYED_SUFFIXES):
-                path = os.path.join(folder, name)
-                stat = os.stat(path)
-                relative = os.path.relpath(path, root)
-                identities.append(f"{relative}:{stat.st_size}:{stat.st_mtime_ns}")
+    identities: list[str] = []
+    _add_identities(root, "", identities)
     digest = hashlib.sha256("\n".join(sorted(identities)).encode())
     return f"{__version__}+{digest.hexdigest()[:12]}"
+
+
+def _add_identities(folder: str, relative: str, identities: list[str]) -> None:
+    """`relative-path:size:mtime_ns` of the keyed files under `folder` (os.scandir: the
+    entries' types come with the listing; one stat per keyed file)."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            name = relative + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in _UNKEYED_FOLDERS:
+                    _add_identities(entry.path, name + os.sep, identities)
+            elif entry.name.endswith(_KEYED_SUFFIXES):
+                stat = entry.stat()
+                identities.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")

@@ -22,6 +22,8 @@ from stencilchain.program.dtypes import ScalarType, is_finite_as
 
 @dataclasses.dataclass(frozen=True)
 class FieldParam:
+    """A field parameter as the checker sees it: its type and whether the program writes it."""
+
     name: str
     type: ir.FieldType
     written: bool
@@ -29,6 +31,8 @@ class FieldParam:
 
 @dataclasses.dataclass(frozen=True)
 class ScalarParam:
+    """A scalar parameter as the checker sees it."""
+
     name: str
     dtype: ScalarType
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar, Union
@@ -71,6 +70,8 @@ Type = Union[FieldType, ScalarType, TupleType]
 
 @dataclasses.dataclass(frozen=True)
 class Literal:
+    """A constant of a scalar type."""
+
     value: bool | int | float
     type: ScalarType
 
@@ -124,6 +125,8 @@ PREDICATE_FUNCTIONS = ("isnan", "isinf", "isfinite")
 
 @dataclasses.dataclass(frozen=True)
 class Unary:
+    """A unary operator (`-`, `~`) applied to an expression."""
+
     op: str
     operand: Expr
     type: FieldType | ScalarType
@@ -131,6 +134,8 @@ class Unary:
 
 @dataclasses.dataclass(frozen=True)
 class Binary:
+    """A binary operator (arithmetic, comparison, logic) of two expressions."""
+
     op: str
     left: Expr
     right: Expr
@@ -139,6 +144,8 @@ class Binary:
 
 @dataclasses.dataclass(frozen=True)
 class Where:
+    """`sc.where(cond, true, false)`: the choice of two expressions, point by point."""
+
     cond: Expr
     true: Expr
     false: Expr
@@ -147,6 +154,8 @@ class Where:
 
 @dataclasses.dataclass(frozen=True)
 class MathCall:
+    """A math function (`sqrt`, `minimum`, ...) of its arguments."""
+
     fn: str
     args: tuple[Expr, ...]
     type: FieldType | ScalarType
@@ -154,6 +163,8 @@ class MathCall:
 
 @dataclasses.dataclass(frozen=True)
 class Cast:
+    """`sc.astype`: an expression converted to another dtype."""
+
     expr: Expr
     type: FieldType | ScalarType
 
@@ -270,12 +281,16 @@ class ConcatWhere:
 
 @dataclasses.dataclass(frozen=True)
 class MakeTuple:
+    """A tuple of expressions (a tuple-valued field operator's result)."""
+
     elems: tuple[Expr, ...]
     type: TupleType
 
 
 @dataclasses.dataclass(frozen=True)
 class TupleGet:
+    """Element `index` of a tuple-valued expression."""
+
     expr: Expr
     index: int
     type: FieldType
@@ -401,12 +416,16 @@ class ExprVisitor(Generic[R]):
 
 @dataclasses.dataclass(frozen=True)
 class Param:
+    """A parameter of a field operator or program: its name and type."""
+
     name: str
     type: FieldType | ScalarType
 
 
 @dataclasses.dataclass(frozen=True)
 class FieldOperatorDef:
+    """A traced field operator: its parameters and the expression it returns."""
+
     name: str
     params: tuple[Param, ...]
     body: Expr
@@ -532,6 +551,8 @@ class DimDomain:
 
 @dataclasses.dataclass(frozen=True)
 class Domain:
+    """The box a call runs over, one range per dimension, given or inferred."""
+
     dims: tuple[DimDomain, ...]
     explicit: bool
 
@@ -619,12 +640,25 @@ def _fingerprint(canonical: str) -> str:
     return sha256_of("stencilchain.ir/1", canonical)
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The field names of the dataclass `cls` (None for another type), looked up once per
+    type: the serialization of a program visits hundreds of nodes of a few types."""
+    try:
+        return _FIELD_NAMES[cls]
+    except KeyError:
+        names = None
+        if dataclasses.is_dataclass(cls):
+            names = tuple(f.name for f in dataclasses.fields(cls))
+        return _FIELD_NAMES.setdefault(cls, names)
+
+
 def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [
-            type(value).__name__,
-            {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)},
-        ]
+    names = _field_names(type(value))
+    if names is not None:
+        return [type(value).__name__, {n: _encode(getattr(value, n)) for n in names}]
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
@@ -637,4 +671,6 @@ def _encode(value: Any) -> Any:
 
 
 def canonical_json(node: Any) -> str:
+    import json  # on first use: `import stencilchain` needs no JSON
+
     return json.dumps(_encode(node), sort_keys=True, separators=(",", ":"))

@@ -167,32 +167,43 @@ class Toolchain:
         return f"Toolchain(name={self.name!r}, family={self.family!r}, config={self.config!r})"
 
 
-class BoundProgram:
-    """A program bound to a toolchain; compiled on its first call, then called directly."""
+class BoundProgram(functools.partial[None]):
+    """A program bound to a toolchain; compiled on its first call, then called directly.
 
-    __slots__ = ("_compiled", "_entry", "_workspace", "program", "toolchain")
+    It is a `functools.partial` of its current call path (`func`) for partial's call, which
+    is C: a call goes from the interpreter to the call path without a Python frame. The
+    first call path compiles; then, for a compiled module that offers it, the path is the
+    module's BoundEntry (see stencilchain/steps/cpp/module_entry.h), which checks the
+    arguments in C, binds keyword arguments and explains a rejected call through the
+    shared checker; a program with tables, a workspace or metrics takes a Python path.
+    """
 
-    def __init__(self, toolchain: Toolchain, program: Program) -> None:
+    __slots__ = ("_compiled", "_workspace", "program", "toolchain")
+
+    _compiled: CompiledProgram | None
+    _workspace: Any
+    program: Program
+    toolchain: Toolchain
+
+    def __new__(cls, toolchain: Toolchain, program: Program) -> BoundProgram:
+        self = super().__new__(cls, _not_bound)
         self.toolchain = toolchain
         self.program = program
-        self._compiled: CompiledProgram | None = None
-        self._entry: Callable[..., Any] = self._first_call
-        self._workspace: Any = None
+        self._compiled = None
+        self._workspace = None
+        self._route(self._first_call)
+        return self
 
-    def __call__(self, /, *args: Any, **kwargs: Any) -> None:
-        if kwargs:  # by parameter name, as Python binds them
-            args = bind_arguments(self.program.ir, args, kwargs)
-        try:
-            self._entry(*args)
-        except TypeError as err:
-            self._explain(args, err)
+    def _route(self, path: Callable[..., Any]) -> None:
+        """Make `path` the call path (partial's state: function, no arguments, no keywords)."""
+        _set_partial_state(self, (path, (), {}, None))
 
     def compile(self) -> CompiledProgram:
         """Compile now (e.g. to warm the cache) instead of on the first call."""
         if self._compiled is None:
             compiled = self.toolchain.compile(self.program)
             self._compiled = compiled
-            self._entry = self._call_path(compiled)
+            self._route(self._call_path(compiled))
         return self._compiled
 
     def workspace_size(self, /, *args: Any, **kwargs: Any) -> int:
@@ -225,10 +236,15 @@ class BoundProgram:
         _check_workspace_buffer(self.program.name, buffer, self.toolchain.device)
         self._workspace = buffer
         if self._compiled is not None:
-            self._entry = self._call_path(self._compiled)
+            self._route(self._call_path(self._compiled))
 
     def _call_path(self, compiled: CompiledProgram) -> Callable[..., Any]:
         entry = compiled.entry
+        metrics = self.toolchain.config.metrics
+        if not compiled.workspace and not metrics:
+            bound = _bound_entry(compiled, self.program.ir)
+            if bound is not None:
+                return bound
         if compiled.workspace:
             workspace = self._workspace
             if workspace is None:
@@ -239,11 +255,24 @@ class BoundProgram:
                 def entry(*args: Any) -> None:
                     native(*args, workspace)
 
-        if self.toolchain.config.metrics:
+        if metrics:
             entry = _timed(
                 entry, self.toolchain.metrics.entry(self.toolchain.name, self.program.name)
             )
-        return entry
+        return self._checked(entry)
+
+    def _checked(self, entry: Callable[..., Any]) -> Callable[..., None]:
+        """`entry` called with the arguments bound by name, a rejected call explained."""
+
+        def call(*args: Any, **kwargs: Any) -> None:
+            if kwargs:  # by parameter name, as Python binds them
+                args = bind_arguments(self.program.ir, args, kwargs)
+            try:
+                entry(*args)
+            except TypeError as err:
+                self._explain(args, err)
+
+        return call
 
     def _missing_workspace(self, *args: Any) -> None:
         needed = self.workspace_size(*args)
@@ -254,16 +283,54 @@ class BoundProgram:
             "bytes for these arguments; .workspace_size(*args) tells it for others)"
         )
 
-    def _first_call(self, *args: Any) -> None:
+    def _first_call(self, *args: Any, **kwargs: Any) -> None:
+        if kwargs:  # by parameter name, as Python binds them
+            args = bind_arguments(self.program.ir, args, kwargs)
         # check first, so that a bad call fails before paying for a compilation
         ArgumentChecker(self.program.ir, self.toolchain.device).check(args)
         self.compile()
-        self._entry(*args)
+        self(*args)
 
     def _explain(self, args: tuple[Any, ...], err: TypeError) -> None:
         if isinstance(err, ArgumentError):
             raise err
         explain_mismatch(self.compile().checker, args, err)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.toolchain, self.program))
+
+    def __repr__(self) -> str:
+        return f"<BoundProgram {self.program.name} on toolchain {self.toolchain.name!r}>"
+
+
+# partial's __setstate__ replaces its function (the call path); typeshed does not declare it
+_set_partial_state: Callable[[functools.partial[None], tuple[Any, ...]], None] = vars(
+    functools.partial
+)["__setstate__"]
+
+
+def _not_bound(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("a BoundProgram is routed when it is made")  # pragma: no cover
+
+
+def _bound_entry(compiled: CompiledProgram, program: ir.Program) -> Callable[..., Any] | None:
+    """The BoundEntry of a compiled module's entry point (a built-in function whose
+    `__self__` is its module, which offers `_sc_bind`), bound to the program's hooks; None
+    for an entry point that is not one (e.g. wrapped by the check of neighbour tables)."""
+    binder = getattr(getattr(compiled.entry, "__self__", None), "_sc_bind", None)
+    if binder is None:
+        return None
+    bound: Callable[..., Any] = binder(
+        functools.partial(bind_arguments, program), functools.partial(_explain, compiled.checker)
+    )
+    return bound
+
+
+def _explain(checker: ArgumentChecker, args: tuple[Any, ...], message: str) -> None:
+    """Raise the shared checker's ArgumentError for the arguments the native check
+    rejected with `message`, or one with that message when only the native check fails."""
+    checker.check(args)
+    raise ArgumentError(message)
 
 
 def _check_workspace_buffer(program: str, buffer: Any, device: Device) -> None:

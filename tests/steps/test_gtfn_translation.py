@@ -195,13 +195,15 @@ def test_cpu_source_is_cpp_for_the_cpu() -> None:
 
 
 @pytest.mark.parametrize("threshold", [65536, 4096, 0])
-def test_cpu_loops_carry_an_openmp_pragma_with_the_threshold(threshold: int) -> None:
+def test_cpu_loops_start_a_thread_team_from_the_threshold(threshold: int) -> None:
     source = translate(two_calls, openmp_threshold=threshold).source_code
-    pragmas = re.findall(r"#pragma omp parallel[^\n]*", source)
-    # a strided 2-D call has one parallel region per possible innermost dimension
-    assert len(pragmas) == 2 * len(two_calls.ir.calls)
-    for pragma in pragmas:
-        assert pragma.endswith(f"if (sc_points >= {threshold})"), pragma
+    # a strided 2-D call has one loop nest per possible innermost dimension, run by each
+    # thread of a team from the threshold on, else by the calling thread without a team
+    nests = 2 * len(two_calls.ir.calls)
+    teams = re.findall(r"if \(sc_points >= (\d+)\) \{\s*#pragma omp parallel\n", source)
+    assert teams == [str(threshold)] * nests
+    assert "#pragma omp parallel for" not in source
+    assert "#pragma omp parallel if" not in source
 
 
 def test_default_threshold_is_the_steps() -> None:

@@ -17,7 +17,7 @@ from typing import Generic, Protocol, TypeVar
 from stencilchain._version import package_version
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
-from stencilchain.steps.build.tools import Tools, python_build_info
+from stencilchain.steps.build.tools import Tools, python_identity
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.settings import BuildType
 from stencilchain.steps.stages import ExtensionSource
@@ -96,7 +96,7 @@ def plan_build(
             "device": compiler.device.value,
             "build_type": compiler.build_type.value,
             "tools": tools.identity,
-            "python": python_build_info(),
+            "python": python_identity(),
         },
         sort_keys=True,
     )

@@ -14,6 +14,12 @@ costs well under a microsecond and the module compiles without parsing pybind11'
 headers (about 5 s each on a 2-core machine); flavor "pybind11" defines the same
 entry point inside a `PYBIND11_MODULE` instead (see docs/adr/0004-bindings-on-the-cpython-api.md). The fixed
 parts are the module_*.h/.cpp files beside this module.
+
+The module's `_sc_bind(bind, explain)` makes a BoundEntry: the same checks and run, as a
+vectorcall object that a bound program calls directly (runtime.toolchain.BoundProgram),
+handing keyword arguments to `bind` and a rejected call to `explain` (module_entry.h).
+The checks of one argument are inlined (itemsize a template argument), each array's
+address range is computed once, so the overlap test of two arguments is two comparisons.
 """
 
 from __future__ import annotations
@@ -74,8 +80,8 @@ class _ModuleWriter:
         else:
             dtype, check = _DTYPE_ID[f.type.dtype.name], "sc_numpy_array"
         return (
-            f'    const sc_array a{index} = {check}(args[{index}], "{f.name}", {ndim}, {dtype}, '
-            f"{itemsize}, {written}, {unit});"
+            f'    const sc_array a{index} = {check}<{itemsize}>(args[{index}], "{f.name}", {ndim}, '
+            f"{dtype}, {written}, {unit});"
         )
 
     def entry(self) -> str:
@@ -85,8 +91,9 @@ class _ModuleWriter:
             " and a workspace (or None to ask its size)" if sig.workspace else ""
         )
         lines = [
-            "PyObject* sc_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {",
-            "    try {",
+            "// The checks and the run of one call; a rejected call throws sc_mismatch (see",
+            "// module_entry.h for the callables around it).",
+            "PyObject* sc_call(PyObject* const* args, Py_ssize_t nargs) {",
             f'    if (nargs != {n + sig.workspace}) throw sc_mismatch("{self.program.name}() takes {takes}");',
         ]
         lines += [f"    std::int64_t {size_var(d)} = -1;" for d in sig.dims]
@@ -117,9 +124,7 @@ class _ModuleWriter:
                 if j == i:
                     continue
                 lines.append(
-                    f"    if (sc_overlap(a{i}, {len(w.type.dims)}, {w.type.dtype.numpy.itemsize}, "
-                    f"a{j}, {len(other.type.dims)}, {other.type.dtype.numpy.itemsize})) "
-                    f'sc_fail("{w.name}", "{overlap_message(other.name)}");'
+                    f'    if (sc_overlap(a{i}, a{j})) sc_fail("{w.name}", "{overlap_message(other.name)}");'
                 )
         call_args += [size_var(d) for d in sig.dims] + scalar_args
         if sig.workspace:
@@ -131,7 +136,8 @@ class _ModuleWriter:
             call_args += ["workspace", "workspace_nbytes", "&workspace_needed"]
         call_args += ["err", "sizeof(err)"]
         lines += [
-            "    char err[512] = {0};",
+            "    char err[512];",
+            "    err[0] = '\\0';",
             "    int status;",
             "    Py_BEGIN_ALLOW_THREADS",
             f"    status = {sig.function}({', '.join(call_args)});",
@@ -150,13 +156,6 @@ class _ModuleWriter:
                 else []
             ),
             "    Py_RETURN_NONE;",
-            "    } catch (const sc_mismatch& e) {",
-            "        PyErr_SetString(sc_globals.mismatch, e.what());",
-            "        return nullptr;",
-            "    } catch (const std::exception& e) {",
-            "        PyErr_SetString(PyExc_RuntimeError, e.what());",
-            "        return nullptr;",
-            "    }",
             "}",
         ]
         return "\n".join(lines)
@@ -173,6 +172,7 @@ class _ModuleWriter:
                 "namespace {",
                 self.entry(),
                 "}  // namespace",
+                _text("module_entry.h"),
                 _text("module_pybind11.cpp" if flavor == "pybind11" else "module_capi.cpp"),
             ]
         )

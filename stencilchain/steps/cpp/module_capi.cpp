@@ -1,9 +1,11 @@
 // The extension module on the CPython API (flavor "capi"): PyInit_<STENCILCHAIN_MODULE_NAME>
-// with one METH_FASTCALL function, sc_entry, named SC_ENTRY_NAME.
+// with the METH_FASTCALL entry point sc_entry, named SC_ENTRY_NAME, and "_sc_bind" (sc_bind).
 namespace {
 PyMethodDef sc_methods[] = {
     {SC_ENTRY_NAME, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&sc_entry)),
      METH_FASTCALL, "Run program " SC_PROGRAM " (arguments in declaration order)."},
+    {"_sc_bind", &sc_bind, METH_VARARGS,
+     "_sc_bind(bind, explain): a BoundEntry of program " SC_PROGRAM " (see module_entry.h)."},
     {nullptr, nullptr, 0, nullptr}};
 PyModuleDef sc_module = {PyModuleDef_HEAD_INIT, SC_STR(STENCILCHAIN_MODULE_NAME),
                          "stencilchain program " SC_PROGRAM, -1, sc_methods,
@@ -11,7 +13,7 @@ PyModuleDef sc_module = {PyModuleDef_HEAD_INIT, SC_STR(STENCILCHAIN_MODULE_NAME)
 }  // namespace
 
 PyMODINIT_FUNC SC_CAT(PyInit_, STENCILCHAIN_MODULE_NAME)(void) {
-    if (!sc_init_globals()) return nullptr;
+    if (!sc_init_globals() || !sc_init_entry()) return nullptr;
     PyObject* m = PyModule_Create(&sc_module);
     if (m == nullptr) return nullptr;
     sc_globals.mismatch = PyErr_NewException(SC_STR(STENCILCHAIN_MODULE_NAME) ".ArgumentMismatch",

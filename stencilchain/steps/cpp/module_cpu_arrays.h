@@ -14,8 +14,11 @@ struct sc_ndarray {
 };
 constexpr int SC_NPY_WRITEABLE = 0x0400;
 
-sc_array sc_numpy_array(PyObject* o, const char* name, int ndim, int dtype, std::int64_t itemsize,
-                        bool written, bool unit_stride) {
+// `itemsize` is a template argument: the strides' checks and divisions compile to masks
+// and shifts.
+template <std::int64_t itemsize>
+SC_INLINE sc_array sc_numpy_array(PyObject* o, const char* name, int ndim, int dtype, bool written,
+                        bool unit_stride) {
     if (!PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(sc_globals.ndarray))) {
         sc_fail(name, "expected a numpy array");
     }
@@ -35,6 +38,7 @@ sc_array sc_numpy_array(PyObject* o, const char* name, int ndim, int dtype, std:
         out.strides[k] = a->strides[k] / itemsize;
     }
     sc_check_layout(out, ndim, unit_stride, name);
+    sc_set_bounds(out, ndim, itemsize);
     return out;
 }
 

@@ -8,8 +8,9 @@ std::int64_t sc_item(PyObject* seq, Py_ssize_t k) {
     return v;
 }
 
-sc_array sc_cuda_array(PyObject* o, const char* name, int ndim, const char* typestr,
-                       std::int64_t itemsize, bool written, bool unit_stride) {
+template <std::int64_t itemsize>
+sc_array sc_cuda_array(PyObject* o, const char* name, int ndim, const char* typestr, bool written,
+                       bool unit_stride) {
     PyObject* cai = PyObject_GetAttrString(o, "__cuda_array_interface__");
     if (cai == nullptr || !PyDict_Check(cai)) {
         PyErr_Clear();
@@ -51,6 +52,7 @@ sc_array sc_cuda_array(PyObject* o, const char* name, int ndim, const char* type
     if (PyErr_Occurred()) { PyErr_Clear(); error = "malformed __cuda_array_interface__"; }
     if (!error.empty()) sc_fail(name, error);
     sc_check_layout(out, ndim, unit_stride, name);
+    sc_set_bounds(out, ndim, itemsize);
     return out;
 }
 
@@ -60,7 +62,7 @@ void sc_workspace(PyObject* o, char** data, std::size_t* nbytes) {
                        "cupy.empty(nbytes, cupy.uint8)) starting at an 8-byte boundary";
     sc_array a;
     try {
-        a = sc_cuda_array(o, "workspace", 1, "u1", 1, true, true);
+        a = sc_cuda_array<1>(o, "workspace", 1, "u1", true, true);
     } catch (const sc_mismatch&) {
         sc_fail("workspace", what);
     }

@@ -16,6 +16,16 @@
 #define SC_STR2(x) #x
 #define SC_STR(x) SC_STR2(x)
 
+// The checks of one argument are inlined into the entry point (the bindings unit is built
+// with -O1, which would call each helper); what builds an error message stays out of line.
+#if defined(__GNUC__)
+#define SC_INLINE __attribute__((always_inline)) inline
+#define SC_COLD __attribute__((noinline, cold))
+#else
+#define SC_INLINE inline
+#define SC_COLD
+#endif
+
 namespace {
 
 struct sc_mismatch : std::exception {
@@ -24,7 +34,7 @@ struct sc_mismatch : std::exception {
     std::string message;
 };
 
-[[noreturn]] void sc_fail(const char* arg, const std::string& what) {
+[[noreturn]] SC_COLD void sc_fail(const char* arg, const std::string& what) {
     throw sc_mismatch{std::string("argument '") + arg + "' of " SC_PROGRAM "(): " + what};
 }
 
@@ -149,45 +159,58 @@ template <> bool sc_scalar<bool>(PyObject* o, const char* name) {
     sc_fail(name, "expected a bool scalar");
 }
 
-// One array argument after every check: data pointer, shape and element strides.
+// One array argument after every check: data pointer, shape, element strides, and the
+// addresses [begin, end) of the bytes it can touch (empty: an empty array).
 struct sc_array {
     char* data;
     std::int64_t shape[8];
     std::int64_t strides[8];  // in elements
+    std::intptr_t begin;
+    std::intptr_t end;
+    bool empty;
 };
 
-// Whether the bytes two arrays can touch overlap (a bounds test, like np.may_share_memory).
-bool sc_overlap(const sc_array& a, int a_ndim, std::int64_t a_item, const sc_array& b, int b_ndim, std::int64_t b_item) {
-    auto bounds = [](const sc_array& x, int ndim, std::int64_t item, std::int64_t& lo, std::int64_t& hi) {
-        lo = 0;
-        hi = item;
-        for (int k = 0; k < ndim; ++k) {
-            if (x.shape[k] == 0) return false;
-            const std::int64_t reach = (x.shape[k] - 1) * x.strides[k] * item;
-            (reach < 0 ? lo : hi) += reach;
-        }
-        return true;
-    };
-    std::int64_t alo, ahi, blo, bhi;
-    if (!bounds(a, a_ndim, a_item, alo, ahi) || !bounds(b, b_ndim, b_item, blo, bhi)) return false;
-    const auto pa = reinterpret_cast<std::intptr_t>(a.data), pb = reinterpret_cast<std::intptr_t>(b.data);
-    return pa + alo < pb + bhi && pb + blo < pa + ahi;
+// The bytes `a` can touch, from its shape and strides: computed once per argument, so that
+// the overlap test of two arguments is two comparisons.
+SC_INLINE void sc_set_bounds(sc_array& a, int ndim, std::int64_t itemsize) {
+    std::int64_t lo = 0, hi = itemsize;
+    a.empty = false;
+    for (int k = 0; k < ndim; ++k) {
+        if (a.shape[k] == 0) a.empty = true;
+        const std::int64_t reach = (a.shape[k] - 1) * a.strides[k] * itemsize;
+        (reach < 0 ? lo : hi) += reach;
+    }
+    a.begin = reinterpret_cast<std::intptr_t>(a.data) + lo;
+    a.end = reinterpret_cast<std::intptr_t>(a.data) + hi;
 }
 
-void sc_set_size(std::int64_t& size, std::int64_t value, const char* name, const char* dim) {
+// Whether the bytes two arrays can touch overlap (a bounds test, like np.may_share_memory).
+inline bool sc_overlap(const sc_array& a, const sc_array& b) {
+    return !a.empty && !b.empty && a.begin < b.end && b.begin < a.end;
+}
+
+[[noreturn]] SC_COLD void sc_size_mismatch(std::int64_t size, std::int64_t value, const char* name,
+                                           const char* dim) {
+    sc_fail(name, std::string("size ") + std::to_string(value) + " along " + dim +
+                      " differs from " + std::to_string(size) + " of another argument");
+}
+
+SC_INLINE void sc_set_size(std::int64_t& size, std::int64_t value, const char* name, const char* dim) {
     if (size < 0) {
         size = value;
     } else if (size != value) {
-        sc_fail(name, std::string("size ") + std::to_string(value) + " along " + dim +
-                          " differs from " + std::to_string(size) + " of another argument");
+        sc_size_mismatch(size, value, name, dim);
     }
 }
 
-void sc_check_layout(const sc_array& a, int ndim, bool unit_stride, const char* name) {
+[[noreturn]] SC_COLD void sc_layout_mismatch(std::int64_t stride, const char* name) {
+    sc_fail(name, "the toolchain is configured for data_layout=unit_stride, but the innermost "
+                  "dimension has a stride of " + std::to_string(stride) + " elements (needs 1)");
+}
+
+SC_INLINE void sc_check_layout(const sc_array& a, int ndim, bool unit_stride, const char* name) {
     if (unit_stride && a.shape[ndim - 1] > 1 && a.strides[ndim - 1] != 1) {
-        sc_fail(name, "the toolchain is configured for data_layout=unit_stride, but the innermost "
-                      "dimension has a stride of " + std::to_string(a.strides[ndim - 1]) +
-                      " elements (needs 1)");
+        sc_layout_mismatch(a.strides[ndim - 1], name);
     }
 }
 

@@ -485,10 +485,7 @@ class _Translator:
         outer = order[0]
         args = ", ".join([*self.kernel_arguments(dims), "sc_lo", "sc_hi"])
         start, stop = bound_var(outer, "start"), bound_var(outer, "stop")
-        return [
-            self.unit_test(call, dims[inner]),
-            f"#pragma omp parallel if (sc_points >= {self.step.openmp_threshold})",
-            "{",
+        share = [
             f"    const std::int64_t sc_range = {stop} - {start};",
             "    const std::int64_t sc_threads = sc_num_threads(), sc_me = sc_thread_num();",
             f"    const std::int64_t sc_lo = {start} + sc_range * sc_me / sc_threads;",
@@ -497,6 +494,23 @@ class _Translator:
             f"        if (sc_unit) {name}<true>({args});",
             f"        else {name}<false>({args});",
             "    }",
+        ]
+        return [self.unit_test(call, dims[inner]), *self.team_or_caller("sc_share", share)]
+
+    def team_or_caller(self, name: str, body: list[str]) -> list[str]:
+        """`body` as a lambda `name` run by every thread of a team from `openmp_threshold`
+        points on, else once on the calling thread without a team (a region whose `if`
+        clause is false still starts a team of one, about 0.4 us). Outside a region
+        `sc_num_threads()` is 1 and an orphaned `omp for` runs every iteration."""
+        return [
+            f"const auto {name} = [&]() {{",
+            *body,
+            "};",
+            f"if (sc_points >= {self.step.openmp_threshold}) {{",
+            "#pragma omp parallel",
+            f"    {name}();",
+            "} else {",
+            f"    {name}();",
             "}",
         ]
 
@@ -663,23 +677,23 @@ class _Translator:
                 "}",
             ]
         lines.append(self.unit_test(call, dims[inner]))
-        lines += [f"#pragma omp parallel if (sc_points >= {self.step.openmp_threshold})", "{"]
+        region: list[str] = []
         for j, stage in enumerate(plan.stages):
             cpp = cpp_type(stage.expr.type)
-            lines.append(
+            region.append(
                 f"    {cpp}* const sc_buf_{j} = static_cast<{cpp}*>(sc_t_{stage.name}.data) + "
                 f"sc_n{j} * static_cast<std::size_t>(sc_thread_num());"
             )
-        lines.append(f"    #pragma omp for schedule(static) collapse({len(dims)})")
+        region.append(f"    #pragma omp for schedule(static) collapse({len(dims)})")
         indent = "    "
         for d in order:
-            lines.append(
+            region.append(
                 f"{indent}for (std::int64_t sc_ti_{d.name} = 0; sc_ti_{d.name} < sc_count_{d.name}; ++sc_ti_{d.name}) {{"
             )
             indent += "    "
         for d in dims:
             start, stop = bound_var(d, "start"), bound_var(d, "stop")
-            lines += [
+            region += [
                 f"{indent}const std::int64_t sc_lo_{d.name} = {start} + sc_ti_{d.name} * sc_tile_{d.name};",
                 f"{indent}const std::int64_t sc_hi_{d.name} = std::min<std::int64_t>(sc_lo_{d.name} + sc_tile_{d.name}, {stop});",
             ]
@@ -691,15 +705,14 @@ class _Translator:
                 *(f"sc_{side}_{d.name}" for d in dims for side in ("lo", "hi")),
             ]
         )
-        lines += [
+        region += [
             f"{indent}if (sc_unit) {name}<true>({args});",
             f"{indent}else {name}<false>({args});",
         ]
         for _ in order:
             indent = indent[:-4]
-            lines.append(indent + "}")
-        lines.append("}")
-        return lines
+            region.append(indent + "}")
+        return lines + self.team_or_caller("sc_tiles", region)
 
     def tiled_kernel(
         self, index: int, call: ir.ProgramCall, dims: list[Dimension], inner: int
@@ -812,10 +825,16 @@ class _Translator:
         return lines
 
     def _loop_nest(self, dims: list[Dimension], inner: int, body: list[str]) -> list[str]:
+        """The loops over a call's domain, `dims[inner]` innermost, as a worksharing loop: on
+        a thread team from `openmp_threshold` points on, else on the calling thread without
+        one (a region whose `if` clause is false still starts a team of one, about 0.4 us;
+        an orphaned `omp for` runs all its iterations on the calling thread). The loops are
+        a lambda the compiler does not inline, so that it optimizes them once (inlined at
+        both calls, they would double the unit's compile time)."""
         order = loop_order(dims, inner)
         lines = [
-            "#pragma omp parallel for schedule(static) "
-            f"if (sc_points >= {self.step.openmp_threshold})"
+            "const auto sc_loops = [&]() __attribute__((noinline)) {",
+            "#pragma omp for schedule(static) nowait",
         ]
         indent = ""
         for d in order:
@@ -825,7 +844,16 @@ class _Translator:
         for _ in order:
             indent = indent[:-4]
             lines.append(indent + "}")
-        return lines
+        return [
+            *lines,
+            "};",
+            f"if (sc_points >= {self.step.openmp_threshold}) {{",
+            "#pragma omp parallel",
+            "    sc_loops();",
+            "} else {",
+            "    sc_loops();",
+            "}",
+        ]
 
     def gpu_kernel(self, index: int, call: ir.ProgramCall) -> str:
         """One thread per point of the call (per column of a scan, which walks its levels)."""
