@@ -297,31 +297,35 @@ def _reuse_platform(toolchain: BuildResult, build: Path) -> list[str]:
 
 
 def _build_pch(project: CMakeProject, cache: BuildCache, folder: Path) -> dict[str, str]:
-    """Precompile `<pybind11/pybind11.h>` with exactly the flags of a bindings unit.
+    """Precompile `<pybind11/pybind11.h>` with exactly the flags of a bindings unit, as
+    `pybind11/pybind11.h.gch` in a folder that builds put first on the include path."""
+    gch = folder / "include" / (PCH_HEADER + ".gch")
+    _precompile(project, cache, folder, f"#include <{PCH_HEADER}>\n", True, gch)
+    return {"include_dir": "include"}
 
-    The header is compiled as the bindings unit of a project generated like every build
-    (so CMake adds the same flags), then stored as `pybind11/pybind11.h.gch` in a folder
-    that builds put first on the include path.
-    """
+
+def _precompile(
+    project: CMakeProject, cache: BuildCache, folder: Path, text: str, bindings: bool, gch: Path
+) -> None:
+    """Compile the header `text` into `gch` as a unit of a project generated like every
+    build (so CMake adds the flags of a unit of that role, bindings or program)."""
     stub = "pch_stub.cpp"
     (folder / "src").mkdir()
-    (folder / "src" / stub).write_text(f"#include <{PCH_HEADER}>\n")
+    (folder / "src" / stub).write_text(text)
     obj = f"CMakeFiles/{TARGET}.dir/{stub}.o"
     build_project(
         project,
         cache,
         folder,
         module_name=None,
-        units=[Unit(stub, "cpp", bindings=True, header=True)],
+        units=[Unit(stub, "cpp", bindings=bindings, header=True)],
         pch_dir=None,
-        what="the pybind11 header",
+        what="precompiled system headers",
         targets=[obj],
     )
-    target = folder / "include" / PCH_HEADER
-    target.parent.mkdir(parents=True)
-    os.replace(folder / "build" / obj, target.with_name(target.name + ".gch"))
+    gch.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(folder / "build" / obj, gch)
     shutil.rmtree(folder / "build", ignore_errors=True)
-    return {"include_dir": "include"}
 
 
 def precompiled_prelude(
@@ -346,27 +350,10 @@ def precompiled_prelude(
 def _build_prelude(
     project: CMakeProject, cache: BuildCache, prelude: str, bindings: bool, folder: Path
 ) -> dict[str, str]:
-    """Precompile `prelude` as a header of a project generated like every build (so CMake
-    adds the flags of a unit of this role), stored as `include/sc_prelude.h(.gch)`."""
-    stub = "prelude_stub.cpp"
-    (folder / "src").mkdir()
-    (folder / "src" / stub).write_text(prelude)
-    obj = f"CMakeFiles/{TARGET}.dir/{stub}.o"
-    build_project(
-        project,
-        cache,
-        folder,
-        module_name=None,
-        units=[Unit(stub, "cpp", bindings=bindings, header=True)],
-        pch_dir=None,
-        what="the system headers of a unit",
-        targets=[obj],
-    )
+    """Precompile `prelude` for a unit of this role as `include/sc_prelude.h(.gch)`."""
     include = folder / "include"
-    include.mkdir()
+    _precompile(project, cache, folder, prelude, bindings, include / (PRELUDE_HEADER + ".gch"))
     (include / PRELUDE_HEADER).write_text(prelude)
-    os.replace(folder / "build" / obj, include / (PRELUDE_HEADER + ".gch"))
-    shutil.rmtree(folder / "build", ignore_errors=True)
     return {"include_dir": "include"}
 
 
