@@ -1,5 +1,6 @@
-"""The GTFN caches under concurrency and in fresh processes: two processes compiling the
-same new program into one cache at once build it once; a fresh process loads it from
+"""The GTFN caches under concurrency and in fresh processes: two (and eight) processes
+compiling the same new program into one cache at once build it once; eight processes
+compiling eight new programs into one cache at once all succeed; a fresh process loads it from
 the persistent cache without translating or building; `cached_translation=False`
 bypasses the translation cache; a build folder whose completion marker (or module) is
 gone is rebuilt.
@@ -118,6 +119,8 @@ WORKER = textwrap.dedent(
     from test_gtfn_caching import WatchedTranslation, counting_compiler, make_program
 
     tests_dir, cache_dir, tag, mode, log, go, result = sys.argv[1:8]
+    if mode == "distinct":  # a program of its own, tagged by its result file's name
+        tag = Path(result).name.split("-")[1][:12]
     program = make_program(tag)
 
     container = build_container({}, cache_dir=Path(cache_dir))
@@ -144,6 +147,7 @@ WORKER = textwrap.dedent(
         "end": end,
         "module_path": str(compiled.artifact.module_path),
         "metadata": compiled.artifact.metadata_json,
+        "tag": tag,
     }))
     """
 )
@@ -253,6 +257,29 @@ def test_concurrent_processes_build_once_and_a_fresh_process_only_loads(workers:
     assert third["module_path"] == first["module_path"]
     assert third["metadata"] == first["metadata"]
     np.testing.assert_allclose(third["out"], expected, rtol=1e-13)
+
+
+@pytest.mark.slow
+def test_a_stampede_of_eight_processes_builds_a_new_program_once(workers: Workers) -> None:
+    """Eight processes compile the same new program into one empty cache at once: one
+    build runs, the others wait for it and load its module, and every result is right."""
+    reports = workers.run(8)
+    builds = build_log(workers.log, "cached_program")
+    assert len(builds) == 1, builds
+    assert len({r["module_path"] for r in reports}) == 1
+    expected = expected_output(workers.tag)
+    for report in reports:
+        np.testing.assert_allclose(report["out"], expected, rtol=1e-13)
+
+
+@pytest.mark.slow
+def test_eight_processes_build_eight_new_programs_into_one_cache(workers: Workers) -> None:
+    reports = workers.run(8, mode="distinct")
+    assert len({r["tag"] for r in reports}) == 8
+    assert len(build_log(workers.log, "cached_program")) == 8
+    assert len({r["module_path"] for r in reports}) == 8
+    for report in reports:
+        np.testing.assert_allclose(report["out"], expected_output(report["tag"]), rtol=1e-13)
 
 
 def _toolchain(
