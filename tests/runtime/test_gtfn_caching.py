@@ -1,5 +1,5 @@
 """The GTFN caches under concurrency and in fresh processes: two (and eight) processes
-compiling the same new program into one cache at once build it once; eight processes
+compiling the same new program into one cache at once build it once (on DaCe too); eight processes
 compiling eight new programs into one cache at once all succeed; a fresh process loads it from
 the persistent cache without translating or building; `cached_translation=False`
 bypasses the translation cache; a build folder whose completion marker (or module) is
@@ -60,11 +60,16 @@ class CountingBuildCache(BuildCache):
         return super().get_or_build(key, counted)
 
 
-def counting_compiler(log: Path) -> Callable[[Any], Any]:
-    """A compilation builder: the default compiler on a CountingBuildCache."""
+def counting_compiler(log: Path, family: str = "gtfn") -> Callable[[Any], Any]:
+    """A compilation builder: the family's default compiler on a CountingBuildCache."""
 
     def build(cfg: Any) -> Any:
-        compiler = make_gtfn_compiler(cfg)
+        if family == "dace":
+            from stencilchain.containers import make_dace_compiler
+
+            compiler = make_dace_compiler(cfg)
+        else:
+            compiler = make_gtfn_compiler(cfg)
         return dataclasses.replace(compiler, cache=CountingBuildCache(compiler.cache.root, log))
 
     return build
@@ -118,19 +123,20 @@ WORKER = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     from test_gtfn_caching import WatchedTranslation, counting_compiler, make_program
 
-    tests_dir, cache_dir, tag, mode, log, go, result = sys.argv[1:8]
+    tests_dir, cache_dir, tag, mode, log, go, result, family = sys.argv[1:9]
     if mode == "distinct":  # a program of its own, tagged by its result file's name
         tag = Path(result).name.split("-")[1][:12]
     program = make_program(tag)
 
     container = build_container({}, cache_dir=Path(cache_dir))
-    override_step(container.gtfn.compilation, counting_compiler(Path(log)))
+    family_container = getattr(container, family)
+    override_step(family_container.compilation, counting_compiler(Path(log), family))
     if mode == "cached":  # nothing may be translated (or built, checked by the caller)
         override_step(
             container.gtfn.translation,
             lambda cfg: WatchedTranslation(make_gtfn_translation(cfg), forbidden=True),
         )
-    toolchain = container.gtfn.toolchain()
+    toolchain = family_container.toolchain()
     f = np.random.default_rng(0).random((20, 17))
     out = np.zeros_like(f)
 
@@ -185,6 +191,7 @@ class Workers:
     folder: Path
     cache_dir: Path
     tag: str
+    family: str = "gtfn"
 
     @property
     def log(self) -> Path:
@@ -198,7 +205,7 @@ class Workers:
         processes = [
             subprocess.Popen(
                 [sys.executable, str(self.folder / "worker.py"), tests_dir, str(self.cache_dir),
-                 self.tag, mode, str(self.log), str(go), str(result)],
+                 self.tag, mode, str(self.log), str(go), str(result), self.family],
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -263,6 +270,19 @@ def test_concurrent_processes_build_once_and_a_fresh_process_only_loads(workers:
 def test_a_stampede_of_eight_processes_builds_a_new_program_once(workers: Workers) -> None:
     """Eight processes compile the same new program into one empty cache at once: one
     build runs, the others wait for it and load its module, and every result is right."""
+    reports = workers.run(8)
+    builds = build_log(workers.log, "cached_program")
+    assert len(builds) == 1, builds
+    assert len({r["module_path"] for r in reports}) == 1
+    expected = expected_output(workers.tag)
+    for report in reports:
+        np.testing.assert_allclose(report["out"], expected, rtol=1e-13)
+
+
+@pytest.mark.slow
+def test_a_stampede_of_eight_processes_builds_a_new_dace_program_once(workers: Workers) -> None:
+    pytest.importorskip("dace", reason="the DaCe toolchains need the `dace` extra")
+    workers.family = "dace"
     reports = workers.run(8)
     builds = build_log(workers.log, "cached_program")
     assert len(builds) == 1, builds

@@ -198,6 +198,36 @@ def test_the_key_covers_source_and_settings(compiler: CMakeCompiler) -> None:
     assert dataclasses.replace(compiler, jobs=1).plan(AXPY).key == key  # speed only
 
 
+def test_a_compiler_upgrade_never_reuses_old_builds(cache: BuildCache, tmp_path: Path) -> None:
+    """The build key holds the compiler's identity (its resolved file's size and time): a
+    compiler that now reports another version gets new builds, and the old ones stay."""
+    from stencilchain.steps.build.tools import find_tools
+
+    real = shutil.which("g++") or shutil.which("c++")
+    assert real is not None
+    wrapper = tmp_path / "bin" / "c++"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    compiler = CMakeCompiler(
+        device=Device.CPU, build_type=BuildType.RELEASE, cache=cache, cxx=str(wrapper)
+    )
+    before = compiler.plan(AXPY).key
+    # the upgrade: the same name answers another version (in a new process: tools are
+    # looked up once per process)
+    wrapper.write_text(
+        '#!/bin/sh\nif [ "$1" = --version ]; then echo "c++ (upgraded) 99.1"; exit 0; fi\n'
+        f'exec {real} "$@"\n'
+    )
+    os.utime(wrapper, ns=(wrapper.stat().st_mtime_ns + 10**9,) * 2)
+    find_tools.cache_clear()
+    try:
+        after = compiler.plan(AXPY).key
+    finally:
+        find_tools.cache_clear()
+    assert after != before
+
+
 def test_native_code_is_keyed_by_the_host_cpu(
     compiler: CMakeCompiler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
