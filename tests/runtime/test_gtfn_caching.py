@@ -267,22 +267,15 @@ def test_concurrent_processes_build_once_and_a_fresh_process_only_loads(workers:
 
 
 @pytest.mark.slow
-def test_a_stampede_of_eight_processes_builds_a_new_program_once(workers: Workers) -> None:
+@pytest.mark.parametrize("family", ["gtfn", "dace"])
+def test_a_stampede_of_eight_processes_builds_a_new_program_once(
+    workers: Workers, family: str
+) -> None:
     """Eight processes compile the same new program into one empty cache at once: one
     build runs, the others wait for it and load its module, and every result is right."""
-    reports = workers.run(8)
-    builds = build_log(workers.log, "cached_program")
-    assert len(builds) == 1, builds
-    assert len({r["module_path"] for r in reports}) == 1
-    expected = expected_output(workers.tag)
-    for report in reports:
-        np.testing.assert_allclose(report["out"], expected, rtol=1e-13)
-
-
-@pytest.mark.slow
-def test_a_stampede_of_eight_processes_builds_a_new_dace_program_once(workers: Workers) -> None:
-    pytest.importorskip("dace", reason="the DaCe toolchains need the `dace` extra")
-    workers.family = "dace"
+    if family == "dace":
+        pytest.importorskip("dace", reason="the DaCe toolchains need the `dace` extra")
+    workers.family = family
     reports = workers.run(8)
     builds = build_log(workers.log, "cached_program")
     assert len(builds) == 1, builds

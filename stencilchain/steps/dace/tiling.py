@@ -29,6 +29,7 @@ from collections.abc import Mapping
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.evaluation import Offsets, evaluation_offsets, node_count
 from stencilchain.program.transforms import substitute
 
 __all__ = ["MAX_FUSED_NODES", "STORE_LOAD", "Stage", "TilePlan", "fuse_temporaries", "plan_tiles"]
@@ -42,8 +43,6 @@ _OPERATIONS = (ir.Unary, ir.Binary, ir.Where, ir.MathCall, ir.Cast)
 # program's temporaries into their readers may make.
 MAX_FUSED_NODES = 4000
 
-Offset = tuple[int, ...]  # per dimension of the call, in the call's order
-
 
 @dataclasses.dataclass(frozen=True)
 class Stage:
@@ -53,8 +52,8 @@ class Stage:
 
     name: str
     body: ir.Expr
-    lo: Offset
-    hi: Offset
+    lo: Offsets
+    hi: Offsets
 
     @property
     def type(self) -> ir.FieldType:
@@ -76,8 +75,7 @@ def plan_tiles(body: ir.Expr, dims: tuple[Dimension, ...], prefix: str) -> TileP
     tiled translation does not handle)."""
     if len(dims) < 2 or not _tileable(body, dims):
         return None
-    offsets: dict[ir.Expr, set[Offset]] = {}
-    _collect(body, tuple(0 for _ in dims), dims, offsets)
+    offsets = evaluation_offsets(body, dims)
     candidates: list[ir.Expr] = [
         e
         for e, at in offsets.items()
@@ -96,7 +94,7 @@ def plan_tiles(body: ir.Expr, dims: tuple[Dimension, ...], prefix: str) -> TileP
     ]
     if not kept:
         return None
-    kept.sort(key=_size)  # a sub-expression is smaller than its container: producers first
+    kept.sort(key=node_count)  # a sub-expression is smaller than its container: producers first
     names: dict[ir.Expr, str] = {e: f"{prefix}buf{k}" for k, e in enumerate(kept)}
     stages = []
     for e in kept:
@@ -174,31 +172,9 @@ def _tileable(expr: ir.Expr, dims: tuple[Dimension, ...]) -> bool:
     return all(_tileable(c, dims) for c in ir.children(expr))
 
 
-def _collect(
-    expr: ir.Expr, at: Offset, dims: tuple[Dimension, ...], out: dict[ir.Expr, set[Offset]]
-) -> None:
-    """Record every sub-expression's offsets of evaluation (relative to the output point)."""
-    if isinstance(expr, ir.Shift):
-        moved = list(at)
-        for dim, amount in expr.offsets:
-            moved[dims.index(dim)] += amount
-        _collect(expr.expr, tuple(moved), dims, out)
-        return
-    seen = out.setdefault(expr, set())
-    if at in seen:
-        return  # its sub-expressions were recorded at this offset already
-    seen.add(at)
-    for child in ir.children(expr):
-        _collect(child, at, dims, out)
-
-
 def _ops(expr: ir.Expr) -> int:
     own = 1 if isinstance(expr, _OPERATIONS) else 0
     return own + sum(_ops(c) for c in ir.children(expr))
-
-
-def _size(expr: ir.Expr) -> int:
-    return 1 + sum(_size(c) for c in ir.children(expr))
 
 
 def _contains(outer: ir.Expr, inner: ir.Expr) -> bool:

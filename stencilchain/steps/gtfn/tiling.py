@@ -43,6 +43,8 @@ from collections.abc import Mapping
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.evaluation import Offsets, evaluation_offsets, node_count
+from stencilchain.program.scan_lowering import refs_in, replace
 
 READ_COST = 0.5
 MATH_COST = 8.0
@@ -52,8 +54,6 @@ INNER_TILE = 256
 MAX_TILE = 64
 MIN_TILE = 4
 TILE_BUDGET_BYTES = 256 * 1024
-
-Offsets = tuple[int, ...]  # per dimension of the call's domain, in its order
 
 
 class Materialization(enum.Enum):
@@ -158,8 +158,8 @@ def plan_tiles(
         assert isinstance(expr.type, ir.FieldType)
         name = f"sc_stage{len(kept)}"
         ref = ir.Ref(name, expr.type)
-        result = _replace(result, expr, ref)
-        kept = {k: _replace(e, expr, ref) for k, e in kept.items()}
+        result = replace(result, expr, ref)
+        kept = {k: replace(e, expr, ref) for k, e in kept.items()}
         kept[name] = expr
         info[name] = (n, cost)
     if not kept:
@@ -196,13 +196,13 @@ def _best_candidate(
     best: tuple[ir.Expr, int, float] | None = None
     best_size = 0
     for container in containers:
-        for expr, at in _positions(container, dims).items():
+        for expr, at in evaluation_offsets(container, dims).items():
             n = len(at)
             if n < 2 or expr in rejected or isinstance(expr, (*_LEAVES, ir.Shift, ir.Broadcast)):
                 continue
             if not isinstance(expr.type, ir.FieldType) or set(expr.type.dims) != set(dims):
                 continue
-            size = _size(expr)
+            size = node_count(expr)
             if size <= best_size:
                 continue
             cost = _cost(expr, dims)
@@ -223,24 +223,13 @@ def _dependency_order(kept: Mapping[str, ir.Expr]) -> list[str]:
     def visit(name: str) -> None:
         if name in order:
             return
-        for dep in sorted(_refs(kept[name]) & kept.keys()):
+        for dep in sorted({r.name for r in refs_in(kept[name])} & kept.keys()):
             visit(dep)
         order.append(name)
 
     for name in sorted(kept):
         visit(name)
     return order
-
-
-def _refs(expr: ir.Expr) -> set[str]:
-    names: set[str] = set()
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, ir.Ref):
-            names.add(e.name)
-        stack.extend(ir.children(e))
-    return names
 
 
 def _contains(expr: ir.Expr, kinds: tuple[type, ...]) -> bool:
@@ -257,50 +246,14 @@ def _contains(expr: ir.Expr, kinds: tuple[type, ...]) -> bool:
     return False
 
 
-def _positions(body: ir.Expr, dims: tuple[Dimension, ...]) -> dict[ir.Expr, set[Offsets]]:
-    """Each sub-expression and the offsets (per dimension of `dims`) it is evaluated at."""
-    at: dict[ir.Expr, set[Offsets]] = {}
-    visited: set[tuple[int, Offsets]] = set()
-    index = {d: k for k, d in enumerate(dims)}
-    stack: list[tuple[ir.Expr, Offsets]] = [(body, (0,) * len(dims))]
-    while stack:
-        expr, pos = stack.pop()
-        if (id(expr), pos) in visited:
-            continue
-        visited.add((id(expr), pos))
-        at.setdefault(expr, set()).add(pos)
-        if isinstance(expr, ir.Shift):
-            moved = list(pos)
-            for dim, amount in expr.offsets:
-                moved[index[dim]] += amount
-            stack.append((expr.expr, tuple(moved)))
-        elif isinstance(expr, ir.Broadcast):
-            # the value does not depend on the position along the dimensions it lacks
-            kept = set(expr.expr.type.dims) if isinstance(expr.expr.type, ir.FieldType) else set()
-            stack.append((expr.expr, tuple(p if d in kept else 0 for d, p in zip(dims, pos))))
-        else:
-            stack.extend((child, pos) for child in ir.children(expr))
-    return at
-
-
 def _reads_of(expr: ir.Expr, name: str, dims: tuple[Dimension, ...]) -> set[Offsets]:
     """The offsets at which `expr` (evaluated at offset 0) reads the Ref `name`."""
     return {
         pos
-        for e, positions in _positions(expr, dims).items()
+        for e, positions in evaluation_offsets(expr, dims).items()
         if isinstance(e, ir.Ref) and e.name == name
         for pos in positions
     }
-
-
-def _replace(expr: ir.Expr, old: ir.Expr, new: ir.Expr) -> ir.Expr:
-    if expr == old:
-        return new
-    return ir.map_children(expr, lambda e: _replace(e, old, new))
-
-
-def _size(expr: ir.Expr) -> int:
-    return 1 + sum(_size(c) for c in ir.children(expr))
 
 
 def _cost(expr: ir.Expr, dims: tuple[Dimension, ...]) -> float:
@@ -308,7 +261,7 @@ def _cost(expr: ir.Expr, dims: tuple[Dimension, ...]) -> float:
     per node and offset): `READ_COST` per field read, `MATH_COST` per math function, 1
     per other operation."""
     total = 0.0
-    for e, at in _positions(expr, dims).items():
+    for e, at in evaluation_offsets(expr, dims).items():
         if isinstance(e, ir.Ref):
             weight = READ_COST if isinstance(e.type, ir.FieldType) else 0.0
         elif isinstance(e, ir.MathCall):

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from stencilchain.program import ir
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.scan_lowering import refs_in
 from stencilchain.program.transforms import substitute, transform_program
 from stencilchain.steps.checks import require_non_negative_int, require_type
 from stencilchain.steps.cpp.domain_checks import domain_checks, open_domain
@@ -527,18 +528,8 @@ class _Translator:
 
     def call_fields(self, call: ir.ProgramCall) -> list[FieldArg]:
         """The fields a call reads or writes (temporaries and tables included)."""
-        names: list[str] = []
-
-        def visit(expr: ir.Expr) -> None:
-            if isinstance(expr, ir.Ref) and isinstance(expr.type, ir.FieldType):
-                names.append(expr.name)
-            for child in ir.children(expr):
-                visit(child)
-
-        for arg in call.args:
-            visit(arg)
-        names += call.outs
-        unique = dict.fromkeys(names)
+        names = [r.name for r in refs_in(*call.args) if isinstance(r.type, ir.FieldType)]
+        unique = dict.fromkeys([*names, *call.outs])
         return [self.fields[n] for n in unique if n in self.fields]
 
     def kernel_parameters(self, dims: list[Dimension]) -> list[str]:
