@@ -50,6 +50,11 @@ class DomainError(StencilchainError, ValueError):
     """A call's domain reads or writes outside the arrays it was given."""
 
 
+class DecompositionError(StencilchainError, ValueError):
+    """A grid cannot be split over the ranks as asked, or a distributed field does not fit
+    its decomposition (a halo wider than a rank's block, an array of another shape)."""
+
+
 class ConfigError(StencilchainError, ValueError):
     """A configuration value or variable is not valid; the message says which and what is accepted."""
 

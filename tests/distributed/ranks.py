@@ -1,0 +1,98 @@
+"""What each rank runs in the MPI tests (`mpiexec -n N python ranks.py SCENARIO ...`).
+
+A failed check raises, so the rank exits non-zero and mpiexec fails; the launching test
+(test_decomposition.py) reads the exit status and one "ok <rank> <scenario>" line per rank.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+import stencilchain as sc
+from stencilchain.distributed import Decomposition, exchange
+from stencilchain.examples.laplacian import laplacian_program
+
+I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
+
+
+def global_field(shape: tuple[int, ...], salt: int = 0) -> np.ndarray:
+    """A global array whose every value tells where it is (so a misplaced point shows)."""
+    return np.arange(np.prod(shape), dtype=np.float64).reshape(shape) * 10.0 + salt
+
+
+def scatter_gather() -> None:
+    """Blocks of uneven sizes travel to their ranks and back unchanged."""
+    sizes = {I: 11, J: 7, K: 3}
+    grid = Decomposition.create(sizes)
+    whole = global_field((11, 7, 3))
+    f = grid.allocate((I, J, K), halo=2)
+    grid.scatter(f, whole if grid.rank == 0 else None)
+    offsets, local = grid.local_offsets(), grid.local_sizes()
+    mine = whole[tuple(slice(offsets[d], offsets[d] + local[d]) for d in (I, J, K))]
+    assert np.array_equal(f.interior, mine), (grid.rank, grid.coords)
+    back = grid.gather(f)
+    if grid.rank == 0:
+        assert back is not None and np.array_equal(back, whole)
+    else:
+        assert back is None
+    total = grid.comm.allreduce(local[I] * local[J] * local[K])
+    assert total == 11 * 7 * 3
+
+
+def halos(periodic: bool) -> None:
+    """After an exchange, every halo point (corners too) holds the global grid's value
+    there: wrapped around along periodic dimensions, untouched beyond other edges."""
+    sizes = {I: 9, J: 8, K: 2}
+    width = 2
+    grid = Decomposition.create(sizes, periodic=periodic)
+    whole = global_field((9, 8, 2), salt=1)
+    f = grid.allocate((K, I, J), halo=width)  # K first: the split axes need not lead
+    f.data[...] = -1.0  # what an untouched halo keeps
+    grid.scatter(f, np.moveaxis(whole, 2, 0) if grid.rank == 0 else None)
+    exchange(f)
+    offsets, local = grid.local_offsets(), grid.local_sizes()
+    for a, i in enumerate(range(offsets[I] - width, offsets[I] + local[I] + width)):
+        for b, j in enumerate(range(offsets[J] - width, offsets[J] + local[J] + width)):
+            inside = 0 <= i < 9 and 0 <= j < 8
+            expected = whole[i % 9, j % 8, :] if periodic or inside else np.full(2, -1.0)
+            assert np.array_equal(f.data[:, a, b], expected), (grid.rank, i, j, f.data[:, a, b])
+
+
+def laplacian(toolchain_name: str) -> None:
+    """A compiled Laplacian on each rank's exchanged block equals, bit for bit, the same
+    program on the whole periodic grid in one process."""
+    from stencilchain import backends
+
+    n_i, n_j = 24, 20
+    grid = Decomposition.create({I: n_i, J: n_j}, periodic=True)
+    rng = np.random.default_rng(7)
+    whole = rng.random((n_i, n_j))
+    f = grid.allocate((I, J), halo=1)
+    out = grid.allocate((I, J), halo=1)
+    grid.scatter(f, whole if grid.rank == 0 else None)
+    exchange(f)
+    toolchain = backends.build(toolchain_name)
+    laplacian_program.with_backend(toolchain)(f.data, out.data)
+    result = grid.gather(out)
+    if grid.rank == 0:
+        padded = np.pad(whole, 1, mode="wrap")
+        expected = np.zeros_like(padded)
+        laplacian_program(padded, expected)
+        assert result is not None
+        assert np.array_equal(result, expected[1:-1, 1:-1])
+
+
+SCENARIOS = {
+    "scatter_gather": scatter_gather,
+    "halos_periodic": lambda: halos(periodic=True),
+    "halos_open": lambda: halos(periodic=False),
+    "laplacian": lambda: laplacian(sys.argv[2]),
+}
+
+if __name__ == "__main__":
+    from mpi4py import MPI
+
+    SCENARIOS[sys.argv[1]]()
+    print(f"\nok {MPI.COMM_WORLD.Get_rank()} {sys.argv[1]}", flush=True)
