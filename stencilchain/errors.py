@@ -50,7 +50,11 @@ class DomainError(StencilchainError, ValueError):
     """A call's domain reads or writes outside the arrays it was given."""
 
 
-class DecompositionError(StencilchainError, ValueError):
+class DistributedError(StencilchainError):
+    """The ranks of a job disagree (another program list, a build one rank cannot send)."""
+
+
+class DecompositionError(DistributedError, ValueError):
     """A grid cannot be split over the ranks as asked, or a distributed field does not fit
     its decomposition (a halo wider than a rank's block, an array of another shape)."""
 

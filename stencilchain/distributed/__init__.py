@@ -13,8 +13,9 @@ MissingExtraError if it is not installed.
 
 from __future__ import annotations
 
+from stencilchain.distributed.compile import compile_for_job
 from stencilchain.distributed.decomposition import Decomposition
 from stencilchain.distributed.field import DistributedField
 from stencilchain.distributed.halo import exchange
 
-__all__ = ["Decomposition", "DistributedField", "exchange"]
+__all__ = ["Decomposition", "DistributedField", "compile_for_job", "exchange"]

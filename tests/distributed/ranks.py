@@ -6,7 +6,11 @@ A failed check raises, so the rank exits non-zero and mpiexec fails; the launchi
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sys
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -84,11 +88,87 @@ def laplacian(toolchain_name: str) -> None:
         assert np.array_equal(result, expected[1:-1, 1:-1])
 
 
+F = sc.Field[[I, J], sc.float64]
+
+
+def numbered_program(number: int) -> sc.Program:
+    """A program of its own for each `number` (a literal of its body)."""
+
+    @sc.field_operator
+    def weighted(f: F) -> F:
+        return f(I + 1) * float(number + 1) - f(J - 1)
+
+    def job_program(f: F, out: F) -> None:
+        weighted(f, out=out)
+
+    job_program.__name__ = f"job_program_{number}"
+    return sc.program(job_program)
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokenFor:
+    """A translation that writes code no compiler takes for the program numbered `broken`."""
+
+    step: Any
+    broken: str
+
+    def __call__(self, program: Any) -> Any:
+        source = self.step(program)
+        if program.name == f"job_program_{self.broken}":
+            return dataclasses.replace(source, source_code=source.source_code + "\n#error broken\n")
+        return source
+
+
+def compile_job(family: str, cache_kind: str, programs: int, broken: str = "") -> None:
+    """Every rank compiles `programs` programs with `compile_for_job`: each is built on
+    one rank only (the artifacts say which built it), every rank runs each correctly.
+    `cache_kind` "shared": one cache folder; "local": a folder per rank. With `broken`,
+    one program's code does not compile: every rank raises the same CompilationError."""
+    from mpi4py import MPI
+
+    from stencilchain.containers import build_container, make_gtfn_translation, override_step
+    from stencilchain.distributed import compile_for_job
+
+    comm = MPI.COMM_WORLD
+    root = Path(os.environ["STENCILCHAIN_CACHE_DIR"])
+    cache_dir = root if cache_kind == "shared" else root / f"rank{comm.Get_rank()}"
+    container = build_container({}, cache_dir=cache_dir)
+    if broken:
+        override_step(
+            container.gtfn.translation, lambda cfg: BrokenFor(make_gtfn_translation(cfg), broken)
+        )
+    toolchain = getattr(container, family).toolchain()
+    made = [numbered_program(n) for n in range(programs)]
+    try:
+        compiled = compile_for_job(toolchain, made, comm=comm)
+    except sc.CompilationError as error:
+        assert broken, error
+        messages = comm.allgather(str(error))
+        assert all(m == messages[0] for m in messages), messages
+        assert "1 of" in messages[0] and "failed to build" in messages[0], messages[0]
+        return
+    assert not broken, "a broken program compiled"
+    built = comm.allgather([c.artifact.built for c in compiled])
+    per_program = [sum(rank[n] for rank in built) for n in range(programs)]
+    assert per_program == [1] * programs, per_program  # one build per program in the job
+    mine = [n for n in range(programs) if built[comm.Get_rank()][n]]
+    assert mine == list(range(comm.Get_rank(), programs, comm.Get_size())), mine
+    f = np.random.default_rng(3).random((9, 8))
+    for n, program in enumerate(compiled):
+        out, expected = np.zeros_like(f), np.zeros_like(f)
+        program(f, out)
+        made[n](f, expected)
+        assert np.array_equal(out, expected), n
+    if cache_kind == "local":
+        assert str(cache_dir) in str(compiled[0].artifact.module_path)
+
+
 SCENARIOS = {
     "scatter_gather": scatter_gather,
     "halos_periodic": lambda: halos(periodic=True),
     "halos_open": lambda: halos(periodic=False),
     "laplacian": lambda: laplacian(sys.argv[2]),
+    "compile_job": lambda: compile_job(sys.argv[2], sys.argv[3], int(sys.argv[4]), *sys.argv[5:]),
 }
 
 if __name__ == "__main__":

@@ -80,6 +80,24 @@ def test_a_compiled_laplacian_on_blocks_equals_the_whole_grid(
     run_ranks(ranks, "laplacian", toolchain, cache=private_cache_dir)
 
 
+@pytest.mark.parametrize(
+    ("family", "ranks", "cache"),
+    [("gtfn", 4, "shared"), ("gtfn", 2, "local"), ("dace", 2, "shared"), ("dace", 2, "local")],
+)
+def test_a_job_compiles_each_program_once(
+    family: str, ranks: int, cache: str, private_cache_dir: Path
+) -> None:
+    """Six programs over the ranks, round-robin: one build each in the whole job, with
+    a shared cache or one per rank (the builds are broadcast)."""
+    if family == "dace":
+        pytest.importorskip("dace")
+    run_ranks(ranks, "compile_job", family, cache, "6", cache=private_cache_dir)
+
+
+def test_a_failed_build_fails_every_rank_alike(private_cache_dir: Path) -> None:
+    run_ranks(4, "compile_job", "gtfn", "shared", "5", "2", cache=private_cache_dir)
+
+
 def test_one_rank_splits_nothing_and_wraps_periodic_halos() -> None:
     grid = Decomposition.create({I: 5, J: 4}, periodic=(True, False), comm=_self())
     f = grid.allocate((I, J), halo={I: 1, J: 1})

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from stencilchain.steps.build.cached_build import compile_cached
 from stencilchain.steps.build.plan import BuildPlan
+from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
 
 
@@ -23,6 +24,7 @@ class CompilerStep(abc.ABC):
     """
 
     BUILT_FILES: ClassVar[tuple[str, ...]] = ("module",)
+    cache: BuildCache  # where its builds live (a field of each subclass)
 
     def __call__(self, source: ExtensionSource, /) -> CompiledArtifact:
         """Build `source` into the build cache, or load its complete build."""

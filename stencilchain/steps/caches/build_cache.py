@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -59,6 +60,9 @@ _PROGRAM_FIELDS = ("entry_point", "key_program")
 
 BuildFunction = Callable[[Path], Mapping[str, str]]
 """Builds into the (empty) folder it is given; returns metadata stored in the marker."""
+
+BuildFiles = dict[str, tuple[int, bytes]]
+"""A complete build as `export` gives it: path in the folder -> (mode bits, content)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +126,49 @@ class BuildCache(TrustedFolder):
             data = json.dumps({"format": _FORMAT, "key": key, "metadata": metadata}).encode()
             atomic_write(folder / MARKER_NAME, data)
         return BuildResult(folder, metadata, built=True)
+
+    def export(self, key: str) -> BuildFiles | None:
+        """The files of the complete build of `key` (its marker among them), to `install`
+        in another cache, e.g. a node-local one; None if there is no complete build. Links
+        are left out: a build's files are its own."""
+        found = self.lookup(key)
+        if found is None:
+            return None
+        files: BuildFiles = {}
+        for parent, _, names in os.walk(found.folder):
+            for name in names:
+                path = Path(parent, name)
+                info = path.lstat()
+                if stat.S_ISREG(info.st_mode):
+                    relative = path.relative_to(found.folder).as_posix()
+                    files[relative] = (stat.S_IMODE(info.st_mode), path.read_bytes())
+        return files
+
+    def install(self, key: str, files: BuildFiles) -> BuildResult:
+        """The complete build of `key` made from `files` (what `export` gave in another
+        cache), unless this cache has one already. The marker is written last, as a build
+        writes it: an interrupted install is an incomplete folder, never trusted. ValueError
+        if `files` has no valid marker for `key` or a path that leaves the folder."""
+        raw = files.get(MARKER_NAME)
+        metadata, problem = _parse_marker(raw[1], key) if raw is not None else (None, "none")
+        if metadata is None:
+            raise ValueError(f"the files of build {key!r} have no valid marker ({problem})")
+        for name in files:
+            parts = Path(name).parts
+            if not parts or Path(name).is_absolute() or ".." in parts:
+                raise ValueError(f"build {key!r}: the file {name!r} is outside its folder")
+
+        def build(folder: Path) -> Mapping[str, str]:
+            for name, (mode, content) in files.items():
+                if name == MARKER_NAME:
+                    continue
+                path = folder / name
+                path.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+                path.write_bytes(content)
+                path.chmod(mode & 0o700)  # never group or other access (see trust)
+            return metadata
+
+        return self.get_or_build(key, build)
 
     def discard(self, item: str | CacheEntry, *, wait: bool = True) -> bool:
         """Remove a build (by key, or an entry of `entries()`), e.g. one found damaged.
