@@ -17,5 +17,13 @@ from stencilchain.distributed.compile import compile_for_job
 from stencilchain.distributed.decomposition import Decomposition
 from stencilchain.distributed.field import DistributedField
 from stencilchain.distributed.halo import exchange
+from stencilchain.distributed.program import DistributedProgram, halo_of
 
-__all__ = ["Decomposition", "DistributedField", "compile_for_job", "exchange"]
+__all__ = [
+    "Decomposition",
+    "DistributedField",
+    "DistributedProgram",
+    "compile_for_job",
+    "exchange",
+    "halo_of",
+]

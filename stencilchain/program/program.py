@@ -796,6 +796,18 @@ class Program:
         self.ir = trace.finish()
         self._embedded: Callable[..., None] | None = None
 
+    @classmethod
+    def from_ir(cls, program: ir.Program, fn: Callable[..., Any]) -> Program:
+        """A program of checked IR made by transforming a traced one (e.g. one stage of
+        it); `fn`, the function traced, says where it was defined."""
+        made = cls.__new__(cls)
+        made.fn = fn
+        made.name = program.name
+        made.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+        made.ir = program
+        made._embedded = None
+        return made
+
     def __repr__(self) -> str:
         return f"<stencilchain program {self.name} {self.ir.fingerprint()[:12]}>"
 

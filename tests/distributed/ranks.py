@@ -163,11 +163,85 @@ def compile_job(family: str, cache_kind: str, programs: int, broken: str = "") -
         assert str(cache_dir) in str(compiled[0].artifact.module_path)
 
 
+def distributed_programs(toolchain_name: str, only: str = "") -> None:
+    """Programs of one or several stages, run by `DistributedProgram` on a periodic grid,
+    give bit for bit the single-process run of the program on the whole grid (its arrays
+    padded by the halo, periodically)."""
+    from mpi4py import MPI
+
+    from stencilchain import backends
+    from stencilchain.distributed import DistributedProgram, halo_of
+    from stencilchain.examples import hdiff, hdiff_staged, laplap, tridiagonal, tuple_chain, upwind
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from programs import carried_temporary
+
+    toolchain = backends.build(toolchain_name)
+    comm = MPI.COMM_WORLD
+    cases: list[tuple[Any, tuple[int, ...], int]] = [
+        (hdiff.PROGRAM, (14, 12, 3), 1),
+        (hdiff_staged.PROGRAM, (14, 12, 3), 1),
+        (laplap.PROGRAM, (13, 11), 2),
+        (tuple_chain.PROGRAM, (13, 11), 2),
+        (upwind.PROGRAM, (13, 11), 1),
+        (tridiagonal.PROGRAM, (9, 8, 6), 1),
+        (carried_temporary, (13, 11), 2),
+    ]
+    for program, shape, expected_stages in cases:
+        if only and program.name not in only.split(","):
+            continue
+        dims = [I, J, K][: len(shape)]
+        grid = Decomposition.create(dict(zip(dims, shape, strict=True)), periodic=True)
+        halo = halo_of(program, grid.split)
+        rng = np.random.default_rng(11)
+        values: dict[str, Any] = {}
+        for param in program.ir.params:
+            if param.name in ("weight",):
+                values[param.name] = 0.75
+            elif not hasattr(param.type, "dims"):
+                values[param.name] = {"dt": 0.1, "dx": 1.0, "dy": 1.5}.get(param.name, 0.5)
+            else:
+                values[param.name] = rng.random(shape) + 1.0
+        fields = {
+            name: grid.allocate(dims, halo=halo)
+            for name, value in values.items()
+            if isinstance(value, np.ndarray)
+        }
+        for name, field in fields.items():
+            grid.scatter(field, values[name] if grid.rank == 0 else None)
+        run = DistributedProgram(program, toolchain, grid)
+        assert len(run.stages) == expected_stages, (program.name, len(run.stages))
+        run(*(fields.get(name, value) for name, value in values.items()))
+        gathered = {name: grid.gather(field) for name, field in fields.items()}
+        if grid.rank != 0:
+            continue
+        widths = [(halo.get(d, 0), halo.get(d, 0)) for d in dims]
+        padded = {
+            name: np.pad(value, widths, mode="wrap") if isinstance(value, np.ndarray) else value
+            for name, value in values.items()
+        }
+        for name in fields:  # what the program writes starts as what the ranks held
+            padded[name][
+                tuple(slice(w, w + n) for (w, _), n in zip(widths, shape, strict=True))
+            ] = values[name]
+        program.with_backend(toolchain)(*padded.values())
+        inside = tuple(slice(w, w + n) for (w, _), n in zip(widths, shape, strict=True))
+        for name in fields:
+            got, want = gathered[name], padded[name][inside]
+            assert got is not None and np.array_equal(got, want), (
+                program.name,
+                name,
+                comm.Get_size(),
+                np.abs(got - want).max() if got is not None else None,
+            )
+
+
 SCENARIOS = {
     "scatter_gather": scatter_gather,
     "halos_periodic": lambda: halos(periodic=True),
     "halos_open": lambda: halos(periodic=False),
     "laplacian": lambda: laplacian(sys.argv[2]),
+    "programs": lambda: distributed_programs(*sys.argv[2:]),
     "compile_job": lambda: compile_job(sys.argv[2], sys.argv[3], int(sys.argv[4]), *sys.argv[5:]),
 }
 

@@ -21,7 +21,7 @@ pytest.importorskip("mpi4py", reason="the mpi extra is not installed")
 
 I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
 RANKS = Path(__file__).with_name("ranks.py")
-TIMEOUT = 180
+TIMEOUT = 300
 
 
 def mpiexec() -> str:
@@ -96,6 +96,28 @@ def test_a_job_compiles_each_program_once(
 
 def test_a_failed_build_fails_every_rank_alike(private_cache_dir: Path) -> None:
     run_ranks(4, "compile_job", "gtfn", "shared", "5", "2", cache=private_cache_dir)
+
+
+@pytest.mark.parametrize(
+    ("toolchain", "ranks"),
+    [
+        ("run_embedded", 1),
+        ("run_embedded", 4),
+        ("run_gtfn_cpu", 1),
+        ("run_gtfn_cpu", 4),
+        ("run_dace_cpu", 2),
+    ],
+)
+def test_distributed_programs_equal_one_process(
+    toolchain: str, ranks: int, private_cache_dir: Path
+) -> None:
+    """Seven programs (several stages, temporaries carried across stages, scans, tuple
+    outputs, explicit domains) on 1, 2 or 4 ranks, bitwise against one process."""
+    only = []
+    if toolchain.startswith("run_dace"):  # slower to compile: two programs of two stages
+        pytest.importorskip("dace")
+        only = ["laplap_program,carried_temporary"]
+    run_ranks(ranks, "programs", toolchain, *only, cache=private_cache_dir)
 
 
 def test_one_rank_splits_nothing_and_wraps_periodic_halos() -> None:

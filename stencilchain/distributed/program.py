@@ -1,0 +1,261 @@
+"""A program run on a decomposed grid: its calls in stages, halos exchanged between them.
+
+Each rank runs the program on its local arrays (its block and a halo as wide as the
+program's domains are inset: `halo_of`). Within one stage the compiled code recomputes
+what it needs in the halo, as it does on one process near an array's edge. A new stage
+starts at a call that reads, in the halo, a field an earlier call of the stage wrote:
+that field's halo is stale until it is exchanged. Before each stage, every field the
+stage reads in the halo and that was written since its last exchange (the inputs, at
+first) is exchanged. Temporaries that live across stages become
+fields of the runner. So every rank computes exactly what one process computes on the
+global arrays, bit for bit, on any number of ranks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from stencilchain.distributed.decomposition import Decomposition
+from stencilchain.distributed.field import DistributedField
+from stencilchain.distributed.halo import exchange
+from stencilchain.errors import DecompositionError
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.extents import field_operator_reads
+from stencilchain.program.program import Backend, Program
+
+
+def halo_of(program: Program | ir.Program, dims: Sequence[Dimension]) -> dict[Dimension, int]:
+    """The halo each of `dims` needs for `program` to run on a rank's block: how far its
+    calls' domains are inset from the arrays' edges (the widest of all calls)."""
+    program_ir = program.ir if isinstance(program, Program) else program
+    widths = dict.fromkeys(dims, 0)
+    for call in program_ir.calls:
+        for dim_domain in call.domain.dims:
+            if dim_domain.dim in widths:
+                inset = [b.value for b in dim_domain.starts if not b.from_end and b.param is None]
+                inset += [-b.value for b in dim_domain.stops if b.from_end and b.param is None]
+                widths[dim_domain.dim] = max([widths[dim_domain.dim], *inset])
+    return widths
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """Consecutive calls of a program, compiled as one program of their own."""
+
+    program: Program
+    exchanged: tuple[str, ...]  # the fields to exchange before it, by name
+    written: tuple[str, ...]  # the fields it writes
+
+
+class DistributedProgram:
+    """`program` run by `backend` on the local arrays of `decomposition`'s ranks.
+
+    Call it like the program, with a `DistributedField` (allocated with at least
+    `halo_of(program)`) for every field and plain values for scalars. Collective: every
+    rank calls it with the same arguments.
+    """
+
+    def __init__(self, program: Program, backend: Backend, decomposition: Decomposition) -> None:
+        self.program = program
+        self.decomposition = decomposition
+        self.halo = halo_of(program, decomposition.split)
+        _require_distributable(program.ir, decomposition.split)
+        self.stages = stages_of(program, self.halo)
+        self._runs = [backend.executor(stage.program) for stage in self.stages]
+        self._carried = [t for t in program.ir.temporaries if _carried(t.name, self.stages)]
+        self._temporaries: dict[str, DistributedField] | None = None
+
+    def __call__(self, *args: Any) -> None:
+        params = self.program.ir.params
+        if len(args) != len(params):
+            raise TypeError(
+                f"{self.program.name} takes {len(params)} arguments "
+                f"({', '.join(p.name for p in params)}), got {len(args)}"
+            )
+        values: dict[str, Any] = {}
+        for param, arg in zip(params, args, strict=True):
+            values[param.name] = self._checked(param, arg)
+        values.update(self._carried_fields())
+        dirty = {name for name, value in values.items() if isinstance(value, DistributedField)}
+        for stage, run in zip(self.stages, self._runs, strict=True):
+            stale = [values[name] for name in stage.exchanged if name in dirty]
+            exchange(*stale)
+            dirty.difference_update(name for name in stage.exchanged)
+            run(*(_local(values[p.name]) for p in stage.program.ir.params))
+            dirty.update(stage.written)
+
+    def _checked(self, param: ir.Param, arg: Any) -> Any:
+        if not isinstance(param.type, ir.FieldType):
+            return arg
+        where = f"{self.program.name}: argument {param.name}"
+        if not isinstance(arg, DistributedField) or arg.decomposition is not self.decomposition:
+            raise DecompositionError(f"{where} is not a DistributedField of this decomposition")
+        if arg.dims != param.type.dims:
+            raise DecompositionError(
+                f"{where} is over ({', '.join(d.name for d in arg.dims)}), "
+                f"the program takes ({', '.join(d.name for d in param.type.dims)})"
+            )
+        for dim, width in self.halo.items():
+            if dim in arg.dims and arg.halo(dim) != width:
+                raise DecompositionError(
+                    f"{where} has a halo of {arg.halo(dim)} along {dim.name}; the program "
+                    f"needs {width} (halo_of): allocate it with halo={dict_text(self.halo)}"
+                )
+        return arg
+
+    def _carried_fields(self) -> dict[str, DistributedField]:
+        if self._temporaries is None:
+            self._temporaries = {}
+            for temporary in self._carried:
+                assert isinstance(temporary.type, ir.FieldType)
+                self._temporaries[temporary.name] = self.decomposition.allocate(
+                    temporary.type.dims,
+                    temporary.type.dtype.numpy,
+                    halo={d: w for d, w in self.halo.items() if d in temporary.type.dims},
+                )
+        return self._temporaries
+
+
+def stages_of(traced: Program, halo: Mapping[Dimension, int]) -> list[Stage]:
+    """The stages of `traced` on a grid split along the dimensions of `halo`, with the
+    halo widths `halo_of` gives (see the module's doc)."""
+    program = traced.ir
+    temporaries = {t.name for t in program.temporaries}
+    groups: list[list[ir.ProgramCall]] = [[]]
+    written: set[str] = set()
+    for call in program.calls:
+        if _halo_reads(program, call, halo) & written:
+            groups.append([])
+            written = set()
+        groups[-1].append(call)
+        # a temporary is computed wherever a later call reads it: never stale in a stage
+        written.update(name for name in call.outs if name not in temporaries)
+    stages = []
+    for number, calls in enumerate(groups):
+        later = [c for g in groups[number + 1 :] for c in g]
+        earlier = [c for g in groups[:number] for c in g]
+        stages.append(_stage(program, traced.fn, number, calls, earlier, later, halo))
+    return stages
+
+
+def _stage(
+    program: ir.Program,
+    fn: Callable[..., Any],
+    number: int,
+    calls: list[ir.ProgramCall],
+    earlier: list[ir.ProgramCall],
+    later: list[ir.ProgramCall],
+    halo: Mapping[Dimension, int],
+) -> Stage:
+    temporaries = {t.name: t for t in program.temporaries}
+    used = {name for call in calls for name in _names(call)}
+    crossing = {
+        name
+        for name in used & temporaries.keys()
+        if any(name in _names(c) for c in (*earlier, *later))
+    }
+    params = [p for p in program.params if p.name in used]
+    params += [temporaries[name] for name in sorted(crossing)]
+    inner = tuple(t for t in program.temporaries if t.name in used and t.name not in crossing)
+    stage_ir = dataclasses.replace(
+        program,
+        name=f"{program.name}_stage{number}" if number or later else program.name,
+        params=tuple(params),
+        calls=tuple(calls),
+        temporaries=inner,
+    )
+    outer = {p.name for p in params if isinstance(p.type, ir.FieldType)}
+    reads = set().union(*(_halo_reads(program, c, halo) for c in calls)) & outer
+    written = tuple(sorted({o for c in calls for o in c.outs} & outer))
+    return Stage(Program.from_ir(stage_ir, fn), tuple(sorted(reads)), written)
+
+
+def _halo_reads(
+    program: ir.Program, call: ir.ProgramCall, halo: Mapping[Dimension, int]
+) -> set[str]:
+    """The fields `call` reads in the halo (outside the block a rank owns) along a split
+    dimension: where its domain, widened by its reads, comes closer to an array's edge
+    than the program's halo width."""
+    scan = program.scan_operator(call.callee)
+    fops = {f.name: f for f in program.field_operators}
+    if scan is not None:  # a scan reads its column only
+        params, extents = scan.params, {}
+    else:
+        params = fops[call.callee].params
+        extents = field_operator_reads(fops[call.callee], fops).extents
+    insets = {d.dim: _insets(d) for d in call.domain.dims if d.dim in halo}
+    found = set()
+    for param, arg in zip(params, call.args, strict=True):
+        if not isinstance(arg, ir.Ref) or not isinstance(arg.type, ir.FieldType):
+            continue
+        for dim, (start, stop) in insets.items():
+            if dim not in arg.type.dims:
+                continue
+            lo, hi = extents.get(param.name, {}).get(dim, (0, 0))
+            if start + lo < halo[dim] or stop - hi < halo[dim]:
+                found.add(arg.name)
+    return found
+
+
+def _insets(dim_domain: ir.DimDomain) -> tuple[int, int]:
+    """How far a domain starts from an array's start and stops from its end (at least)."""
+    start = max((b.value for b in dim_domain.starts if not b.from_end), default=0)
+    stop = max((-b.value for b in dim_domain.stops if b.from_end), default=0)
+    return start, stop
+
+
+def _names(call: ir.ProgramCall) -> set[str]:
+    """The program's fields and scalars a call names (arguments and outputs)."""
+    return {a.name for a in call.args if isinstance(a, ir.Ref)} | set(call.outs)
+
+
+def _carried(name: str, stages: Sequence[Stage]) -> bool:
+    return any(name in {p.name for p in s.program.ir.params} for s in stages)
+
+
+def _local(value: Any) -> Any:
+    return value.data if isinstance(value, DistributedField) else value
+
+
+def _require_distributable(program: ir.Program, split: Sequence[Dimension]) -> None:
+    """DecompositionError for what a program cannot do on a split grid: absolute indices
+    along a split dimension (index, concat_where, domain bounds from a scalar or beyond
+    the halo), and neighbour tables."""
+    where = f"program {program.name} cannot run on a grid split along {', '.join(d.name for d in split)}"
+    for p in program.params:
+        if isinstance(p.type, ir.TableType):
+            raise DecompositionError(f"{where}: it takes the neighbour table {p.name}")
+    for call in program.calls:
+        for dim_domain in call.domain.dims:
+            if dim_domain.dim in split and any(
+                b.param is not None for b in (*dim_domain.starts, *dim_domain.stops)
+            ):
+                raise DecompositionError(
+                    f"{where}: the call of {call.callee} has a domain along "
+                    f"{dim_domain.dim.name} set by a scalar parameter (a global index)"
+                )
+    for fop in program.field_operators:
+        for node in _walk(fop.body):
+            if isinstance(node, ir.Index) and node.dim in split:
+                raise DecompositionError(f"{where}: {fop.name} uses index({node.dim.name})")
+            if isinstance(node, ir.ConcatWhere) and node.dim in split:
+                raise DecompositionError(
+                    f"{where}: {fop.name} uses concat_where along {node.dim.name}"
+                )
+
+
+def _walk(node: Any) -> Iterator[Any]:
+    yield node
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for field in dataclasses.fields(node):
+            value = getattr(node, field.name)
+            for item in value if isinstance(value, tuple) else (value,):
+                if dataclasses.is_dataclass(item):
+                    yield from _walk(item)
+
+
+def dict_text(widths: Mapping[Dimension, int]) -> str:
+    return "{" + ", ".join(f"{d.name}: {w}" for d, w in widths.items()) + "}"
