@@ -14,6 +14,7 @@ global arrays, bit for bit, on any number of ranks.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -53,20 +54,36 @@ class Stage:
 class DistributedProgram:
     """`program` run by `backend` on the local arrays of `decomposition`'s ranks.
 
-    Call it like the program, with a `DistributedField` (allocated with at least
-    `halo_of(program)`) for every field and plain values for scalars. Collective: every
-    rank calls it with the same arguments.
+    Call it like the program, with a `DistributedField` for every field and plain values
+    for scalars. Every field has the halo `halo` (default: `halo_of(program)`; a wider one
+    lets programs of other needs share fields). Collective: every rank calls it with the
+    same arguments.
     """
 
-    def __init__(self, program: Program, backend: Backend, decomposition: Decomposition) -> None:
+    def __init__(
+        self,
+        program: Program,
+        backend: Backend,
+        decomposition: Decomposition,
+        *,
+        halo: Mapping[Dimension, int] | None = None,
+    ) -> None:
         self.program = program
         self.decomposition = decomposition
-        self.halo = halo_of(program, decomposition.split)
+        needed = halo_of(program, decomposition.split)
+        self.halo = needed if halo is None else {d: halo.get(d, 0) for d in decomposition.split}
+        narrow = [d.name for d in decomposition.split if self.halo[d] < needed[d]]
+        if narrow:
+            raise DecompositionError(
+                f"{program.name} needs a halo of {dict_text(needed)} (halo_of), wider than "
+                f"{dict_text(self.halo)} along {', '.join(narrow)}"
+            )
         _require_distributable(program.ir, decomposition.split)
         self.stages = stages_of(program, self.halo)
         self._runs = [backend.executor(stage.program) for stage in self.stages]
         self._carried = [t for t in program.ir.temporaries if _carried(t.name, self.stages)]
         self._temporaries: dict[str, DistributedField] | None = None
+        self.exchange_seconds = 0.0  # spent in halo exchanges by the calls so far
 
     def __call__(self, *args: Any) -> None:
         params = self.program.ir.params
@@ -82,7 +99,9 @@ class DistributedProgram:
         dirty = {name for name, value in values.items() if isinstance(value, DistributedField)}
         for stage, run in zip(self.stages, self._runs, strict=True):
             stale = [values[name] for name in stage.exchanged if name in dirty]
+            start = time.perf_counter()
             exchange(*stale)
+            self.exchange_seconds += time.perf_counter() - start
             dirty.difference_update(name for name in stage.exchanged)
             run(*(_local(values[p.name]) for p in stage.program.ir.params))
             dirty.update(stage.written)
@@ -101,8 +120,8 @@ class DistributedProgram:
         for dim, width in self.halo.items():
             if dim in arg.dims and arg.halo(dim) != width:
                 raise DecompositionError(
-                    f"{where} has a halo of {arg.halo(dim)} along {dim.name}; the program "
-                    f"needs {width} (halo_of): allocate it with halo={dict_text(self.halo)}"
+                    f"{where} has a halo of {arg.halo(dim)} along {dim.name}, not {width}: "
+                    f"allocate it with halo={dict_text(self.halo)}"
                 )
         return arg
 

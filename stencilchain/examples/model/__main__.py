@@ -1,0 +1,54 @@
+"""`python -m stencilchain.examples.model [--config FILE] [--steps N]`: compile once for
+the job, run, print each step's time (rank 0) and the final checksum."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from stencilchain.examples.model.containers import build_model_container
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m stencilchain.examples.model")
+    parser.add_argument("--config", help="a TOML file with [model] and [stencils] sections")
+    parser.add_argument("--steps", type=int, help="overrides the steps setting")
+    args = parser.parse_args(argv)
+    container = build_model_container(file=args.config)
+    if args.steps is not None:
+        container.config.model.steps.from_value(args.steps)
+    model = container.model()
+    grid = model.grid
+    lead = grid.rank == 0
+
+    def say(text: str) -> None:
+        if lead:
+            print(text, flush=True)
+
+    s = model.settings
+    say(
+        f"grid {s.nx}x{s.ny}x{s.nz} on {grid.ranks} ranks ({'x'.join(map(str, grid.grid))}), "
+        f"{s.family}, halo {model.halo[grid.split[0]]}"
+    )
+    seconds, built, programs = model.compile()
+    builds = grid.comm.gather(built, root=0)
+    say(f"compile {seconds:.2f} s: {programs} programs, builds per rank {builds}")
+    total = exchange = 0.0
+    for number in range(1, s.steps + 1):
+        report = model.step(number)
+        total += report.seconds
+        exchange += report.exchange_seconds
+        say(
+            f"step {report.step:4d}  dt {report.dt:.4f}  max {report.tracer_max:.6f}  "
+            f"{report.seconds * 1e3:8.2f} ms  (exchange {report.exchange_seconds * 1e3:.2f} ms)"
+        )
+    share = exchange / total if total else 0.0
+    say(f"steps {total:.3f} s, {total / s.steps * 1e3:.2f} ms per step, exchange {share:.0%}")
+    result = model.checksum()
+    if result is not None:
+        print(f"checksum {result[0]!r} sha256 {result[1]}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
