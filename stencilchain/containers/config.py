@@ -216,7 +216,33 @@ CONFIG_FILE: Setting[Path | None] = Setting(
     from_text=lambda raw: Path(raw).expanduser(),
     types=(Path, type(None)),
 )
-VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE)  # every STENCILCHAIN_* variable
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(raw: str) -> str:
+    level = raw.upper()
+    if level not in LOG_LEVELS:
+        raise ValueError(raw)
+    return level
+
+
+# Not a setting of the configs either: the level of the `stencilchain` logger, applied when
+# a container is built (containers/log_level.py); it changes no output of a toolchain.
+LOG_LEVEL: Setting[str | None] = Setting(
+    name="log_level",
+    env="STENCILCHAIN_LOG_LEVEL",
+    type_name="choice",
+    default=None,
+    default_text="unset",
+    accepted=", ".join(LOG_LEVELS),
+    meaning="Level of the `stencilchain` logger; if nothing else handles its records (no "
+    "handler on it or on the root logger), they go to stderr. Unset leaves logging as the "
+    "application configured it. Read from the environment only, not from the config file.",
+    from_text=_log_level,
+    types=(str, type(None)),
+)
+# every STENCILCHAIN_* variable
+VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE, LOG_LEVEL)
 
 SETTINGS_BY_NAME: Mapping[str, Setting[Any]] = {s.name: s for s in SETTINGS}
 SETTINGS_BY_ENV: Mapping[str, Setting[Any]] = {s.env: s for s in VARIABLES}

@@ -24,6 +24,7 @@ from stencilchain.program.arguments import ArgumentChecker, TableChecks, bind_ar
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
+from stencilchain.runtime.compile_log import log_load, log_stage
 from stencilchain.runtime.compile_many import CompileReport, compile_many
 from stencilchain.runtime.config import ToolchainConfig, output_settings
 from stencilchain.runtime.metrics import MetricsRegistry, ProgramMetrics
@@ -133,16 +134,19 @@ class Toolchain:
 
         def observe(report: StageReport) -> None:
             times[report.stage] = report.seconds
+            log_stage(report, program.name, self.name, self.family, workflow)
             if hook is not None:
                 hook(report)
 
         artifact = workflow(program, observe)
         start = time.perf_counter()
         entry = artifact.load()
+        loaded = time.perf_counter() - start
+        log_load(program.name, self.name, self.family, artifact.module_path, loaded)
         if self.config.metrics:
             entry_metrics = self.metrics.entry(self.name, program.name)
             entry_metrics.steps.update(times)
-            entry_metrics.load_time = time.perf_counter() - start
+            entry_metrics.load_time = loaded
         checker = ArgumentChecker(program, self.config.device)
         tables = TableChecks(program)
         if tables:  # the native entry checks everything but the entries of neighbour tables
