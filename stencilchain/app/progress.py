@@ -9,6 +9,7 @@ results print on a clean screen. See docs/adr/0019-progress-and-logging.md.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
@@ -41,7 +42,7 @@ class Progress:
         self.total = total
         self.stream = sys.stderr if stream is None else stream
         self.count = 0
-        self.active = enabled and isatty(self.stream)
+        self.active = enabled and isatty(self.stream) and os.environ.get("TERM") != "dumb"
         self._lock = threading.RLock()
         self._display: Any = None  # a rich.progress.Progress, made only when active
         self._task: Any = None

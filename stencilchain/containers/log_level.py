@@ -24,8 +24,8 @@ class StderrHandler(logging.StreamHandler[TextIO]):
     """Writes to the `sys.stderr` of the moment (as logging's last resort does), so that a
     progress display that redirects stderr prints records above itself."""
 
-    def __init__(self) -> None:
-        logging.Handler.__init__(self)
+    def __init__(self, level: int = logging.NOTSET) -> None:
+        logging.Handler.__init__(self, level)
 
     @property
     def stream(self) -> TextIO:
@@ -46,9 +46,26 @@ def apply_log_level(environ: Mapping[str, str] | None = None) -> logging.Handler
         return None
     logger = logging.getLogger(ROOT)
     logger.setLevel(level)
+    ours = [h for h in logger.handlers if isinstance(h, StderrHandler)]
+    if ours:  # attached before (e.g. by the command line, for warnings): now at this level
+        ours[0].setLevel(logging.NOTSET)
+        return None
     if _handled(logger):
         return None
     handler = StderrHandler()
+    handler.setFormatter(logging.Formatter(FORMAT))
+    logger.addHandler(handler)
+    return handler
+
+
+def show_warnings() -> logging.Handler | None:
+    """For an application (the command line): warnings of the `stencilchain` logger (a
+    damaged cache entry rebuilt, ...) go to stderr, unless something already handles its
+    records. `STENCILCHAIN_LOG_LEVEL`, applied later, lowers the level of this handler too."""
+    logger = logging.getLogger(ROOT)
+    if _handled(logger):
+        return None
+    handler = StderrHandler(logging.WARNING)
     handler.setFormatter(logging.Formatter(FORMAT))
     logger.addHandler(handler)
     return handler

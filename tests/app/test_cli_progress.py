@@ -190,3 +190,42 @@ def test_rich_is_imported_only_for_a_terminal(stencils: Path, tmp_path: Path) ->
         env={**os.environ, "STENCILCHAIN_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_the_command_line_logs_to_stderr(stencils: Path, tmp_path: Path) -> None:
+    """The installed command, into pipes: STENCILCHAIN_LOG_LEVEL=INFO gives the INFO lines on
+    stderr; without it, the library's warnings (a damaged translation cache entry) still
+    reach stderr, once; --quiet silences them; stdout is the same every time."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STENCILCHAIN_")}
+    env["STENCILCHAIN_CACHE_DIR"] = str(tmp_path / "cache")
+    command = [sys.executable, "-m", "stencilchain.app.cli", "compile", f"{stencils}:smooth"]
+
+    def run(*extra: str, **variables: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [*command, *extra],
+            env={**env, **variables},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    first = run(STENCILCHAIN_LOG_LEVEL="INFO")
+    lines = first.stderr.splitlines()
+    assert len(lines) == 2, first.stderr
+    assert (
+        " INFO " in lines[0] and "smooth (run_gtfn_cpu, gtfn): translation cache miss" in lines[0]
+    )
+    assert "smooth (run_gtfn_cpu, gtfn): build cache miss, built in" in lines[1]
+    assert first.stdout.startswith("compiled smooth with run_gtfn_cpu")
+
+    [entry] = (tmp_path / "cache" / "translations").rglob("*.json")
+    entry.write_text(entry.read_text()[:20])  # truncated
+    damaged = run()
+    [warning] = damaged.stderr.splitlines()
+    assert " WARNING " in warning and str(entry) in warning and "treated as a miss" in warning
+    assert damaged.stdout.startswith("compiled smooth with run_gtfn_cpu")
+
+    entry.write_text(entry.read_text()[:20])
+    assert run("--quiet").stderr == ""
