@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
+import tempfile
 import time
 from collections.abc import Iterable, Set
 from pathlib import Path
@@ -33,7 +35,7 @@ from stencilchain.steps.caches.entries import (
     SUPPORT,
     CacheEntry,
 )
-from stencilchain.steps.caches.files import atomic_write, folder_size, read_entry
+from stencilchain.steps.caches.files import folder_size, read_entry
 from stencilchain.steps.caches.translation_cache import TranslationCache
 
 LEFTOVERS = (STALE, INCOMPLETE, DAMAGED)  # never used again: pruned first
@@ -234,8 +236,17 @@ def _write_usage(location: CacheLocation, size: int, scanned: float) -> None:
     """Record `size` bytes, measured at `scanned`; a record that cannot be written is left
     as it is (the next build walks the caches)."""
     data = json.dumps({"format": _FORMAT, "bytes": size, "scanned": scanned}).encode()
-    with contextlib.suppress(OSError):
-        atomic_write(location.root / USAGE_NAME, data)
+    path = location.root / USAGE_NAME
+    with contextlib.suppress(OSError):  # renamed into place, not synced: a hint, not an entry
+        fd, tmp = tempfile.mkstemp(prefix=f".{USAGE_NAME}.", suffix=".tmp", dir=location.root)
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 def usage_record(location: CacheLocation) -> Path:
