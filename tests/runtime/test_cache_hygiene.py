@@ -124,6 +124,19 @@ def test_a_salt_builds_afresh_and_keeps_the_other_salts_builds(family: str, tmp_
     entries = {e.path: e for e in again.workflow.compilation.cache.entries()}
     assert entries[artifacts["A"].build_dir].build_context["salt"] == "A"
     assert "salt" not in entries[artifacts[""].build_dir].build_context
+    # `cache explain` says that the salt is what differs
+    from stencilchain.app.cache_explain import explain_build, explain_translation
+    from stencilchain.app.cache_probe import probe
+
+    other = _toolchain(family, cache, cache_salt="C")
+    found = probe(other, program.ir)
+    listed = [*other.workflow.translation_cache.entries(), *entries.values()]
+    for answer in (
+        explain_translation(found, listed, family),
+        explain_build(found, listed, family),
+    ):
+        assert not answer.hit
+        assert any(d.startswith("salt: ") and d.endswith(", C now") for d in answer.details)
     if family == "gtfn":  # support folders are salted too: CMake's detection is redone
         detection = [e for e in entries.values() if e.key.startswith("toolchain-")]
         assert len(detection) == 3

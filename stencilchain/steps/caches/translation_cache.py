@@ -120,6 +120,7 @@ class TranslationCache(TrustedFolder):
                 "version": package_version(),
                 "sha256": _sha256(text),
                 "payload": text,
+                **({"salt": self.salt} if self.salt else {}),
             }
         ).encode()
         try:
@@ -218,7 +219,10 @@ def _entry(path: Path, key: str) -> CacheEntry | None:
         version=str(envelope.get("version", "")),
         program=fields["program"],
         translation_settings=settings_dict(fields["settings"]),
-        metadata={"language": fields["language"]},
+        metadata={
+            "language": fields["language"],
+            **({"salt": str(envelope["salt"])} if envelope.get("salt") else {}),
+        },
     )
 
 
