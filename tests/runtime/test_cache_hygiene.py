@@ -325,6 +325,27 @@ def test_under_the_limit_a_build_walks_nothing(
     assert first.build_dir.is_dir() and second.build_dir.is_dir()  # nothing was removed
 
 
+def test_builds_side_by_side_never_prune_what_another_has_just_made(tmp_path: Path) -> None:
+    """`compile_many` under a limit of 0: each build prunes, but what was made or used in
+    the last `pruning.RECENT` seconds may be about to load in another thread: all load and
+    are right. Once they are older, the next build prunes them."""
+    cache = tmp_path / "cache"
+    toolchain = _toolchain("gtfn", cache, cache_max_size=0)
+    programs = [_program(41.0 + k) for k in range(3)]
+    compiled = toolchain.compile_many(programs, jobs=2)
+    folders = [c.artifact.build_dir for c in compiled]
+    assert all(c.artifact.built for c in compiled)
+    for program in programs:
+        _check(program, toolchain)
+    assert all((f / MARKER_NAME).is_file() for f in folders)
+    for folder in folders:
+        _used(folder, 1)
+    last = _program(45.0).with_backend(toolchain).compile().artifact
+    assert not any(f.exists() for f in folders)
+    assert (last.build_dir / MARKER_NAME).is_file()
+    _check(_program(45.0), toolchain)
+
+
 def test_session_caches_are_never_pruned(tmp_path: Path) -> None:
     toolchain = _toolchain("gtfn", tmp_path, cache_lifetime="session", cache_max_size=0)
     artifact = _program(31.0).with_backend(toolchain).compile().artifact

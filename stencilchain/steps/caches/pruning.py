@@ -11,7 +11,8 @@ the cache root (`USAGE_NAME`) holds the total of the last walk plus what builds 
 since. Only when that estimate passes the limit, or the record is older than
 `RESCAN_AFTER` (it misses what other processes' lost updates and translations added),
 are the caches walked; a walk that finds them too big prunes down to `LOW_WATER` of the
-limit, so that the next walk is many builds away. See docs/adr/0018-cache-size-limit.md.
+limit, so that the next walk is many builds away, sparing support folders and entries
+made or used in the last `RECENT` seconds. See docs/adr/0018-cache-size-limit-and-salt.md.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ LEFTOVERS = (STALE, INCOMPLETE, DAMAGED)  # never used again: pruned first
 USAGE_NAME = ".stencilchain-usage.json"
 RESCAN_AFTER = 3600.0
 """Seconds after which the usage record is not trusted: the next build walks the caches."""
+RECENT = 300.0
+"""Seconds during which an entry completed or used is never pruned after a build: another
+thread or process may have just made or found it, and not loaded it yet."""
 LOW_WATER = 0.9
 """A walk after a build that finds the caches over the limit prunes them to this fraction
 of it (the command line prunes to the limit itself)."""
@@ -193,8 +197,10 @@ def prune_after_build(
     was made: None (nothing walked, nothing removed) while the usage record says they fit;
     else the caches are walked, and if they are over the limit the least recently used
     entries are removed down to `LOW_WATER` of it: never `built`, never a folder being
-    built, and never a support folder (`stencilchain cache prune` removes those, last),
-    which a build in another process may be reading."""
+    built, never a support folder (`stencilchain cache prune` removes those, last), which
+    a build in another process may be reading, and never an entry completed or used in
+    the last `RECENT` seconds (it may be about to load elsewhere: until then the caches
+    may stay over the limit)."""
     now = time.time() if now is None else now
     added = folder_size(built)
     usage = _read_usage(location, now)
@@ -208,8 +214,11 @@ def prune_after_build(
         _write_usage(location, total, now)
         return PruneResult(Removal(), total)
     target = int(max_size * LOW_WATER)
-    # support folders stay: a build running in another process may be reading them
-    keep = {built, *(e.path for e in entries if e.kind == SUPPORT)}
+    # support folders stay: a build running in another process may be reading them; and
+    # what was just made or found may be about to load in another thread or process
+    keep = {built}
+    keep |= {e.path for e in entries if e.kind == SUPPORT}
+    keep |= {e.path for e in entries if now - max(e.completed, e.last_used) < RECENT}
     removal = _remove_planned(caches, entries, target, None, keep, now=now)
     remaining = total - removal.freed
     _write_usage(location, remaining, now)
