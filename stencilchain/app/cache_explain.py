@@ -141,8 +141,14 @@ def _translation_components(probe: Probe, entry: CacheEntry) -> tuple[dict[str, 
         details.append(f"written by stencilchain {entry.version}, this is {package_version()}")
     changes = differences(entry.translation_settings, probe.translation_settings, "translated")
     details += changes
+    salt_then = entry.metadata.get("salt", "")
+    salt_now = "" if probe.build_cache is None else probe.build_cache.salt
+    if salt_then != salt_now:  # STENCILCHAIN_CACHE_SALT, in the key but not a setting
+        details.append(f"salt: {salt_then or '(none)'} when translated, {salt_now or '(none)'} now")
     if changes:
         settings = DIFFERS
+    elif salt_then != salt_now:
+        settings = SAME
     elif not entry.translation_settings:
         settings = UNKNOWN  # an entry that records no settings
     elif program == SAME and version == SAME:

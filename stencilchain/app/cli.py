@@ -11,6 +11,7 @@ from typing import NoReturn, cast
 
 from stencilchain.app import commands_cache, commands_demo, commands_program, commands_settings
 from stencilchain.app.errors import exit_status, one_line
+from stencilchain.containers.log_level import show_warnings
 
 EPILOG = """\
 examples:
@@ -74,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as done:  # --help, or a usage error argparse already printed
         return done.code if isinstance(done.code, int) else 2
     os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+    if not args.quiet:  # an application: the library's warnings reach stderr
+        show_warnings()
     try:
         result: int = args.run(args)
         return result

@@ -41,12 +41,19 @@ def add_parser(
     prune = actions.add_parser(
         "prune",
         parents=[common],
-        help="remove the oldest entries until under a size, or those older than an age",
-        description="Remove leftovers of crashed builds, then entries older than --older-than, "
-        "then the oldest entries until the caches fit in --max-size. A build folder that another "
-        "process is building is skipped.",
+        help="remove the least recently used entries until under a size, or those older than "
+        "an age",
+        description="Remove leftovers of crashed builds, then entries not used for --older-than, "
+        "then the least recently used entries until the caches fit in --max-size. Without "
+        "either, the limit is STENCILCHAIN_CACHE_MAX_SIZE, the one kept after builds. A build "
+        "folder that another process is building is skipped.",
     )
-    prune.add_argument("--max-size", type=parse_size, metavar="SIZE", help="e.g. 500M, 2G")
+    prune.add_argument(
+        "--max-size",
+        type=parse_size,
+        metavar="SIZE",
+        help="e.g. 500M, 2G (default: STENCILCHAIN_CACHE_MAX_SIZE)",
+    )
     prune.add_argument("--older-than", type=parse_age, metavar="AGE", help="e.g. 7d, 12h")
     prune.add_argument("--dry-run", action="store_true", help="list what would be removed")
     prune.add_argument("--json", action="store_true")
@@ -138,20 +145,25 @@ def run_clear(args: argparse.Namespace) -> int:
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    if args.max_size is None and args.older_than is None:
-        raise CLIError("cache prune needs --max-size SIZE, --older-than AGE, or both")
-    caches = _caches()
-    entries = inventory.scan(caches)
-    chosen = inventory.plan_prune(entries, max_size=args.max_size, older_than=args.older_than)
-    result = inventory.remove(caches, chosen, dry_run=args.dry_run)
-    if args.dry_run:
-        remaining = sum(e.size for e in entries) - result.freed
-        if not args.json and not args.quiet and result.removed:
-            rows = [(e.kind, e.name, format_size(e.size), str(e.path)) for e in result.removed]
-            print(table(("kind", "name", "size", "path"), rows))
-    else:
-        remaining = sum(e.size for e in inventory.scan(caches))
-    return _report(args, caches, "would remove" if args.dry_run else "removed", result, remaining)
+    container = build_container()
+    max_size = args.max_size
+    if max_size is None and args.older_than is None:
+        max_size = container.gtfn.toolchain_config().cache_max_size
+        if max_size is None:
+            raise CLIError(
+                "cache prune needs --max-size SIZE, --older-than AGE, or both, or a "
+                "configured limit (STENCILCHAIN_CACHE_MAX_SIZE)"
+            )
+    caches = inventory.locate(container)
+    pruned = inventory.prune(
+        caches, max_size=max_size, older_than=args.older_than, dry_run=args.dry_run
+    )
+    result = pruned.removal
+    if args.dry_run and not args.json and not args.quiet and result.removed:
+        rows = [(e.kind, e.name, format_size(e.size), str(e.path)) for e in result.removed]
+        print(table(("kind", "name", "size", "path"), rows))
+    verb = "would remove" if args.dry_run else "removed"
+    return _report(args, caches, verb, result, pruned.remaining)
 
 
 def _report(

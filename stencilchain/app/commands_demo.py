@@ -5,10 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stencilchain.app.demo import DemoRow, Unsupported, format_table, run_demo, select_examples
+from stencilchain.app.demo import (
+    HEADER,
+    DemoRow,
+    Unsupported,
+    format_row,
+    format_streamed_row,
+    format_table,
+    row_widths,
+    run_demo,
+    select_examples,
+)
 from stencilchain.app.errors import FAILURE, CLIError
 from stencilchain.app.output import note, print_json
-from stencilchain.app.progress import Progress
+from stencilchain.app.progress import Progress, isatty
 from stencilchain.app.toolchains import (
     DEFAULT_BACKEND,
     backend_names,
@@ -56,13 +66,26 @@ def run(args: argparse.Namespace) -> int:
         note(f"skipped {name}: {reason}", quiet=args.quiet)
     rows: list[DemoRow] = []
     unsupported: list[Unsupported] = []
-    with Progress(len(examples) * len(toolchains), enabled=not args.quiet) as progress:
+    for_person = not args.quiet and not args.json
+    # on a terminal, each row prints as it completes (in the order they complete)
+    streamed = for_person and isatty(sys.stdout)
+    widths = row_widths([m.PROGRAM.name for m in examples], [t.name for t in toolchains])
+    with Progress(len(examples) * len(toolchains), enabled=for_person) as progress:
+        if streamed:
+            progress.echo(format_row(HEADER, widths))
+
+        def done(item: DemoRow | Unsupported) -> None:
+            progress.step(f"done {item.program} with {item.backend}")
+            if streamed and isinstance(item, DemoRow):
+                progress.echo(format_streamed_row(item, widths))
+
         for toolchain in toolchains:
             result = run_demo(
                 toolchain,
                 repeat=args.repeat,
                 examples=examples,
-                on_step=lambda label: progress.step(f"compiling {label}"),
+                on_step=progress.status,
+                on_done=done,
             )
             rows += result.rows
             unsupported += result.unsupported
@@ -79,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
                 "differ": differ,
             }
         )
-    elif not args.quiet:
+    elif not args.quiet and not streamed:
         print(format_table(rows))
     for u in unsupported:  # not a failure: the toolchain says plainly what it cannot compile
         note(f"{u.program} is not supported by {u.backend}: {u.reason}", quiet=args.quiet)

@@ -24,10 +24,17 @@ from stencilchain.app.loading import load_program, load_programs
 from stencilchain.app.output import print_json
 from stencilchain.app.progress import Progress
 from stencilchain.app.source_view import describe_source
-from stencilchain.app.toolchains import DEFAULT_BACKEND, load_backend, run_problem, toolchain_of
+from stencilchain.app.toolchains import (
+    DEFAULT_BACKEND,
+    Backend,
+    load_backend,
+    run_problem,
+    toolchain_of,
+)
 from stencilchain.app.units import format_seconds
 from stencilchain.errors import BuildsFailedError
 from stencilchain.program.device import Device
+from stencilchain.program.dimensions import Dimension
 from stencilchain.program.embedded import run_embedded
 from stencilchain.program.program import Program
 from stencilchain.runtime.compile_many import BUILT, CACHE, FAILED, POOL, CompileReport
@@ -120,12 +127,17 @@ def run_compile(args: argparse.Namespace) -> int:
     sizes = parse_shape(args.shape, program.ir) if args.shape is not None else None
     reports: dict[str, StageReport] = {}
 
-    def record(report: StageReport) -> None:
-        reports.setdefault(report.stage, report)
+    translating = f"translating {program.name} with {toolchain.name}"
+    with Progress(label=translating, enabled=_shows_progress(args)) as progress:
+        show_stage = progress.stage(program.name, toolchain.name)
 
-    start = time.perf_counter()
-    compiled = toolchain.compile(program, hook=record)
-    seconds = time.perf_counter() - start
+        def record(report: StageReport) -> None:
+            reports.setdefault(report.stage, report)
+            show_stage(report)
+
+        start = time.perf_counter()
+        compiled = toolchain.compile(program, hook=record)
+        seconds = time.perf_counter() - start
     artifact = compiled.artifact
     if TRANSLATION not in reports:  # it was in this process's pool: the stages ran before
         toolchain.workflow.translate(program.ir, hook=record)
@@ -155,9 +167,11 @@ def run_compile(args: argparse.Namespace) -> int:
         args_on_device = to_device(
             random_arguments(program.ir, sizes, np.random.default_rng(0)), toolchain.device
         )
-        start = time.perf_counter()
-        compiled(*args_on_device)
-        synchronize(toolchain.device)
+        running = f"running {program.name} on {format_shape(sizes)}"
+        with Progress(label=running, enabled=_shows_progress(args)):
+            start = time.perf_counter()
+            compiled(*args_on_device)
+            synchronize(toolchain.device)
         result["shape"] = format_shape(sizes)
         result["first_run_seconds"] = time.perf_counter() - start
     if args.json:
@@ -182,7 +196,11 @@ def _compile_many(args: argparse.Namespace, programs: list[Program], toolchain: 
     reports: dict[str, CompileReport] = {}
     failures: dict[str, BaseException] = {}
     start = time.perf_counter()
-    with Progress(len(programs), enabled=not args.quiet) as progress:
+    with Progress(
+        len(programs),
+        label=f"compiling {len(programs)} programs with {toolchain.name}",
+        enabled=_shows_progress(args),
+    ) as progress:
 
         def finished(report: CompileReport) -> None:
             reports[report.fingerprint] = report
@@ -240,6 +258,11 @@ def _compile_many(args: argparse.Namespace, programs: list[Program], toolchain: 
     return 0
 
 
+def _shows_progress(args: argparse.Namespace) -> bool:
+    """Whether a command shows progress (on a terminal): not with --quiet or --json."""
+    return not args.quiet and not getattr(args, "json", False)
+
+
 def _cache_state(cached: bool | None) -> str:
     """How a stage's cache answered: "hit", "miss", or "off" (the stage has no cache)."""
     return "off" if cached is None else "hit" if cached else "miss"
@@ -255,10 +278,37 @@ def run_run(args: argparse.Namespace) -> int:
     inputs = random_arguments(program.ir, sizes, np.random.default_rng(args.seed))
     toolchain = backend.toolchain
     device = Device.CPU if toolchain is None else toolchain.device
+    with Progress(enabled=_shows_progress(args)) as progress:
+        result = _measure(args, program, backend, sizes, inputs, device, progress)
+    if args.json:
+        print_json(result)
+    elif not args.quiet:
+        print(_run_table(result))
+    if not result.get("check", {}).get("ok", True):
+        raise CLIError(
+            f"{program.name} with {backend.name} differs from the embedded executor in "
+            f"{', '.join(result['check']['differ'])}",
+            FAILURE,
+        )
+    return 0
+
+
+def _measure(
+    args: argparse.Namespace,
+    program: Program,
+    backend: Backend,
+    sizes: dict[Dimension, int],
+    inputs: list[Any],
+    device: Device,
+    progress: Progress,
+) -> dict[str, Any]:
+    """`stencilchain run`'s measurements: compile, check (with --check), time."""
+    toolchain = backend.toolchain
     compile_s = 0.0
     if toolchain is not None:
+        progress.status(f"translating {program.name} with {toolchain.name}")
         start = time.perf_counter()
-        toolchain.compile(program)
+        toolchain.compile(program, hook=progress.stage(program.name, toolchain.name))
         compile_s = time.perf_counter() - start
         call: Any = bound_with_workspace(program, toolchain, to_device(list(inputs), device))
     else:
@@ -269,8 +319,8 @@ def run_run(args: argparse.Namespace) -> int:
         "shape": {d.name: s for d, s in sizes.items()},
         "compile_seconds": compile_s,
     }
-    ok = True
     if args.check:
+        progress.status(f"checking {program.name} against the embedded executor")
         actual = to_device(copy_arguments(inputs), device)
         call(*actual)
         synchronize(device)
@@ -279,12 +329,12 @@ def run_run(args: argparse.Namespace) -> int:
         run_embedded.executor(program)(*expected)
         result["numpy_seconds"] = time.perf_counter() - start
         comparison = compare(program.ir, to_host(actual), expected)
-        ok = comparison.ok
         result["check"] = {
-            "ok": ok,
+            "ok": comparison.ok,
             "max_difference": comparison.max_difference,
             "differ": list(comparison.mismatched),
         }
+    progress.status(f"timing {args.repeat} runs of {program.name} with {backend.name}")
     timed = to_device(copy_arguments(inputs), device)
     times = []
     for _ in range(args.repeat):
@@ -295,17 +345,7 @@ def run_run(args: argparse.Namespace) -> int:
     result["repeat"] = args.repeat
     result["median_seconds"] = float(np.median(times))
     result["min_seconds"] = float(np.min(times))
-    if args.json:
-        print_json(result)
-    elif not args.quiet:
-        print(_run_table(result))
-    if not ok:
-        raise CLIError(
-            f"{program.name} with {backend.name} differs from the embedded executor in "
-            f"{', '.join(result['check']['differ'])}",
-            FAILURE,
-        )
-    return 0
+    return result
 
 
 def _run_table(result: dict[str, Any]) -> str:

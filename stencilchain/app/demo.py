@@ -91,19 +91,23 @@ def run_demo(
     seed: int = 0,
     examples: Sequence[ModuleType] | None = None,
     on_step: Callable[[str], None] | None = None,
+    on_done: Callable[[DemoRow | Unsupported], None] | None = None,
 ) -> DemoResult:
     """One row per example: compile, reload through the caches, run, compare; an example
     whose compilation raises `UnsupportedError` (mesh programs on DaCe, for now) is listed
     as unsupported instead.
 
-    `on_step(label)` is called before each example (e.g. to show progress)."""
+    `on_step(label)` is called as each phase of an example starts ("compiling hdiff with
+    run_gtfn_cpu", then "running ..."), `on_done` with each row or unsupported example as
+    it completes (e.g. to show progress, and print rows as they come)."""
     rows = []
     unsupported = []
     device = toolchain.device
     for module in ALL_EXAMPLES if examples is None else examples:
         program = module.PROGRAM
+        label = f"{program.name} with {toolchain.name}"
         if on_step is not None:
-            on_step(f"{program.name} with {toolchain.name}")
+            on_step(f"compiling {label}")
         inputs = module.make_inputs(module.DEFAULT_SHAPE, np.random.default_rng(seed))
         expected = copy_arguments(list(inputs.values()))
         embedded = run_embedded.executor(program)
@@ -114,8 +118,12 @@ def run_demo(
             toolchain.compile(program)
         except UnsupportedError as error:
             unsupported.append(Unsupported(program.name, toolchain.name, str(error)))
+            if on_done is not None:
+                on_done(unsupported[-1])
             continue
         compile_s = time.perf_counter() - start
+        if on_step is not None:
+            on_step(f"running {label}")
 
         start = time.perf_counter()
         toolchain.workflow(program.ir).load()  # translation cache + build cache hits
@@ -134,33 +142,42 @@ def run_demo(
                 program.name, toolchain.name, compile_s, cached_load_s, run_s, numpy_s, difference
             )
         )
+        if on_done is not None:
+            on_done(rows[-1])
     return DemoResult(rows, unsupported)
 
 
+HEADER = ("program", "backend", "compile", "cached load", "run", "numpy", "speed-up", "max diff")
+
+
+def _cells(r: DemoRow) -> tuple[str, ...]:
+    return (
+        r.program,
+        r.backend,
+        f"{r.compile_s * 1e3:.0f} ms",
+        f"{r.cached_load_s * 1e3:.1f} ms",
+        f"{r.run_s * 1e6:.0f} us",
+        f"{r.numpy_s * 1e6:.0f} us",
+        f"{r.numpy_s / r.run_s:.1f}x" if r.run_s > 0 else "-",
+        f"{r.max_difference:.1e}",
+    )
+
+
 def format_table(rows: Sequence[DemoRow]) -> str:
-    header = (
-        "program",
-        "backend",
-        "compile",
-        "cached load",
-        "run",
-        "numpy",
-        "speed-up",
-        "max diff",
-    )
-    return table(
-        header,
-        [
-            (
-                r.program,
-                r.backend,
-                f"{r.compile_s * 1e3:.0f} ms",
-                f"{r.cached_load_s * 1e3:.1f} ms",
-                f"{r.run_s * 1e6:.0f} us",
-                f"{r.numpy_s * 1e6:.0f} us",
-                f"{r.numpy_s / r.run_s:.1f}x" if r.run_s > 0 else "-",
-                f"{r.max_difference:.1e}",
-            )
-            for r in rows
-        ],
-    )
+    return table(HEADER, [_cells(r) for r in rows])
+
+
+def row_widths(programs: Sequence[str], backends: Sequence[str]) -> tuple[int, ...]:
+    """Column widths for rows printed one at a time, before all are known: the names'
+    widest, and room for typical times in the other columns."""
+    names = (max(map(len, programs), default=0), max(map(len, backends), default=0))
+    return tuple(max(len(h), names[k] if k < 2 else 9) for k, h in enumerate(HEADER))
+
+
+def format_row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    """One line of the table with columns of `widths` (a header or `DemoRow` cells)."""
+    return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+
+def format_streamed_row(row: DemoRow, widths: Sequence[int]) -> str:
+    return format_row(_cells(row), widths)

@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 import re
 
-_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+from stencilchain.containers.config import parse_size as _parse_size
+
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def parse_size(text: str) -> int:
-    """Bytes of `500M`, `1.5G`, `2GiB`, `100k` or `4096` (K, M, G, T are powers of 1024)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", text, re.IGNORECASE)
-    if match is None:
-        raise argparse.ArgumentTypeError(
-            f"size {text!r} is not valid: expected a number with K, M, G or T (e.g. 500M, 2G)"
-        )
-    return int(float(match[1]) * _SIZE_UNITS[match[2].lower()])
+    """Bytes of `500M`, `1.5G`, `2GiB`, `100k` or `4096` (K, M, G, T are powers of 1024),
+    as `STENCILCHAIN_CACHE_MAX_SIZE` reads them."""
+    try:
+        return _parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def parse_age(text: str) -> float:

@@ -21,7 +21,7 @@ from stencilchain.steps.workflow import CompileWorkflow, Step
 def cache_location_of(cfg: ToolchainConfig, /) -> CacheLocation:
     """The cache folders of `cfg` (a temporary root for `session` lifetime): the one place
     that says where a configuration's caches are."""
-    return cache_location(cfg.cache_lifetime, cfg.cache_dir)
+    return cache_location(cfg.cache_lifetime, cfg.cache_dir, cfg.cache_salt)
 
 
 C = TypeVar("C", bound=ToolchainConfig)

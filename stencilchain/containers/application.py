@@ -10,6 +10,7 @@ from dependency_injector import containers, providers
 from stencilchain.containers.dace import DaCeContainer
 from stencilchain.containers.environment import settings_from_environ
 from stencilchain.containers.gtfn import GTFNContainer
+from stencilchain.containers.log_level import apply_log_level
 from stencilchain.runtime.metrics import MetricsRegistry
 from stencilchain.runtime.pools import CompiledProgramPools
 from stencilchain.runtime.toolchain import CompiledProgram
@@ -32,6 +33,8 @@ def build_container(
     environ: Mapping[str, str] | None = None, /, **overrides: Any
 ) -> ApplicationContainer:
     """A container configured from `environ` (default: os.environ, read now, once).
+    `STENCILCHAIN_LOG_LEVEL` of `environ` is applied to the `stencilchain` logger (see
+    containers/log_level.py).
 
     Keyword `overrides` replace single settings (e.g. `cache_dir=tmp_path`) after the
     environment is read; they are validated like the environment's values.
@@ -40,6 +43,7 @@ def build_container(
     from stencilchain.errors import ConfigError
 
     values = settings_from_environ(environ)
+    apply_log_level(environ)
     for name, value in overrides.items():
         setting = SETTINGS_BY_NAME.get(name)
         if setting is None:

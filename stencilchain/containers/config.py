@@ -43,7 +43,7 @@ class Setting(Generic[T]):
 
     name: str  # the config field
     env: str  # the environment variable
-    type_name: str  # for the docs: choice, boolean or path
+    type_name: str  # for the docs: choice, boolean, integer, size, text or path
     default: T
     default_text: str  # the default as the docs show it
     accepted: str  # the accepted values, for the docs and error messages
@@ -177,6 +177,49 @@ BUILD_JOBS: Setting[int] = Setting(
     from_text=_positive_int,
     types=(int,),
 )
+_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def parse_size(text: str) -> int:
+    """Bytes of `500M`, `1.5G`, `2GiB`, `100k` or `4096` (K, M, G, T are powers of 1024);
+    ValueError if `text` is not a size."""
+    import re  # only when a size is parsed, to keep `import stencilchain` fast
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", text, re.IGNORECASE)
+    if match is None:
+        raise ValueError(
+            f"size {text!r} is not valid: expected a number with K, M, G or T (e.g. 500M, 2G)"
+        )
+    return int(float(match[1]) * _SIZE_UNITS[match[2].lower()])
+
+
+CACHE_MAX_SIZE: Setting[int | None] = Setting(
+    name="cache_max_size",
+    env="STENCILCHAIN_CACHE_MAX_SIZE",
+    type_name="size",
+    default=_default("cache_max_size"),
+    default_text="unset",
+    accepted="a size in bytes, with K, M, G or T for powers of 1024 (e.g. 500M, 2G)",
+    meaning="Size limit of the persistent caches: after a new build, the least recently used "
+    "entries are removed (never one another process is building, nor the new build) until "
+    "they fit; `stencilchain cache prune` applies the same limit. Unset means unlimited. "
+    "Changes no output: not part of any cache key.",
+    from_text=parse_size,
+    types=(int, type(None)),
+)
+CACHE_SALT: Setting[str] = Setting(
+    name="cache_salt",
+    env="STENCILCHAIN_CACHE_SALT",
+    type_name="text",
+    default=_default("cache_salt"),
+    default_text="empty",
+    accepted="any text",
+    meaning="Mixed into every cache key (translations, builds and their support folders): "
+    "another salt builds afresh without deleting anything, and the same salt again finds "
+    "its entries. Empty means no salt.",
+    from_text=str,
+    types=(str,),
+)
 DACE_AUTO_OPTIMIZE = _boolean(
     "auto_optimize",
     "STENCILCHAIN_DACE_AUTO_OPTIMIZE",
@@ -200,6 +243,8 @@ SETTINGS: tuple[Setting[Any], ...] = (
     CACHED_TRANSLATION,
     METRICS,
     BUILD_JOBS,
+    CACHE_MAX_SIZE,
+    CACHE_SALT,
     DACE_AUTO_OPTIMIZE,
     DACE_EXTERNAL_WORKSPACE,
 )
@@ -216,7 +261,33 @@ CONFIG_FILE: Setting[Path | None] = Setting(
     from_text=lambda raw: Path(raw).expanduser(),
     types=(Path, type(None)),
 )
-VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE)  # every STENCILCHAIN_* variable
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(raw: str) -> str:
+    level = raw.upper()
+    if level not in LOG_LEVELS:
+        raise ValueError(raw)
+    return level
+
+
+# Not a setting of the configs either: the level of the `stencilchain` logger, applied when
+# a container is built (containers/log_level.py); it changes no output of a toolchain.
+LOG_LEVEL: Setting[str | None] = Setting(
+    name="log_level",
+    env="STENCILCHAIN_LOG_LEVEL",
+    type_name="choice",
+    default=None,
+    default_text="unset",
+    accepted=", ".join(LOG_LEVELS),
+    meaning="Level of the `stencilchain` logger; if nothing else handles its records (no "
+    "handler on it or on the root logger), they go to stderr. Unset leaves logging as the "
+    "application configured it. Read from the environment only, not from the config file.",
+    from_text=_log_level,
+    types=(str, type(None)),
+)
+# every STENCILCHAIN_* variable
+VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE, LOG_LEVEL)
 
 SETTINGS_BY_NAME: Mapping[str, Setting[Any]] = {s.name: s for s in SETTINGS}
 SETTINGS_BY_ENV: Mapping[str, Setting[Any]] = {s.env: s for s in VARIABLES}

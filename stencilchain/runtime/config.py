@@ -38,11 +38,24 @@ class ToolchainConfig:
     # How many programs `Toolchain.compile_many` builds at once. It changes no output, so it
     # is not compared: it is part of no cache key and of no toolchain's identity.
     build_jobs: int = field(default_factory=default_build_jobs, compare=False)
+    # The persistent cache's size limit in bytes (None: unlimited), kept by pruning the least
+    # recently used entries after builds. It changes no output either (compare=False).
+    cache_max_size: int | None = field(default=None, compare=False)
+    # Mixed into every cache key (translations, builds, their support folders): another salt
+    # finds none of the entries made under this one, and removes none of them.
+    cache_salt: str = ""
 
     def __post_init__(self) -> None:
         jobs = self.build_jobs
         if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
             raise ConfigError(f"build_jobs={jobs!r} is not valid; accepted: a positive integer")
+        size = self.cache_max_size
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+            raise ConfigError(
+                f"cache_max_size={size!r} is not valid; accepted: a size in bytes, or None"
+            )
+        if not isinstance(self.cache_salt, str):
+            raise ConfigError(f"cache_salt={self.cache_salt!r} is not valid; accepted: text")
 
     @property
     def external_workspace(self) -> bool:

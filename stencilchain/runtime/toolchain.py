@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from stencilchain.errors import ArgumentError, WorkspaceError
@@ -24,12 +26,17 @@ from stencilchain.program.arguments import ArgumentChecker, TableChecks, bind_ar
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
+from stencilchain.runtime.compile_log import log_load, log_stage
 from stencilchain.runtime.compile_many import CompileReport, compile_many
 from stencilchain.runtime.config import ToolchainConfig, output_settings
 from stencilchain.runtime.metrics import MetricsRegistry, ProgramMetrics
 from stencilchain.runtime.pools import CompiledProgramPools
+from stencilchain.steps.caches.cache_root import cache_location
+from stencilchain.steps.settings import CacheLifetime
 from stencilchain.steps.stages import CompiledArtifact
 from stencilchain.steps.workflow import CompileWorkflow, StageHook, StageReport
+
+_log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,16 +140,21 @@ class Toolchain:
 
         def observe(report: StageReport) -> None:
             times[report.stage] = report.seconds
+            log_stage(report, program.name, self.name, self.family, workflow)
             if hook is not None:
                 hook(report)
 
         artifact = workflow(program, observe)
+        if artifact.built and self.config.cache_max_size is not None:
+            keep_cache_size(self.config, artifact.build_dir)
         start = time.perf_counter()
         entry = artifact.load()
+        loaded = time.perf_counter() - start
+        log_load(program.name, self.name, self.family, artifact.module_path, loaded)
         if self.config.metrics:
             entry_metrics = self.metrics.entry(self.name, program.name)
             entry_metrics.steps.update(times)
-            entry_metrics.load_time = time.perf_counter() - start
+            entry_metrics.load_time = loaded
         checker = ArgumentChecker(program, self.config.device)
         tables = TableChecks(program)
         if tables:  # the native entry checks everything but the entries of neighbour tables
@@ -165,6 +177,31 @@ class Toolchain:
 
     def __repr__(self) -> str:
         return f"Toolchain(name={self.name!r}, family={self.family!r}, config={self.config!r})"
+
+
+def keep_cache_size(config: ToolchainConfig, built: Path) -> None:
+    """After the new build `built`, prune the persistent caches of `config` to its
+    `cache_max_size` (see `stencilchain.steps.caches.pruning.prune_after_build`). A session
+    cache is never pruned (it is removed at exit), nor a build cache other than the
+    configuration's (a compilation step overridden to build elsewhere)."""
+    limit = config.cache_max_size
+    if limit is None or config.cache_lifetime is not CacheLifetime.PERSISTENT:
+        return
+    location = cache_location(config.cache_lifetime, config.cache_dir, config.cache_salt)
+    if built.parent != location.builds:
+        return
+    from stencilchain.steps.caches.pruning import prune_after_build  # only with a limit
+
+    result = prune_after_build(location, limit, built)
+    if result is not None and result.removal.removed:
+        _log.info(
+            "pruned %d cache entries (%d bytes) to keep %s under %d bytes; %d bytes left",
+            len(result.removal.removed),
+            result.removal.freed,
+            location.root,
+            limit,
+            result.remaining,
+        )
 
 
 class BoundProgram(functools.partial[None]):

@@ -158,7 +158,7 @@ class CompileWorkflow:
         return CachedStep(
             self.translation,
             cache,
-            TranslationKey(step_settings_key(self.translation)),
+            TranslationKey(step_settings_key(self.translation), cache.salt),
             encode_program_source,
             decode_program_source,
         )

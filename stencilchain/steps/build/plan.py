@@ -81,8 +81,9 @@ def plan_build(
     context: Mapping[str, object],
 ) -> BuildPlan[C, S]:
     """The plan of building `source` with `compiler`: `context` holds the compiler's own
-    settings, to which the package version, device, build type, tools and Python are
-    added; `key_tag` (if any) follows the entry point in the key (`<entry>_dace_<digest>`)."""
+    settings, to which the package version, device, build type, tools, Python and the
+    cache's salt (if any) are added; `key_tag` (if any) follows the entry point in the key
+    (`<entry>_dace_<digest>`)."""
     entry = source.entry_point
     if _IDENTIFIER.fullmatch(entry) is None:
         raise ValueError(
@@ -97,6 +98,7 @@ def plan_build(
             "build_type": compiler.build_type.value,
             "tools": tools.identity,
             "python": python_identity(),
+            **({"salt": compiler.cache.salt} if compiler.cache.salt else {}),
         },
         sort_keys=True,
     )

@@ -99,7 +99,12 @@ def prelude_options(
     if not prelude:
         return []
     digest = sha256_of(
-        "stencilchain-prelude/1", package_version(), tools_identity, *compile_flags, prelude
+        "stencilchain-prelude/1",
+        package_version(),
+        tools_identity,
+        *compile_flags,
+        prelude,
+        *((f"salt={cache.salt}",) if cache.salt else ()),
     )
 
     def build(folder: Path) -> dict[str, str]:

@@ -79,8 +79,12 @@ class BuildCache(TrustedFolder):
     """Build folders under `root`, one per key.
 
     Trusted as `TrustedFolder` says: only if no other user can write to it or to a
-    folder up to `cache_root`.
+    folder up to `cache_root`. `salt` is mixed into every key made for this cache (by
+    `plan_build` and the support folders' keys; see `salted`): builds made under another
+    salt are never found, and nothing is removed.
     """
+
+    salt: str = dataclasses.field(default="", kw_only=True)
 
     KIND = "build cache"
     KEY = _KEY

@@ -23,9 +23,11 @@ from stencilchain.steps.settings import CacheLifetime
 
 @dataclasses.dataclass(frozen=True)
 class CacheLocation:
-    """The folders of one configuration's caches: translated sources and build folders."""
+    """The folders of one configuration's caches: translated sources and build folders,
+    and the salt mixed into every key made for them (empty: none)."""
 
     root: Path
+    salt: str = ""
 
     @property
     def translations(self) -> Path:
@@ -38,17 +40,20 @@ class CacheLocation:
     def translation_cache(self) -> TranslationCache:
         """The translation cache here, trusted only if no other user can write to it or to
         a folder up to `root`."""
-        return TranslationCache(self.translations, cache_root=self.root)
+        return TranslationCache(self.translations, cache_root=self.root, salt=self.salt)
 
     def build_cache(self) -> BuildCache:
         """The build cache here, trusted only if no other user can write to it or to a
         folder up to `root`."""
-        return BuildCache(self.builds, cache_root=self.root)
+        return BuildCache(self.builds, cache_root=self.root, salt=self.salt)
 
 
-def cache_location(lifetime: CacheLifetime, cache_dir: Path | None) -> CacheLocation:
-    """Where the caches of a configuration live (the root is created if missing)."""
-    return CacheLocation(cache_root(lifetime, cache_dir))
+def cache_location(
+    lifetime: CacheLifetime, cache_dir: Path | None, salt: str = ""
+) -> CacheLocation:
+    """Where the caches of a configuration live (the root is created if missing), and the
+    salt of their keys."""
+    return CacheLocation(cache_root(lifetime, cache_dir), salt)
 
 
 def cache_root(lifetime: CacheLifetime, cache_dir: Path | None) -> Path:

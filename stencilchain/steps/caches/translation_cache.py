@@ -59,8 +59,11 @@ class TranslationCache(TrustedFolder):
     """Text entries under `root`, fanned out into subfolders by the first two key characters.
 
     Trusted as `TrustedFolder` says: only if no other user can write to it or to a
-    folder up to `cache_root`.
+    folder up to `cache_root`. `salt` is mixed into every key made for this cache
+    (`TranslationKey`): entries made under another salt are never found.
     """
+
+    salt: str = dataclasses.field(default="", kw_only=True)
 
     KIND = "translation cache"
     KEY = _KEY
@@ -117,6 +120,7 @@ class TranslationCache(TrustedFolder):
                 "version": package_version(),
                 "sha256": _sha256(text),
                 "payload": text,
+                **({"salt": self.salt} if self.salt else {}),
             }
         ).encode()
         try:
@@ -215,7 +219,10 @@ def _entry(path: Path, key: str) -> CacheEntry | None:
         version=str(envelope.get("version", "")),
         program=fields["program"],
         translation_settings=settings_dict(fields["settings"]),
-        metadata={"language": fields["language"]},
+        metadata={
+            "language": fields["language"],
+            **({"salt": str(envelope["salt"])} if envelope.get("salt") else {}),
+        },
     )
 
 
@@ -264,13 +271,17 @@ def step_settings_key(step: object) -> str:
 @dataclasses.dataclass(frozen=True)
 class TranslationKey:
     """The translation cache key of a program under the step settings `settings` (a value,
-    so that equal workflows compare equal): the program's fingerprint, the settings and
-    the package version."""
+    so that equal workflows compare equal): the program's fingerprint, the settings, the
+    package version and the cache's salt, if any."""
 
     settings: str
+    salt: str = ""  # the cache's salt (STENCILCHAIN_CACHE_SALT); empty adds nothing
 
     def __call__(self, program: ir.Program) -> str:
-        return sha256_of("translation/1", program.fingerprint(), self.settings, package_version())
+        salt = (f"salt={self.salt}",) if self.salt else ()
+        return sha256_of(
+            "translation/1", program.fingerprint(), self.settings, package_version(), *salt
+        )
 
 
 def encode_program_source(source: ProgramSource) -> str:

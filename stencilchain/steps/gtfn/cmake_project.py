@@ -128,6 +128,7 @@ def toolchain_folder(project: CMakeProject, cache: BuildCache) -> BuildResult:
         *project.languages,
         f"openmp={project.openmp}",
         f"cuda_architectures={project.cuda_architectures}",
+        *((f"salt={cache.salt}",) if cache.salt else ()),
     )
     return cache.get_or_build(
         f"toolchain-{digest[:32]}", functools.partial(_build_toolchain, project)
