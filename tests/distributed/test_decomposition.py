@@ -3,10 +3,7 @@ timeout: a hung rank fails the test), and the errors that need no second rank.""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,44 +14,17 @@ import pytest
 import stencilchain as sc
 from stencilchain.distributed import Decomposition, exchange
 
+from ._launch import launch
+
 pytest.importorskip("mpi4py", reason="the mpi extra is not installed")
 
 I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
 RANKS = Path(__file__).with_name("ranks.py")
-TIMEOUT = 300
-
-
-def mpiexec() -> str:
-    found = shutil.which(
-        "mpiexec", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    )
-    if found is None:
-        pytest.skip("no mpiexec (the mpich wheel of the mpi extra brings one)")
-    return found
 
 
 def run_ranks(n: int, *args: str, cache: Path) -> str:
-    """`ranks.py args` on `n` ranks; its output. Fails on a non-zero exit, and kills
-    every rank after TIMEOUT seconds."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", STENCILCHAIN_CACHE_DIR=str(cache))
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(Path(sc.__file__).parents[1]), env.get("PYTHONPATH", "")]
-    )
-    process = subprocess.Popen(
-        [mpiexec(), "-n", str(n), sys.executable, str(RANKS), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
-    try:
-        output, _ = process.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        pytest.fail(f"{n} ranks of {args} did not finish in {TIMEOUT} s:\n{output}")
-    assert process.returncode == 0, f"{n} ranks of {args} failed:\n{output}"
+    """`ranks.py args` on `n` ranks; its output, once every rank said it is done."""
+    output = launch(n, [str(RANKS), *args], cache=cache)
     done = sorted(int(rank) for rank in re.findall(rf"ok (\d+) {args[0]}", output))
     assert done == list(range(n)), output  # every rank finished (lines may interleave)
     return output
