@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -30,6 +31,8 @@ from stencilchain.runtime.metrics import MetricsRegistry, ProgramMetrics
 from stencilchain.runtime.pools import CompiledProgramPools
 from stencilchain.steps.stages import CompiledArtifact
 from stencilchain.steps.workflow import CompileWorkflow, StageHook, StageReport
+
+_log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,7 +141,23 @@ class Toolchain:
 
         artifact = workflow(program, observe)
         start = time.perf_counter()
-        entry = artifact.load()
+        try:
+            entry = artifact.load()
+        except (ImportError, OSError) as error:
+            if artifact.built:  # a module just built that cannot be loaded is an error
+                raise
+            # a cached module that cannot be loaded (damaged on disk): built again, once
+            _log.warning(
+                "build cache entry %s: its module cannot be loaded (%s); it is built again",
+                artifact.build_dir,
+                error,
+            )
+            from stencilchain.steps.build.cached_build import discard_build
+
+            discard_build(artifact)
+            artifact = workflow(program, observe)
+            start = time.perf_counter()
+            entry = artifact.load()
         if self.config.metrics:
             entry_metrics = self.metrics.entry(self.name, program.name)
             entry_metrics.steps.update(times)
