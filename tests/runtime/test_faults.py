@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import shutil
 import signal
@@ -367,6 +368,18 @@ def garbage_translation(cache: BuiltCache) -> Path:
     return entry
 
 
+def translation_of_another_program(cache: BuiltCache) -> Path:
+    """An intact entry (its checksum right) holding fault_other's source under
+    fault_smooth's key."""
+    entry = cache.translation_entry("fault_smooth")
+    other = json.loads(cache.translation_entry("fault_other").read_text())
+    content = json.loads(entry.read_text())
+    content["payload"] = other["payload"]
+    content["sha256"] = other["sha256"]
+    entry.write_text(json.dumps(content))
+    return entry
+
+
 def missing_file(cache: BuiltCache) -> Path:
     """The last file the build records (GTFN's module, DaCe's SDFG library)."""
     metadata = cache.marker()["metadata"]
@@ -430,6 +443,7 @@ CORRUPTIONS: dict[str, Callable[[BuiltCache], Path]] = {
         truncated_module,
         garbage_module,
         garbage_translation,
+        translation_of_another_program,
         missing_file,
         garbage_marker,
         marker_mode_000,
@@ -457,7 +471,7 @@ def test_a_corrupt_cache_entry_is_logged_once_and_built_again(
     assert str(damaged) in warnings[0][2], warnings
     assert warnings[0][0].startswith("stencilchain."), warnings
     # a translation is redone (and the build found); any damaged build is built again
-    assert result["built"] is (fault != "garbage_translation")
+    assert result["built"] is ("translation" not in fault)
     assert json.loads((built_cache.folder / MARKER_NAME).read_text())["key"] == (
         built_cache.folder.name
     )
@@ -466,6 +480,71 @@ def test_a_corrupt_cache_entry_is_logged_once_and_built_again(
     assert_correct(again)
     assert warnings_of(again) == []
     assert again["results"]["fault_smooth"]["built"] is False
+
+
+def _build_marker_fault(kind: str, folder: Path) -> None:
+    marker = folder / MARKER_NAME
+    if kind == "garbage":
+        marker.write_bytes(b"\x00not json")
+    elif kind == "another_key":
+        content = json.loads(marker.read_text())
+        content["key"] = "another_key"
+        marker.write_text(json.dumps(content))
+    else:  # a link: never opened through
+        real = folder.parent / "real-marker"
+        marker.rename(real)
+        marker.symlink_to(real)
+
+
+@pytest.mark.parametrize("kind", ["garbage", "another_key", "link"])
+def test_the_build_cache_logs_a_damaged_marker_once_and_builds_again(
+    kind: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """In one process, without a compiler: the warning comes from the process that
+    rebuilds, once, and a lookup (no lock) says nothing."""
+    from stencilchain.steps.caches.build_cache import BuildCache
+
+    cache = BuildCache(tmp_path / "builds")
+
+    def build(folder: Path) -> dict[str, str]:
+        (folder / "module").write_text("built")
+        return {"module": "module"}
+
+    first = cache.get_or_build("prog_key", build)
+    _build_marker_fault(kind, first.folder)
+    caplog.set_level(logging.WARNING, logger="stencilchain")
+    assert cache.lookup("prog_key") is None
+    again = cache.get_or_build("prog_key", build)
+    assert again.built and again.folder == first.folder
+    records = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(records) == 1, records
+    assert records[0].name == "stencilchain.steps.caches.build_cache"
+    assert str(first.folder) in records[0].getMessage()
+    assert cache.get_or_build("prog_key", build).built is False
+    assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) == 1
+
+
+def test_an_unfinished_build_is_rebuilt_without_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from stencilchain.steps.caches.build_cache import BuildCache
+
+    cache = BuildCache(tmp_path / "builds")
+    (tmp_path / "builds" / "prog_key").mkdir(parents=True)  # killed before its marker
+    caplog.set_level(logging.WARNING, logger="stencilchain")
+    assert cache.get_or_build("prog_key", lambda folder: {}).built
+    assert caplog.records == []
+
+
+@pytest.mark.parametrize("lifetime", ["persistent", "session"])
+def test_a_cache_root_below_a_file_is_a_clear_error(lifetime: str, tmp_path: Path) -> None:
+    from stencilchain.steps.caches.cache_root import cache_root
+    from stencilchain.steps.settings import CacheLifetime
+
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(CacheDirectoryError, match="STENCILCHAIN_CACHE_DIR") as caught:
+        cache_root(CacheLifetime(lifetime), tmp_path / "a-file" / "cache")
+    assert str(tmp_path / "a-file") in str(caught.value)
 
 
 # --- a killed build ----------------------------------------------------------------------------
