@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -97,8 +98,8 @@ def _problem(
 ) -> str:
     """What makes the complete build in `folder` unusable for `plan` ("" if nothing): a
     marker of another build (another program or module: the module name holds the key's
-    digest), a file it names outside
-    the folder, missing, or of another size than built."""
+    digest), a file it names outside the folder, missing, or of another size than built
+    (`FILE_SIZES`; a marker without them is not checked for sizes)."""
     expected = {
         "entry_point": plan.entry_point,
         "module_name": plan.module_name,
@@ -107,28 +108,28 @@ def _problem(
     for name, value in expected.items():
         if name in metadata and metadata[name] != value:
             return f"is marked as a build of another {name} ({metadata[name]!r}, not {value!r})"
-    for name in files:
-        relative = metadata.get(name, "")
-        if relative and (
-            os.path.isabs(relative) or os.path.normpath(relative).split(os.sep)[0] == os.pardir
-        ):
-            return f"names a {name} outside its folder ({relative!r})"
-    missing = _missing(folder, metadata, files)
-    if missing:
-        return f"lacks its {' and its '.join(missing)}"
     try:
         sizes = json.loads(metadata.get(FILE_SIZES) or "{}")
     except ValueError:
-        return f"records unreadable file sizes ({metadata[FILE_SIZES]!r})"
+        sizes = None
     if not isinstance(sizes, dict):
         return f"records unreadable file sizes ({metadata[FILE_SIZES]!r})"
-    for relative, size in sizes.items():
+    base = os.fspath(folder)
+    for name in files:  # one stat each: this runs on every program's first call
+        relative = metadata.get(name)
+        if not relative:
+            return f"lacks its {name}"
+        if os.path.isabs(relative) or os.path.normpath(relative).split(os.sep)[0] == os.pardir:
+            return f"names a {name} outside its folder ({relative!r})"
         try:
-            actual = (folder / relative).stat().st_size
-        except (OSError, TypeError):
-            return f"lacks its {relative!r}"
-        if actual != size:
-            return f"has a {relative!r} of {actual} bytes, built with {size}"
+            info = os.stat(os.path.join(base, relative))
+        except OSError:
+            return f"lacks its {relative}"
+        if not stat.S_ISREG(info.st_mode):
+            return f"lacks its {relative} (not a file)"
+        size = sizes.get(relative)
+        if size is not None and info.st_size != size:
+            return f"has a {relative!r} of {info.st_size} bytes, built with {size}"
     return ""
 
 
