@@ -524,6 +524,71 @@ def test_the_build_cache_logs_a_damaged_marker_once_and_builds_again(
     assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) == 1
 
 
+UNPRIVILEGED = textwrap.dedent(
+    """
+    import json, logging, os, sys
+    from pathlib import Path
+
+    from stencilchain.steps.caches.build_cache import MARKER_NAME, BuildCache
+
+    # a user that a mode-000 file keeps out, as root is not (imports first: the
+    # installation may not be readable by that user)
+    os.setgid(65534)
+    os.setuid(65534)
+
+    records = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            records.append([record.name, record.levelname, record.getMessage()])
+
+    logging.getLogger("stencilchain").addHandler(Collect())
+    cache = BuildCache(Path(sys.argv[1]) / "builds")
+
+    def build(folder):
+        (folder / "module").write_text("built")
+        return {"module": "module"}
+
+    first = cache.get_or_build("prog_key", build)
+    (first.folder / MARKER_NAME).chmod(0)
+    again = cache.get_or_build("prog_key", build)
+    print(json.dumps({"built": again.built, "folder": str(again.folder), "records": records}))
+    """
+)
+
+
+def test_a_marker_of_mode_000_is_logged_once_and_built_again(tmp_path: Path) -> None:
+    """What `marker_mode_000` cannot do as root: an unprivileged user whose marker it
+    cannot read (the BuildCache alone, in a process that gives up root)."""
+    if os.geteuid() != 0:
+        pytest.skip(
+            "needs root to run the check as another user (as non-root, the "
+            "compiled `marker_mode_000` fault runs)"
+        )
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="sc-faults-nobody-"))  # in /tmp: reachable by all
+    try:
+        os.chown(root, 65534, 65534)
+        os.chmod(root, 0o700)
+        done = subprocess.run(
+            [sys.executable, "-c", UNPRIVILEGED, str(root)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(Path(sc.__file__).parents[1])},
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout.splitlines()[-1])
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    assert report["built"] is True
+    warnings = [r for r in report["records"] if r[1] == "WARNING"]
+    assert len(warnings) == 1, warnings
+    assert report["folder"] in warnings[0][2] and "Permission denied" in warnings[0][2]
+
+
 def test_an_unfinished_build_is_rebuilt_without_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
