@@ -18,6 +18,7 @@ from stencilchain import errors, math
 from stencilchain.errors import (
     ArgumentError,
     BuildsFailedError,
+    CacheDirectoryError,
     CacheSecurityError,
     CompilationError,
     ConfigError,
@@ -62,6 +63,7 @@ __all__ = [
     "VERTICAL",
     "ArgumentError",
     "BuildsFailedError",
+    "CacheDirectoryError",
     "CacheSecurityError",
     "CompilationError",
     "ConfigError",

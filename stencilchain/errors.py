@@ -77,6 +77,12 @@ class CacheSecurityError(StencilchainError, PermissionError):
     trust what someone else may have written."""
 
 
+class CacheDirectoryError(StencilchainError, OSError):
+    """A cache folder cannot be created or written (a read-only or full file system, a
+    folder of another user, a path through a file); the message names the folder and the
+    setting that chooses it."""
+
+
 class CompilationError(StencilchainError):
     """A native build failed.
 

@@ -148,7 +148,23 @@ class Toolchain:
         if artifact.built and self.config.cache_max_size is not None:
             keep_cache_size(self.config, artifact.build_dir)
         start = time.perf_counter()
-        entry = artifact.load()
+        try:
+            entry = artifact.load()
+        except (ImportError, OSError) as error:
+            if artifact.built:  # a module just built that cannot be loaded is an error
+                raise
+            # a cached module that cannot be loaded (damaged on disk): built again, once
+            _log.warning(
+                "build cache entry %s: its module cannot be loaded (%s); it is built again",
+                artifact.build_dir,
+                error,
+            )
+            from stencilchain.steps.build.cached_build import discard_build
+
+            discard_build(artifact)
+            artifact = workflow(program, observe)
+            start = time.perf_counter()
+            entry = artifact.load()
         loaded = time.perf_counter() - start
         log_load(program.name, self.name, self.family, artifact.module_path, loaded)
         if self.config.metrics:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import time
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar, runtime_checkable
@@ -26,6 +27,8 @@ from stencilchain.steps.caches.translation_cache import (
     step_settings_key,
 )
 from stencilchain.steps.stages import CompiledArtifact, ExtensionSource, ProgramSource
+
+_log = logging.getLogger(__name__)
 
 StartT = TypeVar("StartT")
 StartT_contra = TypeVar("StartT_contra", contravariant=True)
@@ -104,8 +107,12 @@ class CachedStep(Generic[StartT, EndT]):
             return None
         try:
             return self.decode(inp, text)
-        except (ValueError, KeyError, TypeError):
-            return None  # an entry we cannot read is a miss; a run overwrites it
+        except (ValueError, KeyError, TypeError) as error:
+            # an entry we cannot read is a miss, logged; a run overwrites it
+            where = getattr(self.cache, "path", None)
+            entry = where(key) if callable(where) else f"of key {key}"
+            _log.warning("cache entry %s cannot be used (%s); treated as a miss", entry, error)
+            return None
 
 
 @dataclasses.dataclass(frozen=True)

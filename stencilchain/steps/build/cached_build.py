@@ -1,21 +1,33 @@
 """A build through the build cache, the same for every compiler family.
 
-A complete folder is loaded as it is (no tool runs); a folder whose marker survived the
-files it names (deleted by hand, a partial copy) is discarded and built again, once; a
-build that fails leaves its log but no marker (see BuildCache).
+A complete folder is loaded as it is (no tool runs), once its marker is checked against
+the plan: a folder whose marker survived the files it names (deleted by hand, a partial
+copy, a file cut short), or whose marker describes another build (another program's
+module, a path out of the folder), is logged, discarded and built again, once; a build
+that fails leaves its log but no marker (see BuildCache). A module that then fails to
+load is discarded the same way (`discard_build`, by the toolchain).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stencilchain.errors import CompilationError
+from stencilchain.errors import CompilationError, StencilchainError
 from stencilchain.steps.build.plan import BuildPlan
 from stencilchain.steps.build.runner import LOG_NAME
+from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.stages import CompiledArtifact
+
+_log = logging.getLogger(__name__)
+
+FILE_SIZES = "file_sizes"
+"""The marker's entry recording the size of each built file (JSON: file -> bytes)."""
 
 
 def compile_cached(
@@ -32,7 +44,14 @@ def compile_cached(
     """
 
     def checked_build(folder: Path) -> Mapping[str, str]:
-        metadata = build(folder)
+        try:
+            metadata = dict(build(folder))
+        except OSError as error:  # the folder cannot be written (a full disk, a quota)
+            if isinstance(error, StencilchainError):
+                raise
+            raise CompilationError(
+                f"building {plan.entry_point!r} in {folder} failed: {error}", "", None
+            ) from error
         missing = _missing(folder, metadata, files)
         if missing:
             raise CompilationError(
@@ -40,13 +59,22 @@ def compile_cached(
                 "",
                 folder / LOG_NAME,
             )
+        sizes = {metadata[name]: (folder / metadata[name]).stat().st_size for name in files}
+        metadata[FILE_SIZES] = json.dumps(sizes, sort_keys=True)
         return metadata
 
     cache = plan.compiler.cache
     result = cache.get_or_build(plan.key, checked_build)
-    if _missing(result.folder, result.metadata, files):
+    problem = "" if result.built else _problem(plan, result.folder, result.metadata, files)
+    if problem:
+        _log.warning("build cache entry %s %s; it is built again", result.folder, problem)
         cache.discard(plan.key)
         result = cache.get_or_build(plan.key, checked_build)
+        problem = _problem(plan, result.folder, result.metadata, files)
+        if problem:  # another process put it back as it was
+            raise CompilationError(
+                f"the build of {plan.entry_point!r} in {result.folder} {problem}", "", None
+            )
     return CompiledArtifact(
         module_path=result.folder / result.metadata[files[0]],
         module_name=plan.module_name,
@@ -56,6 +84,53 @@ def compile_cached(
         built=result.built,
         workspace=plan.source.program_source.workspace,
     )
+
+
+def discard_build(artifact: CompiledArtifact) -> None:
+    """Remove `artifact`'s build folder from its build cache (e.g. its module cannot be
+    loaded), waiting for a build of it that is running."""
+    folder = artifact.build_dir
+    BuildCache(folder.parent).discard(folder.name)
+
+
+def _problem(
+    plan: BuildPlan[Any, Any], folder: Path, metadata: Mapping[str, str], files: Sequence[str]
+) -> str:
+    """What makes the complete build in `folder` unusable for `plan` ("" if nothing): a
+    marker of another build (another program or module: the module name holds the key's
+    digest), a file it names outside the folder, missing, or of another size than built
+    (`FILE_SIZES`; a marker without them is not checked for sizes)."""
+    expected = {
+        "entry_point": plan.entry_point,
+        "module_name": plan.module_name,
+        "key_program": plan.source.program_source.program.fingerprint(),
+    }
+    for name, value in expected.items():
+        if name in metadata and metadata[name] != value:
+            return f"is marked as a build of another {name} ({metadata[name]!r}, not {value!r})"
+    try:
+        sizes = json.loads(metadata.get(FILE_SIZES) or "{}")
+    except ValueError:
+        sizes = None
+    if not isinstance(sizes, dict):
+        return f"records unreadable file sizes ({metadata[FILE_SIZES]!r})"
+    base = os.fspath(folder)
+    for name in files:  # one stat each: this runs on every program's first call
+        relative = metadata.get(name)
+        if not relative:
+            return f"lacks its {name}"
+        if os.path.isabs(relative) or os.path.normpath(relative).split(os.sep)[0] == os.pardir:
+            return f"names a {name} outside its folder ({relative!r})"
+        try:
+            info = os.stat(os.path.join(base, relative))
+        except OSError:
+            return f"lacks its {relative}"
+        if not stat.S_ISREG(info.st_mode):
+            return f"lacks its {relative} (not a file)"
+        size = sizes.get(relative)
+        if size is not None and info.st_size != size:
+            return f"has a {relative!r} of {info.st_size} bytes, built with {size}"
+    return ""
 
 
 def _missing(folder: Path, metadata: Mapping[str, str], files: Sequence[str]) -> list[str]:

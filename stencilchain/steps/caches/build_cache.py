@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import fcntl
 import json
+import logging
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+from stencilchain.errors import CacheDirectoryError
 from stencilchain.steps.caches import entries as kinds
 from stencilchain.steps.caches.entries import CacheEntry, settings_dict, times
 from stencilchain.steps.caches.files import (
@@ -44,6 +46,8 @@ from stencilchain.steps.caches.trust import (
     require_trusted,
     require_trusted_file,
 )
+
+_log = logging.getLogger(__name__)
 
 MARKER_NAME = ".stencilchain-complete.json"
 _FORMAT = 1
@@ -101,7 +105,7 @@ class BuildCache(TrustedFolder):
         to the cache root could have been written by another user.
         """
         folder = self.folder(key)
-        metadata = self._trusted_marker(folder, key)
+        metadata, _ = self._trusted_marker(folder, key)
         return None if metadata is None else BuildResult(folder, metadata, built=False)
 
     def get_or_build(self, key: str, build: BuildFunction) -> BuildResult:
@@ -117,10 +121,14 @@ class BuildCache(TrustedFolder):
             return found
         folder = self.folder(key)
         with self._locked(key, wait=True):
-            metadata = self._trusted_marker(folder, key)
+            metadata, problem = self._trusted_marker(folder, key)
             if metadata is not None:  # another process finished it while we waited
                 return BuildResult(folder, metadata, built=False)
             require_trusted(self.root, self.top, entry=f"the build cache {self.root}", risk=_RISK)
+            if problem:  # said once, by the process that rebuilds it
+                _log.warning(
+                    "build cache entry %s is damaged: %s; it is built again", folder, problem
+                )
             remove_folder(folder)
             folder.mkdir(mode=PRIVATE_FOLDER)
             metadata = dict(build(folder))
@@ -228,31 +236,43 @@ class BuildCache(TrustedFolder):
                 if entry is not None:
                     yield entry
 
-    def _trusted_marker(self, folder: Path, key: str) -> dict[str, str] | None:
-        """The metadata of a complete, trusted build of `key` in `folder`, or None."""
+    def _trusted_marker(self, folder: Path, key: str) -> tuple[dict[str, str] | None, str]:
+        """(metadata, "") of a complete, trusted build of `key` in `folder`; (None, "")
+        if there is none (no marker: no build, or an unfinished one); (None, problem) if
+        its marker cannot be used (unreadable, a link, corrupt, of another key)."""
         marker = folder / MARKER_NAME
         try:
             fd = open_entry(marker)
-        except OSError:  # no marker (no build, or an unfinished one), or a link
-            return None
+        except FileNotFoundError:
+            return None, ""
+        except OSError as error:
+            return None, f"its completion marker cannot be read ({error})"
         try:
             info = os.fstat(fd)
             require_trusted_file(
                 marker, info, self.top, entry=f"the build cache entry {folder}", risk=_RISK
             )
-            metadata, _ = _parse_marker(read_all(fd), key)
+            try:
+                raw = read_all(fd)
+            except OSError as error:
+                return None, f"its completion marker cannot be read ({error})"
+            metadata, problem = _parse_marker(raw, key)
             if metadata is not None:
                 record_use(fd, info)
-            return metadata
+            return metadata, problem
         finally:
             os.close(fd)
 
     @contextlib.contextmanager
     def _locked(self, key: str, *, wait: bool) -> Iterator[bool]:
         """The lock of `key`; yields False if `wait` is off and another holds it."""
-        make_private_folder(self.root, self.top)
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(self.folder(key).with_name(key + _LOCK_SUFFIX), flags, PRIVATE_FILE)
+        lock = self.folder(key).with_name(key + _LOCK_SUFFIX)
+        try:
+            make_private_folder(self.root, self.top)
+            fd = os.open(lock, flags, PRIVATE_FILE)
+        except OSError as error:
+            raise unwritable_cache(self.root, error) from error
         try:
             try:  # released by the kernel if this process dies
                 fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -274,6 +294,15 @@ class BuildCache(TrustedFolder):
             raise ValueError(
                 f"{entry.path} is not a {entry.kind} folder of the build cache {self.root}"
             )
+
+
+def unwritable_cache(folder: Path, error: OSError) -> CacheDirectoryError:
+    """The error of a cache folder that cannot be created or written (`error` says why)."""
+    return CacheDirectoryError(
+        f"the cache folder {folder} cannot be written ({error.strerror or error}): the "
+        "caches need a folder that this user can create and write to. Set "
+        "STENCILCHAIN_CACHE_DIR (or a container's cache_dir) to one."
+    )
 
 
 def _lock_key(item: os.DirEntry[str]) -> str | None:

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from stencilchain.steps.caches.build_cache import BuildCache
+from stencilchain.steps.caches.build_cache import BuildCache, unwritable_cache
 from stencilchain.steps.caches.translation_cache import TranslationCache
 from stencilchain.steps.caches.trust import make_private_folder
 from stencilchain.steps.settings import CacheLifetime
@@ -72,7 +72,10 @@ def cache_root(lifetime: CacheLifetime, cache_dir: Path | None) -> Path:
         import platformdirs  # imported here: only the persistent default needs it
 
         parent = Path(platformdirs.user_cache_dir("stencilchain"))
-    make_private_folder(parent, parent)
+    try:
+        make_private_folder(parent, parent)
+    except OSError as error:
+        raise unwritable_cache(parent, error) from error
     return parent
 
 
@@ -80,9 +83,12 @@ def cache_root(lifetime: CacheLifetime, cache_dir: Path | None) -> Path:
 def _session_root(parent: Path | None) -> Path:
     """The session folder of this process under `parent` (the system temp dir if None),
     private to the user (`mkdtemp`'s mode 0700)."""
-    if parent is not None:
-        make_private_folder(parent, parent)
-    root = Path(tempfile.mkdtemp(prefix="stencilchain-session-", dir=parent))
+    try:
+        if parent is not None:
+            make_private_folder(parent, parent)
+        root = Path(tempfile.mkdtemp(prefix="stencilchain-session-", dir=parent))
+    except OSError as error:
+        raise unwritable_cache(parent or Path(tempfile.gettempdir()), error) from error
     atexit.register(_remove_session_root, root, os.getpid())
     return root
 
