@@ -50,6 +50,11 @@ class DomainError(StencilchainError, ValueError):
     """A call's domain reads or writes outside the arrays it was given."""
 
 
+class EmptyDomainWarning(UserWarning):
+    """A call's domain is empty although its arrays are not: they are too small for what
+    the call reads, so the call writes nothing (every backend warns the same way)."""
+
+
 class ConfigError(StencilchainError, ValueError):
     """A configuration value or variable is not valid; the message says which and what is accepted."""
 
@@ -136,6 +141,7 @@ __all__ = [
     "ConfigError",
     "DefinitionError",
     "DomainError",
+    "EmptyDomainWarning",
     "MissingExtraError",
     "StencilchainError",
     "UnsupportedError",
