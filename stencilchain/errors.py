@@ -59,6 +59,11 @@ class DecompositionError(DistributedError, ValueError):
     its decomposition (a halo wider than a rank's block, an array of another shape)."""
 
 
+class EmptyDomainWarning(UserWarning):
+    """A call's domain is empty although its arrays are not: they are too small for what
+    the call reads, so the call writes nothing (every backend warns the same way)."""
+
+
 class ConfigError(StencilchainError, ValueError):
     """A configuration value or variable is not valid; the message says which and what is accepted."""
 
@@ -151,6 +156,7 @@ __all__ = [
     "ConfigError",
     "DefinitionError",
     "DomainError",
+    "EmptyDomainWarning",
     "MissingExtraError",
     "StencilchainError",
     "UnsupportedError",

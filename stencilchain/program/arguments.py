@@ -301,6 +301,14 @@ class ArgumentChecker:
             )
         if param.written and isinstance(arg, np.ndarray) and not arg.flags.writeable:
             raise ArgumentError(f"{self._where(param)} is written by the program but is read-only")
+        if param.written and 0 not in arg.shape:  # an empty array has no element to share
+            for dim, size, stride in zip(ftype.dims, arg.shape, arg.strides):
+                if stride == 0 and size > 1:
+                    raise ArgumentError(
+                        f"{self._where(param)} is written by the program but has stride 0 "
+                        f"along {dim.name} (a broadcast view): its {size} points along "
+                        f"{dim.name} are one element; pass an array of its own"
+                    )
 
     def scalar(self, param: ScalarParam, arg: Any) -> Any:
         dtype = param.dtype

@@ -13,12 +13,15 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import os
+import sys
+import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from stencilchain.errors import DomainError
+from stencilchain.errors import DomainError, EmptyDomainWarning
 from stencilchain.program import ir
 from stencilchain.program.arguments import ArgumentChecker, bind_arguments
 from stencilchain.program.dimensions import Dimension
@@ -145,6 +148,43 @@ def resolve_domain(
                     )
                 )
     return box
+
+
+def empty_domain_message(
+    call: ir.ProgramCall,
+    sizes: Mapping[Dimension, int],
+    program_name: str,
+    scalars: Mapping[str, Any] | None = None,
+) -> str | None:
+    """What an `EmptyDomainWarning` says of a call whose domain is empty although none of
+    its arrays is (None when it is not such a call): along the first dimension where an
+    inferred domain is empty, or where an explicit one is because the arrays are no larger
+    than the call's reads (an explicit domain may be empty on purpose, by its parameters).
+    The C++ of both families emits the same test (steps/cpp/domain_checks.py)."""
+    if any(sizes[dd.dim] == 0 for dd in call.domain.dims):
+        return None  # empty arrays: there is nothing to write
+    for dd in call.domain.dims:
+        size = sizes[dd.dim]
+        start, stop = dd.resolve(size, scalars)
+        lo, hi = dd.halo
+        if stop <= start and (not call.domain.explicit or size <= lo + hi):
+            return empty_message(call.callee, program_name, dd, (start, stop, size))
+    return None
+
+
+def empty_message(
+    callee: str, program_name: str, dd: ir.DimDomain, values: tuple[int | str, int | str, int | str]
+) -> str:
+    """The EmptyDomainWarning of an empty domain along `dd`, from its start, stop and size
+    (`values`; the C++ check passes printf conversions)."""
+    start, stop, size = values
+    d = dd.dim.name
+    lo, hi = dd.halo
+    return (
+        f"call of {callee} in {program_name}(): domain {d}: [{start}, {stop}) is empty on "
+        f"arrays of size {size} along {d}, too small for what the call reads (from {d}-{lo} "
+        f"to {d}+{hi}), so the call writes nothing"
+    )
 
 
 def window_message(
@@ -425,6 +465,18 @@ def run_scan(
     return tuple(results)
 
 
+def _user_stacklevel() -> int:
+    """The stacklevel of `warnings.warn` from run_program that names the first frame outside
+    the package (the user's call)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
 def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, ...]) -> None:
     """Check the arguments, then run every call of `program` with NumPy."""
     sizes, checked = checker.check(args)
@@ -441,12 +493,26 @@ def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, 
             evaluator.tables_over[conn.local] = (conn.entity, values[p.name])
     # every domain is checked before any call runs: a DomainError leaves the outputs as they were
     boxes = [resolve_domain(call, sizes, program.name, values) for call in program.calls]
+    empty = (
+        empty_domain_message(call, sizes, program.name, values)
+        for call, box in zip(program.calls, boxes)
+        if box is None
+    )
+    message = next((m for m in empty if m is not None), None)
     for temporary in program.temporaries:
         ttype = program.field_type(temporary.name)
-        # uninitialized, like a compiled backend's: no call reads where none wrote
-        values[temporary.name] = np.empty(
-            tuple(sizes[d] for d in ttype.dims), dtype=ttype.dtype.numpy
-        )
+        shape = tuple(sizes[d] for d in ttype.dims)
+        try:
+            # uninitialized, like a compiled backend's: no call reads where none wrote
+            values[temporary.name] = np.empty(shape, dtype=ttype.dtype.numpy)
+        except (MemoryError, ValueError) as err:  # ValueError: more bytes than NumPy counts
+            # what the compiled backends say: at most SIZE_MAX (more does not fit a size_t)
+            nbytes = min(math.prod(shape) * ttype.dtype.numpy.itemsize, 2**64 - 1)
+            raise MemoryError(
+                f"cannot allocate {nbytes} bytes for temporary {temporary.name} of {program.name}()"
+            ) from err
+    if message is not None:  # the first, as the compiled backends report it, after any error
+        warnings.warn(message, EmptyDomainWarning, stacklevel=_user_stacklevel())
     for call, box in zip(program.calls, boxes):
         if box is None:
             continue

@@ -12,6 +12,7 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument
+from stencilchain.program.names import check_program_names
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.scan_lowering import (
     innermost_scan_call,
@@ -794,6 +795,7 @@ class Program:
                 self.location,
             )
         self.ir = trace.finish()
+        check_program_names(self.ir, self.location)
         self._embedded: Callable[..., None] | None = None
 
     @classmethod

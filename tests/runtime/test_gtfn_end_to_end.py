@@ -976,24 +976,26 @@ def test_field_of_a_structured_array(toolchain: Any) -> None:
 
 
 @sc.field_operator
-def names_mix(a: F64, a_s0: F64, p_a: F64, s0_a: F64, n_I: sc.float64) -> F64:
-    return a(I + 1) + a_s0 * p_a(J - 1) - s0_a * n_I
+def names_mix(a: F64, s_a: F64, p_a: F64, s0_a: F64, n_a: sc.float64) -> F64:
+    return a(I + 1) + s_a * p_a(J - 1) - s0_a * n_a
 
 
 @sc.program
 def generated_looking_names(
-    a: F64, a_s0: F64, p_a: F64, s0_a: F64, n_I: sc.float64, sc_out: F64, t0: F64
+    a: F64, s_a: F64, p_a: F64, s0_a: F64, n_a: sc.float64, sc_out: F64, t0: F64
 ):
-    tmp0 = names_mix(a, a_s0, p_a, s0_a, n_I)
+    tmp0 = names_mix(a, s_a, p_a, s0_a, n_a)
     double(tmp0, out=sc_out)
     double(a, out=t0)
 
 
 @pytest.mark.parametrize("fixture", ["gtfn_cpu", "gtfn_cpu_no_transforms"])
 def test_parameter_names_like_generated_ones(fixture: str, request: pytest.FixtureRequest) -> None:
-    """Parameters named like the C++ names of other parameters (`a` and `a_s0`, `p_a`,
-    `s0_a`, `n_I`) or of generated variables compile and compute the right thing."""
+    """Parameters named like GTFN's C++ names of other parameters (`a` and `p_a`, `s_a`,
+    `s0_a`) or of generated variables compile and compute the right thing. (Names of the
+    generated symbols of every toolchain, `a_s0` or `n_I`, are refused at definition:
+    tests/runtime/test_bad_input_corpus.py.)"""
     toolchain = request.getfixturevalue(fixture)
-    case = Case(generated_looking_names, sizes=({I: 7, J: 6},), scalars=({"n_I": 0.5},))
+    case = Case(generated_looking_names, sizes=({I: 7, J: 6},), scalars=({"n_a": 0.5},))
     arguments = make_arguments(case, case.sizes[0], case.scalars[0], seed=3)
     run_both(case.program, case.program.with_backend(toolchain), arguments, "F")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.embedded import window_message
+from stencilchain.program.embedded import empty_message, window_message
 from stencilchain.steps.cpp.signature import bound_var, scalar_var, size_var
 
 
@@ -106,13 +106,42 @@ def open_domain(program_name: str, call: ir.ProgramCall) -> list[str]:
     return lines
 
 
+def empty_domain_check(program_name: str, call: ir.ProgramCall) -> list[str]:
+    """The `else` branch of a call's `nonempty` test: the message of an EmptyDomainWarning
+    in `err` (status stays 0; the module warns after the run) where the domain is empty
+    although no array is, like `stencilchain.program.embedded.empty_domain_message`; the
+    first such call's message is kept."""
+    tests = []
+    for dd in call.domain.dims:
+        start, stop, n = bound_var(dd.dim, "start"), bound_var(dd.dim, "stop"), size_var(dd.dim)
+        lo, hi = dd.halo
+        if call.domain.explicit and lo + hi == 0:
+            continue  # an explicit domain is empty on purpose, unless the reads fill the arrays
+        test = f"{stop} <= {start}"
+        if call.domain.explicit:
+            test += f" && {n} <= {lo + hi}"
+        message = empty_message(call.callee, program_name, dd, ("%lld", "%lld", "%lld"))
+        values = ", ".join(f"(long long){v}" for v in (start, stop, n))
+        tests.append((test, f'std::snprintf(err, err_len, "{message}", {values});'))
+    if not tests:
+        return []
+    sizes = " && ".join(f"{size_var(dd.dim)} > 0" for dd in call.domain.dims)
+    lines = [f"}} else if (err[0] == '\\0' && {sizes}) {{"]
+    for k, (test, action) in enumerate(tests):
+        lines += [f"    {'if' if k == 0 else '} else if'} ({test}) {{", f"        {action}"]
+    lines.append("    }")
+    return lines
+
+
 def domain_checks(program: ir.Program) -> list[str]:
     """Every call's domain check, in a block of its own, before any call runs: a
     DomainError then leaves the outputs as they were. `program` is the program as the user
-    wrote it (the callee names are those of its calls)."""
+    wrote it (the callee names are those of its calls). A call whose domain is empty
+    although its arrays are not leaves an EmptyDomainWarning's message in `err`."""
     lines = []
     for index, call in enumerate(program.calls):
         lines.append(f"{{  // domain of call {index}")
         lines += ["    " + line for line in open_domain(program.name, call)]
+        lines += ["    " + line for line in empty_domain_check(program.name, call)]
         lines += ["    }", "}"]
     return lines

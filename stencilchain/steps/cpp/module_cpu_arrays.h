@@ -32,14 +32,28 @@ SC_INLINE sc_array sc_numpy_array(PyObject* o, const char* name, int ndim, int d
     if (written && !(a->flags & SC_NPY_WRITEABLE)) sc_fail(name, "is written by the program but is read-only");
     sc_array out;
     out.data = a->data;
+    bool shared = false, empty = false;
     for (int k = 0; k < ndim; ++k) {
         out.shape[k] = a->dimensions[k];
         if (a->strides[k] % itemsize != 0) sc_fail(name, "a stride is not a multiple of the item size");
         out.strides[k] = a->strides[k] / itemsize;
+        shared = shared || (out.strides[k] == 0 && out.shape[k] > 1);
+        empty = empty || out.shape[k] == 0;
     }
+    // an output with several points at one element (not an empty one: it has no element)
+    if (written && shared && !empty) sc_fail(name, "is written by the program but has stride 0");
     sc_check_layout(out, ndim, unit_stride, name);
     sc_set_bounds(out, ndim, itemsize);
     return out;
+}
+
+// The same check, not inlined: for programs of many fields (extension_module.py's
+// OUTLINED_FIELDS), whose entry would otherwise be one huge function that takes the
+// compiler minutes.
+template <std::int64_t itemsize>
+__attribute__((noinline)) sc_array sc_numpy_array_outlined(PyObject* o, const char* name, int ndim,
+                                                           int dtype, bool written, bool unit_stride) {
+    return sc_numpy_array<itemsize>(o, name, ndim, dtype, written, unit_stride);
 }
 
 constexpr int SC_NPY_C_CONTIGUOUS = 0x0001;

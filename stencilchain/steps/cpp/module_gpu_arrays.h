@@ -46,6 +46,12 @@ sc_array sc_cuda_array(PyObject* o, const char* name, int ndim, const char* type
                 if (s % itemsize != 0) error = "a stride is not a multiple of the item size";
                 out.strides[k] = s / itemsize;
             }
+            bool shared = false, empty = false;
+            for (int k = 0; k < ndim; ++k) {
+                shared = shared || (out.strides[k] == 0 && out.shape[k] > 1);
+                empty = empty || out.shape[k] == 0;
+            }
+            if (written && shared && !empty) error = "is written by the program but has stride 0";
         }
     }
     Py_DECREF(cai);

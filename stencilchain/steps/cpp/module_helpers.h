@@ -45,6 +45,7 @@ struct sc_globals_t {
     PyObject* mismatch = nullptr;      // this module's ArgumentMismatch(TypeError)
     PyObject* domain_error = nullptr;  // stencilchain.errors.DomainError
     PyObject* workspace_error = nullptr;  // stencilchain.errors.WorkspaceError
+    PyObject* empty_domain_warning = nullptr;  // stencilchain.errors.EmptyDomainWarning
     PyObject* uint8 = nullptr;         // numpy.dtype("uint8"), of a CPU workspace
     PyObject* ndarray = nullptr;
     PyObject* float32 = nullptr;
@@ -62,6 +63,7 @@ bool sc_init_globals() {
     if (np == nullptr || errors == nullptr) return false;
     sc_globals.domain_error = PyObject_GetAttrString(errors, "DomainError");
     sc_globals.workspace_error = PyObject_GetAttrString(errors, "WorkspaceError");
+    sc_globals.empty_domain_warning = PyObject_GetAttrString(errors, "EmptyDomainWarning");
     sc_globals.ndarray = PyObject_GetAttrString(np, "ndarray");
     sc_globals.float32 = PyObject_GetAttrString(np, "float32");
     sc_globals.int32 = PyObject_GetAttrString(np, "int32");

@@ -286,6 +286,7 @@ def adapter_source(
         "#include <climits>",
         "#include <cstdlib>",
         "#include <cstring>",
+        "#include <new>",
         "#include <tuple>",
         "#include <type_traits>",
         "",
@@ -371,13 +372,33 @@ def adapter_source(
         "    return true;",
         "}",
         "",
-        "// (re)create DaCe's state handle for the symbol values of `a`; call under sc_mutex",
-        f"void* sc_initialize(const {ARGS_TYPE}& a, char* err, std::size_t err_len) {{",
+        *_temporaries_fit(program, gpu),
+        "// (re)create DaCe's state handle for the symbol values of `a`; call under sc_mutex;",
+        "// null with a status (3, or 5: memory) and a message in `err` if it fails",
+        f"void* sc_initialize(const {ARGS_TYPE}& a, char* err, std::size_t err_len, int* status) {{",
+        "    *status = 3;",
         "    if (!sc_load(err, err_len)) return nullptr;",
         "    static bool registered = false;",
         "    void* old = sc_state.exchange(nullptr);",
         "    if (old != nullptr) sc_exit(old);",
-        f"    void* state = sc_init({init_call});",
+        *(
+            [
+                "    if (!sc_temporaries_fit(a, err, err_len)) {",
+                "        *status = 5;",
+                "        return nullptr;",
+                "    }",
+            ]
+            if init_reads_symbols and _checks_temporaries(program, gpu)
+            else []
+        ),
+        "    void* state = nullptr;",
+        "    try {  // DaCe allocates persistent transients with new",
+        f"        state = sc_init({init_call});",
+        "    } catch (const std::bad_alloc&) {",
+        '        std::snprintf(err, err_len, "cannot allocate the temporaries of %s", sc_where);',
+        "        *status = 5;",
+        "        return nullptr;",
+        "    }",
         "    if (state == nullptr) {",
         '        std::snprintf(err, err_len, "%s: DaCe failed to initialize it", sc_where);',
         "        return nullptr;",
@@ -406,8 +427,9 @@ def adapter_source(
     locked_state = [
         "    void* state = sc_state.load(std::memory_order_relaxed);",
         f"    if ({stale}) {{",
-        "        state = sc_initialize(a, err, err_len);",
-        "        if (state == nullptr) return 3;",
+        "        int status;",
+        "        state = sc_initialize(a, err, err_len, &status);",
+        "        if (state == nullptr) return status;",
         "    }",
     ]
     init_values = "".join(f", a.{x.name}" for x in init_args)
@@ -447,13 +469,24 @@ def adapter_source(
             "    if (state == nullptr) {",
             "        sc_lock lock;",
             "        state = sc_state.load(std::memory_order_acquire);",
-            "        if (state == nullptr) state = sc_initialize(a, err, err_len);",
-            "        if (state == nullptr) return 3;",
+            "        int status = 3;",
+            "        if (state == nullptr) state = sc_initialize(a, err, err_len, &status);",
+            "        if (state == nullptr) return status;",
             "    }",
         ]
     if workspace_storage is not None:
         lines.append(f"    sc_set_memory(state, workspace{init_values});")
-    lines.append(f"    sc_program({program_call});")
+    if not init_reads_symbols and _checks_temporaries(program, gpu):
+        # transients allocated by the program itself: refused before any output is written
+        lines.append("    if (!sc_temporaries_fit(a, err, err_len)) return 5;")
+    lines += [
+        "    try {",
+        f"        sc_program({program_call});",
+        "    } catch (const std::bad_alloc&) {",
+        '        std::snprintf(err, err_len, "cannot allocate the temporaries of %s", sc_where);',
+        "        return 5;",
+        "    }",
+    ]
     if gpu:
         lines += [
             "    if (sc_last_error != nullptr) {",
@@ -466,3 +499,42 @@ def adapter_source(
         ]
     lines += ["    return 0;", "}", f"}}  // namespace {NAMESPACE}", ""]
     return "\n".join(lines)
+
+
+def _checks_temporaries(program: ir.Program, gpu: bool) -> bool:
+    return bool(program.temporaries) and not gpu
+
+
+def _temporaries_fit(program: ir.Program, gpu: bool) -> list[str]:
+    """`sc_temporaries_fit(a, err, err_len)`: whether memory for each of the program's
+    temporaries can be had (a trial allocation of its bytes), else false with GTFN's
+    MemoryError message naming the first that cannot; empty on the GPU or without
+    temporaries. DaCe's own allocation (`new`) of a transient too large would end the
+    process."""
+    if not _checks_temporaries(program, gpu):
+        return []
+    lines = [
+        f"bool sc_temporaries_fit(const {ARGS_TYPE}& a, char* err, std::size_t err_len) {{",
+        "    std::size_t bytes;",
+        "    bool over;",
+        "    void* trial;",
+    ]
+    for temporary in program.temporaries:
+        ftype = program.field_type(temporary.name)
+        lines += [f"    bytes = {ftype.dtype.numpy.itemsize};", "    over = false;"]
+        lines += [
+            f"    over = over || __builtin_mul_overflow(bytes, static_cast<std::size_t>("
+            f"a.{size_symbol(d)} > 0 ? a.{size_symbol(d)} : 0), &bytes);"
+            for d in ftype.dims
+        ]
+        lines += [
+            "    trial = over ? nullptr : std::malloc(bytes > 0 ? bytes : 1);",
+            "    if (trial == nullptr) {",
+            f'        std::snprintf(err, err_len, "cannot allocate %zu bytes for temporary '
+            f'{temporary.name} of {program.name}()", over ? SIZE_MAX : bytes);',
+            "        return false;",
+            "    }",
+            "    std::free(trial);",
+        ]
+    lines += ["    return true;", "}", ""]
+    return lines

@@ -40,7 +40,11 @@ def allocations(
             reference = ", ".join(["0"] * n)  # all ties: C order
         else:
             reference = ", ".join(f"{like.stride(a)}" for a in range(n))
-        points = " * ".join(f"static_cast<std::size_t>({size_var(d)})" for d in dims)
+        overflows = " || ".join(
+            f"__builtin_mul_overflow(sc_bytes_{name}, static_cast<std::size_t>({size_var(d)}), "
+            f"&sc_bytes_{name})"
+            for d in dims
+        )
         lines += [
             f"sc_temporary sc_t_{name};",
             f"std::int64_t sc_s_{name}[{n}];",
@@ -49,8 +53,10 @@ def allocations(
             f"    const std::int64_t sc_size[{n}] = {{{sizes}}};",
             f"    sc_dense_like({n}, sc_like, sc_size, sc_s_{name});",
             "}",
-            f"const std::size_t sc_bytes_{name} = {points} * sizeof({cpp});",
-            f"if (!sc_allocate(sc_t_{name}, sc_bytes_{name})) {{",
+            f"std::size_t sc_bytes_{name} = sizeof({cpp});",
+            "// more bytes than a size_t holds: SIZE_MAX, which no allocator grants",
+            f"if ({overflows}) sc_bytes_{name} = SIZE_MAX;",
+            f"if (sc_bytes_{name} == SIZE_MAX || !sc_allocate(sc_t_{name}, sc_bytes_{name})) {{",
             f'    std::snprintf(err, err_len, "cannot allocate %zu bytes for temporary {name} '
             f'of {program_name}()", sc_bytes_{name});',
             "    return 5;",
