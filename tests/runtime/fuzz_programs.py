@@ -81,6 +81,7 @@ INEXACT_FLOAT_UNARY = {
     "log": "sc.math.log(1.0 + sc.math.abs({}))",
     "cbrt": "sc.math.cbrt({})",
 }
+SCAN_RESULT = "<scan result>"  # a pseudo-field read where a scan's result is read
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 
 
@@ -95,7 +96,7 @@ class Node:
     exact: bool
     reads: frozenset[tuple[str, Offset]] = frozenset()  # (field, offset) pairs
     names: frozenset[str] = frozenset()  # program-level names it uses (fields and scalars)
-    has_scan: bool = False  # holds a scan call (not shifted: see `shift`)
+    has_scan: bool = False  # holds a scan call (which reads along K from where it starts)
 
 
 def _union(*nodes: Node) -> dict[str, Any]:
@@ -194,9 +195,12 @@ def _traced(draw: st.DrawFn, ctx: Context, node: Node) -> Node:
 
 
 def shift(node: Node, offset: Offset) -> Node:
+    """`node` read at `offset`. A scan inside still starts at the call's first level (last,
+    backward) along K, so its reads along K cover every offset from 0 to the shift."""
     parts = [f"{d} {'+' if o > 0 else '-'} {abs(o)}" for d, o in zip(DIMS, offset) if o]
+    ks = range(min(0, offset[2]), max(0, offset[2]) + 1) if node.has_scan else (offset[2],)
     reads = frozenset(
-        (name, (o[0] + offset[0], o[1] + offset[1], o[2] + offset[2])) for name, o in node.reads
+        (name, (o[0] + offset[0], o[1] + offset[1], o[2] + k)) for name, o in node.reads for k in ks
     )
     return dataclasses.replace(node, text=f"({node.text})({', '.join(parts)})", reads=reads)
 
@@ -308,7 +312,7 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
         return draw(scan_in_field_operator(ctx, depth))
     assert op == "shift"
     x = draw(sub())
-    if ctx.in_scan or x.kind != "field" or x.has_scan:
+    if ctx.in_scan or x.kind != "field":
         return x
     offsets = st.sampled_from([-2, -1, -1, 1, 1, 2])
     offset = tuple(draw(offsets) if d in x.dims and draw(st.booleans()) else 0 for d in DIMS)
@@ -364,7 +368,12 @@ def scan_in_field_operator(draw: st.DrawFn, ctx: Context, depth: int) -> Node:
     if pair:  # the int64 element, cast back
         which = draw(st.booleans())
         text = f"{name}({x.text})[0]" if which else f"sc.astype({name}({x.text})[1], sc.float64)"
-    return dataclasses.replace(x, text=text, exact=x.exact and exact, has_scan=True)
+    # the scan's result counts as a field the size of the arrays (docs/dsl.md, "Domain")
+    reads = x.reads | {(SCAN_RESULT, (0, 0, 0))}
+    node = dataclasses.replace(x, text=text, exact=x.exact and exact, has_scan=True, reads=reads)
+    if draw(st.booleans()):  # read at another level
+        node = shift(node, (0, 0, draw(st.sampled_from([-2, -1, 1, 2]))))
+    return node
 
 
 @dataclasses.dataclass(frozen=True)
@@ -419,9 +428,12 @@ def _margins_of(
     margins = [[0, 0] for _ in DIMS]
     for name, offset in reads:
         for axis, d in enumerate(DIMS):
-            if d not in dims_of[name]:
+            if name == SCAN_RESULT:
+                lo = hi = 0
+            elif d not in dims_of[name]:
                 continue
-            lo, hi = written[name][axis]
+            else:
+                lo, hi = written[name][axis]
             margins[axis][0] = max(margins[axis][0], lo - offset[axis])
             margins[axis][1] = max(margins[axis][1], hi + offset[axis])
     return margins
@@ -438,6 +450,7 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
     dims_of = {name: dims for name, (_, dims, _) in fields.items()}
     scans: list[str] = []
     fops: list[str] = []
+    temporary_candidates: set[str] = set()
     # each call: (kind, callee, argument names, results [(name, dtype, exact)], domain text)
     calls: list[dict[str, Any]] = []
     n_calls = draw(st.integers(1, max_calls))
@@ -480,17 +493,21 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
                 f"@sc.field_operator\ndef {callee}({params}) -> {annotation}:\n    return {body}\n"
             )
             reads = frozenset().union(*(n.reads for n in nodes))
-            if any(n.has_scan for n in nodes):  # a scan reads along K from where it starts
-                reads = frozenset((name, (o[0], o[1], k)) for name, o in reads for k in {o[2], 0})
             results = [(n.dtype, n.exact) for n in nodes]
         margins = _margins_of(reads, written, dims_of)
+        # an explicit domain may read an output parameter's points that no call wrote
+        readable = {
+            n: m if n in temporary_candidates else ((0, 0),) * 3 for n, m in written.items()
+        }
+        explicit = _margins_of(reads, readable, dims_of)
         domain = {}
         for axis, d in enumerate(DIMS):
             if draw(st.integers(0, 2)) == 0:  # explicit along d
-                lo = margins[axis][0] + draw(st.integers(0, 1))
-                hi = margins[axis][1] + draw(st.integers(0, 1))
+                lo = explicit[axis][0] + draw(st.integers(0, 1))
+                hi = explicit[axis][1] + draw(st.integers(0, 1))
                 margins[axis] = [lo, hi]
                 domain[d] = f"({lo}, {-hi if hi else None})"
+        temporary = draw(st.booleans())  # if every later call reads its results
         out_names = []
         for dtype, exact in results:
             out_name = f"x{len(calls)}_{len(out_names)}"
@@ -498,13 +515,15 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
             fields[out_name] = (dtype, "IJK", exact)
             dims_of[out_name] = "IJK"
             written[out_name] = tuple((lo, hi) for lo, hi in margins)
+            if temporary:
+                temporary_candidates.add(out_name)
         calls.append(
             {
                 "callee": callee,
                 "args": names,
                 "results": out_names,
                 "domain": domain,
-                "temporary": draw(st.booleans()),
+                "temporary": temporary,
             }
         )
     # the names each call reads, to know which results become temporaries

@@ -165,6 +165,7 @@ def test_the_generator_makes_every_construct() -> None:
         "backward scans": r"forward=False",
         "tuple states": r"init=\(0\.0, 0\)",
         "scans in field operators": r"return .*scan\d+\(",
+        "shifted scan results": r"return .*\(\(?(sc\.astype\()?scan\d+\(.*\)\)\([IJK] [+-] \d",
         "implicit broadcast": r"nu: FK",
         "sc.broadcast": r"sc\.broadcast\(",
         "index": r"sc\.index\(K\)",
