@@ -48,6 +48,7 @@ ANNOTATION = {
     ("float64", "IJK"): "F",
     ("int64", "IJK"): "N",
     ("float64", "K"): "FK",
+    ("float64", "IJ"): "FIJ",
     ("float64", ""): "sc.float64",
     ("int64", ""): "sc.int64",
 }
@@ -59,6 +60,7 @@ I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
 F = sc.Field[[I, J, K], sc.float64]
 N = sc.Field[[I, J, K], sc.int64]
 FK = sc.Field[[K], sc.float64]
+FIJ = sc.Field[[I, J], sc.float64]
 """
 
 #: The program's inputs: name -> (dtype, dims).
@@ -67,6 +69,7 @@ INPUTS = {
     "b": ("float64", "IJK"),
     "n": ("int64", "IJK"),
     "nu": ("float64", "K"),
+    "h": ("float64", "IJ"),
     "alpha": ("float64", ""),
     "m": ("int64", ""),
 }
@@ -113,6 +116,20 @@ def _kind(*nodes: Node) -> str:
     return "field" if "field" in kinds else "scalar" if "scalar" in kinds else "literal"
 
 
+def _nest(*nodes: Node) -> tuple[Node, ...]:
+    """`nodes`, a field over (I, J) and one over (K) among them broadcast to (I, J, K): their
+    dimensions are not nested, which is a DefinitionError (docs/dsl.md, "Broadcasting")."""
+    dims = {n.dims for n in nodes}
+    if not {"IJ", "K"} <= dims:
+        return nodes
+    return tuple(
+        dataclasses.replace(n, text=f"sc.broadcast({n.text}, (I, J, K))", dims="IJK")
+        if n.dims in ("IJ", "K")
+        else n
+        for n in nodes
+    )
+
+
 def _dims(*nodes: Node) -> str:
     return max((n.dims for n in nodes), key=len)
 
@@ -125,6 +142,7 @@ class Context:
     scalars: dict[str, str]  # name -> dtype
     in_scan: bool = False  # a scan's body: every value is a scalar, no shifts or index
     scans: list[str] = dataclasses.field(default_factory=list)  # source of scan operators
+    recent: frozenset[str] = frozenset()  # the results of the call before
     allow_scans: bool = True  # at most one scan per field operator: set False by the first
 
 
@@ -176,6 +194,9 @@ def leaf(draw: st.DrawFn, ctx: Context, dtype: str, *, traced: bool = False) -> 
     if not traced and draw(st.integers(0, 3)) == 0:
         return _literal(draw, dtype)
     plain = [o for o in options if o.kind == ("scalar" if ctx.in_scan else "field") and o.names]
+    recent = [o for o in plain if o.names & ctx.recent]
+    if recent and draw(st.booleans()):  # often what the call before wrote
+        return draw(st.sampled_from(recent))
     if plain and draw(st.integers(0, 2)) > 0:  # mostly a field of the program
         return draw(st.sampled_from(plain))
     return draw(st.sampled_from(options))
@@ -235,6 +256,7 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
         right = leaf(draw, ctx, dtype) if sym == "*" and dtype == "int64" else draw(sub())
         if left.kind == right.kind == "literal":
             left = _traced(draw, ctx, left)
+        left, right = _nest(left, right)
         return Node(
             f"({left.text} {sym} {right.text})",
             dtype,
@@ -248,6 +270,7 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
     if op == "divide":  # a denominator >= 1
         x, y = draw(sub()), draw(sub())
         x = _traced(draw, ctx, x) if y.kind == "literal" else x
+        x, y = _nest(x, y)
         text = f"({x.text} / (1.0 + {y.text} * {y.text}))"
         return Node(text, dtype, _kind(x, y), _dims(x, y), **_union(x, y))
     if op == "square":
@@ -261,12 +284,13 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
             left = leaf(draw, ctx, cmp_dtype, traced=True)
         sym = draw(st.sampled_from(COMPARISONS))
         true, false = draw(sub()), draw(sub())
+        left, right, true, false = _nest(left, right, true, false)
         text = f"sc.where({left.text} {sym} {right.text}, {true.text}, {false.text})"
         nodes = (left, right, true, false)
         return Node(text, dtype, "field", _dims(*nodes), **_union(*nodes))
     if op == "minmax":
         name = draw(st.sampled_from(["minimum", "maximum"]))
-        x, y = _traced(draw, ctx, draw(sub())), draw(sub())
+        x, y = _nest(_traced(draw, ctx, draw(sub())), draw(sub()))
         return Node(
             f"sc.math.{name}({x.text}, {y.text})", dtype, _kind(x, y), _dims(x, y), **_union(x, y)
         )
@@ -275,7 +299,7 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
         return dataclasses.replace(x, text=f"sc.math.abs({x.text})")
     if op == "integer":
         sym = draw(st.sampled_from(["//", "%", "&", "|", "^"]))
-        x, y = _traced(draw, ctx, draw(sub())), draw(sub())
+        x, y = _nest(_traced(draw, ctx, draw(sub())), draw(sub()))
         return Node(f"({x.text} {sym} {y.text})", dtype, _kind(x, y), _dims(x, y), **_union(x, y))
     if op == "unary":
         fn = draw(st.sampled_from(EXACT_FLOAT_UNARY))
@@ -455,7 +479,8 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
     calls: list[dict[str, Any]] = []
     n_calls = draw(st.integers(1, max_calls))
     for index in range(n_calls):
-        ctx = Context(dict(fields), dict(scalars), scans=scans)
+        recent = frozenset(calls[-1]["results"]) if calls else frozenset()
+        ctx = Context(dict(fields), dict(scalars), scans=scans, recent=recent)
         if draw(st.integers(0, 4)) == 0:  # a scan called from the program
             candidates = sorted(n for n, (_, dims, _) in fields.items() if dims == "IJK")
             args = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=2))
