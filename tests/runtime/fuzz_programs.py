@@ -154,11 +154,20 @@ def _has(ctx: Context, dtype: str) -> bool:
 
 
 def _literal(draw: st.DrawFn, dtype: str) -> Node:
+    """A literal: small exact values, and now and then one that needs every digit of its
+    repr (a float64 not exact in float32) or more than 32 bits (an int64)."""
     if dtype == "float64":
-        value = draw(st.sampled_from([0.0, 1.0, -0.5, 2.0, 0.25, 1.5, -3.0]))
-        return Node(repr(value), dtype, "literal", "", True)
-    value = draw(st.integers(-5, 5))
-    return Node(f"({value})" if value < 0 else str(value), dtype, "literal", "", True)
+        value = draw(
+            st.one_of(
+                st.sampled_from([0.0, 1.0, -0.5, 2.0, 0.25, 1.5, -3.0]),
+                st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False),
+                st.sampled_from([0.1, -0.3, 1e-7, 2.0**-30]),
+            )
+        )
+    else:
+        value = draw(st.one_of(st.integers(-5, 5), st.sampled_from([2**33 + 1, -(2**35), 2**31])))
+    text = repr(value)
+    return Node(f"({text})" if text.startswith("-") else text, dtype, "literal", "", True)
 
 
 def leaf(draw: st.DrawFn, ctx: Context, dtype: str, *, traced: bool = False) -> Node:
