@@ -12,7 +12,10 @@ math functions; casts (`sc.astype` between float64, float32, int64 and bool); ex
 domains (per dimension, at least as narrow as the reads need) and inferred ones; scans over
 K, forward and backward, with a scalar or a (float64, int64) state, called from the program
 and from field operators; a K-only field broadcast implicitly, `sc.broadcast` of a scalar,
-and `sc.index(K)`; float64 and int64 fields.
+and `sc.index(K)`; a field over (I, J) broadcast along K; float64 and int64 fields;
+literals that need all their digits; arrays in C order, Fortran order or strided, one
+program in five on arrays large enough (80 000 points and more) for the compiled code's
+parallel loops.
 
 Exactness: every node records whether its value is bit-for-bit reproducible across
 toolchains. `+ - * /`, `sqrt abs minimum maximum floor ceil trunc`, casts and integer
@@ -418,11 +421,11 @@ class FuzzProgram:
     params: tuple[tuple[str, str, str], ...]  # (name, dtype, dims), in order
     outputs: tuple[str, ...]
     exact: tuple[bool, ...]  # per output: bit for bit reproducible
-    fortran: bool
+    layout: str  # C, F (Fortran order) or strided (every other element of a larger array)
 
     def __repr__(self) -> str:
         return (
-            f"FuzzProgram(shape={self.shape}, fortran={self.fortran}, outputs={self.outputs}, "
+            f"FuzzProgram(shape={self.shape}, layout={self.layout!r}, outputs={self.outputs}, "
             f"exact={self.exact}, source=\n{self.source})"
         )
 
@@ -449,8 +452,19 @@ class FuzzProgram:
                 value = rng.uniform(-2.0, 2.0, shape)
             else:
                 value = rng.integers(-20, 21, shape, dtype=np.int64)
-            args.append(np.asfortranarray(value) if self.fortran else value)
+            args.append(_laid_out(value, self.layout))
         return args
+
+
+def _laid_out(value: np.ndarray, layout: str) -> np.ndarray:
+    if layout == "C":
+        return value
+    if layout == "F":
+        return np.asfortranarray(value)
+    base = np.zeros(tuple(2 * n + 1 for n in value.shape), dtype=value.dtype)
+    view = base[tuple(slice(1, None, 2) for _ in value.shape)]
+    view[...] = value
+    return view
 
 
 def _margins_of(
@@ -598,11 +612,13 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
         max(lo + hi for name in written for lo, hi in [written[name][axis]]) for axis in range(3)
     ]
     shape = tuple(n + draw(st.integers(1, 3)) for n in need)
+    if draw(st.integers(0, 4)) == 0:  # large enough for the compiled code's parallel loops
+        shape = (shape[0] + 40, shape[1] + 40, shape[2] + draw(st.integers(0, 40)))
     return FuzzProgram(
         source=source,
         shape=shape,  # type: ignore[arg-type]
         params=tuple(params),
         outputs=tuple(outputs),
         exact=tuple(exact),
-        fortran=draw(st.booleans()),
+        layout=draw(st.sampled_from(["C", "F", "strided"])),
     )
