@@ -258,7 +258,7 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
     ops += ["unary", "inexact", "divide", "square"] if dtype == "float64" else ["integer", "abs"]
     if dtype == "int64" and not _has(ctx, "float64"):
         ops.remove("cast")
-    if dtype == "float64" and ctx.allow_scans and not ctx.in_scan and ctx.scans is not None:
+    if dtype == "float64" and ctx.allow_scans and not ctx.in_scan:
         ops.append("scan")
     op = draw(st.sampled_from(ops))
     if op == "binary":
@@ -400,10 +400,9 @@ def scan_in_field_operator(draw: st.DrawFn, ctx: Context, depth: int) -> Node:
         x = leaf(draw, ctx, "float64", traced=True)
         while x.dims != "IJK":
             x = leaf(draw, ctx, "float64", traced=True)
-    text = f"{name}({x.text})" + ("[0]" if pair else "")
-    if pair:  # the int64 element, cast back
-        which = draw(st.booleans())
-        text = f"{name}({x.text})[0]" if which else f"sc.astype({name}({x.text})[1], sc.float64)"
+    text = f"{name}({x.text})"
+    if pair:  # the float64 element, or the int64 one cast back
+        text = f"{text}[0]" if draw(st.booleans()) else f"sc.astype({text}[1], sc.float64)"
     # the scan's result counts as a field the size of the arrays (docs/dsl.md, "Domain")
     reads = x.reads | {(SCAN_RESULT, (0, 0, 0))}
     node = dataclasses.replace(x, text=text, exact=x.exact and exact, has_scan=True, reads=reads)
@@ -498,7 +497,7 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
     scans: list[str] = []
     fops: list[str] = []
     temporary_candidates: set[str] = set()
-    # each call: (kind, callee, argument names, results [(name, dtype, exact)], domain text)
+    # each call: its callee, argument names, result names, domain texts, temporary or not
     calls: list[dict[str, Any]] = []
     n_calls = draw(st.integers(1, max_calls))
     for index in range(n_calls):
