@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from stencilchain.errors import DefinitionError
@@ -129,6 +130,27 @@ _scans_of_current_trace: contextvars.ContextVar[dict[str, ir.ScanOperatorDef] | 
 )
 
 
+# The trace of the program whose function runs right now, outside any field operator's
+# trace: where a call with no arguments (`tmp = fill()`) is recorded.
+_program_of_current_trace: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "program_of_current_trace", default=None
+)
+
+
+@contextlib.contextmanager
+def tracing_program(trace: object) -> Iterator[None]:
+    """While a program's function runs: calls without arguments belong to `trace`."""
+    token = _program_of_current_trace.set(trace)
+    callees_token = _callees_of_current_trace.set(None)
+    scans_token = _scans_of_current_trace.set(None)
+    try:
+        yield
+    finally:
+        _scans_of_current_trace.reset(scans_token)
+        _callees_of_current_trace.reset(callees_token)
+        _program_of_current_trace.reset(token)
+
+
 def register_scan_call(scan: ir.ScanOperatorDef) -> None:
     """Record that the field operator being traced calls `scan`."""
     found = _scans_of_current_trace.get()
@@ -231,9 +253,13 @@ def dispatch_call(
     being traced if an argument is a program's, traced (`op._traced_call`) if one is a
     traced value of a field operator, else a DefinitionError that says `elsewhere`."""
     program_trace = _program_trace_of(args, kwargs)
+    in_field_operator = _callees_of_current_trace.get() is not None
+    if program_trace is None and not args and not in_field_operator:
+        program_trace = _program_of_current_trace.get()  # a call without arguments
     if program_trace is not None:
         return program_trace.record_call(op, args, kwargs)
-    if any(isinstance(a, Symbol) for a in (*args, *kwargs.values())):
+    values = (*args, *kwargs.values())
+    if any(isinstance(a, Symbol) for a in values) or (not values and in_field_operator):
         if "out" in kwargs or "domain" in kwargs:
             raise DefinitionError(
                 f"{what} called with out=/domain= inside a field operator; those belong to "
@@ -241,7 +267,8 @@ def dispatch_call(
             )
         return op._traced_call(op.bind(args, kwargs))
     raise DefinitionError(
-        f"{what} called with {', '.join(type(a).__name__ for a in args)}; {elsewhere}"
+        f"{what} called with {', '.join(type(a).__name__ for a in args) or 'no arguments'}; "
+        f"{elsewhere}"
     )
 
 

@@ -11,7 +11,7 @@ from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
-from stencilchain.program.field_operator import FieldOperator, check_argument
+from stencilchain.program.field_operator import FieldOperator, check_argument, tracing_program
 from stencilchain.program.names import check_program_names
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.scan_lowering import (
@@ -788,7 +788,8 @@ class Program:
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
         params, _ = parameter_types(fn, "program")
         trace = ProgramTrace(self.name, params)
-        result = fn(*(ProgramArg(trace, ir.Ref(p.name, p.type)) for p in params))
+        with tracing_program(trace):  # a call without arguments is this program's
+            result = fn(*(ProgramArg(trace, ir.Ref(p.name, p.type)) for p in params))
         if result is not None:
             raise DefinitionError(
                 f"program {self.name} returns a value; a program writes its results to out= fields",
