@@ -65,16 +65,18 @@ def record_use(fd: int, info: os.stat_result) -> None:
         os.utime(fd, ns=(now, info.st_mtime_ns))
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
     """Publish `data` as `path`: written to a private temporary file (mode 0600) next to
-    it, synced, then renamed onto it, so readers see the old file or the new, never a part."""
+    it, synced (unless `sync` is off: a hint that may be lost in a crash), then renamed
+    onto it, so readers see the old file or the new, never a part."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as file:
             os.fchmod(file.fileno(), PRIVATE_FILE)  # mkstemp's mode already; said, not assumed
             file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
+            if sync:
+                file.flush()
+                os.fsync(file.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -20,8 +20,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
-import tempfile
 import time
 from collections.abc import Iterable, Set
 from pathlib import Path
@@ -36,7 +34,7 @@ from stencilchain.steps.caches.entries import (
     SUPPORT,
     CacheEntry,
 )
-from stencilchain.steps.caches.files import folder_size, read_entry
+from stencilchain.steps.caches.files import atomic_write, folder_size, read_entry
 from stencilchain.steps.caches.translation_cache import TranslationCache
 
 LEFTOVERS = (STALE, INCOMPLETE, DAMAGED)  # never used again: pruned first
@@ -247,15 +245,7 @@ def _write_usage(location: CacheLocation, size: int, scanned: float) -> None:
     data = json.dumps({"format": _FORMAT, "bytes": size, "scanned": scanned}).encode()
     path = location.root / USAGE_NAME
     with contextlib.suppress(OSError):  # renamed into place, not synced: a hint, not an entry
-        fd, tmp = tempfile.mkstemp(prefix=f".{USAGE_NAME}.", suffix=".tmp", dir=location.root)
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        atomic_write(path, data, sync=False)
 
 
 def usage_record(location: CacheLocation) -> Path:
