@@ -256,6 +256,14 @@ def _require_distributable(program: ir.Program, split: Sequence[Dimension]) -> N
                     f"{where}: the call of {call.callee} has a domain along "
                     f"{dim_domain.dim.name} set by a scalar parameter (a global index)"
                 )
+            absolute = [b for b in dim_domain.stops if not b.from_end and b.param is None]
+            absolute += [b for b in dim_domain.starts if b.from_end and b.param is None]
+            if dim_domain.dim in split and absolute:
+                raise DecompositionError(
+                    f"{where}: the call of {call.callee} has a domain along "
+                    f"{dim_domain.dim.name} that ends at a fixed index or starts from the end "
+                    "(a global position); give its bounds from the array's start and end"
+                )
     for fop in program.field_operators:
         for node in _walk(fop.body):
             if isinstance(node, ir.Index) and node.dim in split:

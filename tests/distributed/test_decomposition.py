@@ -19,6 +19,7 @@ from ._launch import launch
 pytest.importorskip("mpi4py", reason="the mpi extra is not installed")
 
 I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
+F = sc.Field[[I, J], sc.float64]
 RANKS = Path(__file__).with_name("ranks.py")
 
 
@@ -130,6 +131,32 @@ def test_a_halo_wider_than_a_block_or_along_an_unsplit_dimension_is_refused() ->
         sc.DecompositionError, match=r"the global array has shape \(2, 2\), the grid \(3, 4\)"
     ):
         grid.scatter(grid.allocate((I, J)), np.zeros((2, 2)))
+
+
+def test_programs_that_need_global_positions_are_refused() -> None:
+    from stencilchain.distributed import DistributedProgram
+
+    @sc.field_operator
+    def ident(f: F) -> F:
+        return f
+
+    @sc.field_operator
+    def at_index(f: F) -> F:
+        return f + sc.astype(sc.index(I), sc.float64)
+
+    @sc.program
+    def fixed_end(f: F, out: F) -> None:
+        ident(f, out=out, domain={I: (0, 5), J: (0, -1)})
+
+    @sc.program
+    def indexed(f: F, out: F) -> None:
+        at_index(f, out=out)
+
+    grid = Decomposition.create({I: 8, J: 8}, comm=_self())
+    with pytest.raises(sc.DecompositionError, match="ends at a fixed index"):
+        DistributedProgram(fixed_end, sc.backends.run_embedded, grid)
+    with pytest.raises(sc.DecompositionError, match=r"at_index uses index\(I\)"):
+        DistributedProgram(indexed, sc.backends.run_embedded, grid)
 
 
 def test_without_mpi4py_a_distributed_feature_names_the_extra(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from stencilchain.errors import StencilchainError
 from stencilchain.examples.model.containers import build_model_container
 
 
@@ -51,4 +52,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except StencilchainError as error:  # a bad setting, a missing extra: said, not traced
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
