@@ -104,11 +104,14 @@ def expected(name: str, shape: tuple[int, int] = SHAPE) -> np.ndarray:
 
 WORKER = textwrap.dedent(
     """
-    import dataclasses, json, logging, sys, time, traceback
+    import dataclasses, json, logging, signal, sys, time, traceback
     from pathlib import Path
 
     import numpy as np
 
+    # Ctrl-C raises KeyboardInterrupt here even where the test run was started in the
+    # background (a shell starts those with SIGINT ignored, which Python then keeps)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     options = json.loads(sys.argv[1])
     sys.path.insert(0, options["tests_dir"])
     from test_faults import MARKER_NAME, PROGRAMS, inputs
