@@ -64,7 +64,7 @@ class Decomposition:
         comm = MPI.COMM_WORLD if comm is None else comm
         sizes = dict(sizes)
         split = tuple(split) if split is not None else tuple(sizes)[:2]
-        where = f"a decomposition of {_sizes_text(sizes)} over {comm.Get_size()} ranks"
+        where = f"a decomposition of {sizes_text(sizes)} over {comm.Get_size()} ranks"
         if not split:
             raise DecompositionError(f"{where}: no dimension to split")
         unknown = [d.name for d in split if d not in sizes]
@@ -148,7 +148,7 @@ class Decomposition:
         unknown = [d.name for d in dims if d not in self.sizes]
         if unknown:
             raise DecompositionError(
-                f"{where}: {', '.join(unknown)} not in the grid ({_sizes_text(self.sizes)})"
+                f"{where}: {', '.join(unknown)} not in the grid ({sizes_text(self.sizes)})"
             )
         widths = {d: halo for d in self.split} if isinstance(halo, int) else dict(halo)
         for dim, width in widths.items():
@@ -219,5 +219,6 @@ class Decomposition:
             raise DecompositionError(f"{what}: the field belongs to another decomposition")
 
 
-def _sizes_text(sizes: Mapping[Dimension, int]) -> str:
+def sizes_text(sizes: Mapping[Dimension, int]) -> str:
+    """`{I: 64, J: 48}`: a size or a width per dimension, as errors show it."""
     return "{" + ", ".join(f"{d.name}: {n}" for d, n in sizes.items()) + "}"

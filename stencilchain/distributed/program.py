@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from stencilchain.distributed.decomposition import Decomposition
+from stencilchain.distributed.decomposition import Decomposition, sizes_text
 from stencilchain.distributed.field import DistributedField
 from stencilchain.distributed.halo import exchange
 from stencilchain.errors import DecompositionError
@@ -75,8 +75,8 @@ class DistributedProgram:
         narrow = [d.name for d in decomposition.split if self.halo[d] < needed[d]]
         if narrow:
             raise DecompositionError(
-                f"{program.name} needs a halo of {dict_text(needed)} (halo_of), wider than "
-                f"{dict_text(self.halo)} along {', '.join(narrow)}"
+                f"{program.name} needs a halo of {sizes_text(needed)} (halo_of), wider than "
+                f"{sizes_text(self.halo)} along {', '.join(narrow)}"
             )
         _require_distributable(program.ir, decomposition.split)
         self.stages = stages_of(program, self.halo)
@@ -121,7 +121,7 @@ class DistributedProgram:
             if dim in arg.dims and arg.halo(dim) != width:
                 raise DecompositionError(
                     f"{where} has a halo of {arg.halo(dim)} along {dim.name}, not {width}: "
-                    f"allocate it with halo={dict_text(self.halo)}"
+                    f"allocate it with halo={sizes_text(self.halo)}"
                 )
         return arg
 
@@ -274,15 +274,8 @@ def _require_distributable(program: ir.Program, split: Sequence[Dimension]) -> N
                 )
 
 
-def _walk(node: Any) -> Iterator[Any]:
-    yield node
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for field in dataclasses.fields(node):
-            value = getattr(node, field.name)
-            for item in value if isinstance(value, tuple) else (value,):
-                if dataclasses.is_dataclass(item):
-                    yield from _walk(item)
-
-
-def dict_text(widths: Mapping[Dimension, int]) -> str:
-    return "{" + ", ".join(f"{d.name}: {w}" for d, w in widths.items()) + "}"
+def _walk(expr: ir.Expr) -> Iterator[ir.Expr]:
+    """`expr` and every expression below it."""
+    yield expr
+    for child in ir.children(expr):
+        yield from _walk(child)
