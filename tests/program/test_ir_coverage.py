@@ -7,6 +7,7 @@ to `ir.Expr` fails here until each backend has one method for it.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from typing import Any
 
@@ -192,3 +193,25 @@ def test_children_and_map_children_cover_every_node() -> None:
         replaced = ir.map_children(node, lambda e: tagged)
         assert ir.children(replaced) == tuple(tagged for _ in ir.children(node))
         assert type(replaced) is type(node)
+
+
+def test_every_node_has_a_row_of_traits() -> None:
+    """The node-traits table (program/node_traits.py) has exactly one row per IR node, so a
+    new node cannot reach the tilers, folding or the distributed refusals without one."""
+    from stencilchain.program.node_traits import NODE_TRAITS
+
+    assert set(NODE_TRAITS) == set(ir.EXPR_NODES), (
+        f"rows missing: {sorted(n.__name__ for n in set(ir.EXPR_NODES) - set(NODE_TRAITS))}; "
+        f"rows for no node: {sorted(n.__name__ for n in set(NODE_TRAITS) - set(ir.EXPR_NODES))}"
+    )
+
+
+def test_the_traits_agree_with_the_nodes() -> None:
+    """A leaf has no sub-expression field, and every other node has one; a node that reads
+    a position names the dimension it reads."""
+    from stencilchain.program.node_traits import NODE_TRAITS
+
+    for node, traits in NODE_TRAITS.items():
+        assert traits.leaf == (not ir._sub_expressions(node)), node.__name__
+        if traits.reads_position:
+            assert "dim" in {f.name for f in dataclasses.fields(node)}, node.__name__
