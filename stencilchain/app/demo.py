@@ -94,7 +94,7 @@ def run_demo(
     on_done: Callable[[DemoRow | Unsupported], None] | None = None,
 ) -> DemoResult:
     """One row per example: compile, reload through the caches, run, compare; an example
-    whose compilation raises `UnsupportedError` (mesh programs on DaCe, for now) is listed
+    whose compilation raises `UnsupportedError` is listed
     as unsupported instead.
 
     `on_step(label)` is called as each phase of an example starts ("compiling hdiff with

@@ -13,8 +13,7 @@ The mesh examples (`MESH_EXAMPLES`: `nabla`, `mesh_diffusion`, `mesh_column`) bu
 mesh in `make_inputs`: their `shape` is `(nx, ny)` of the mesh's quads, then the number of
 levels where the program has K, and their arguments include the mesh's neighbour tables
 (int32) and its geometry, so their arrays have the sizes of the mesh's cells, edges or
-vertices. DaCe does not compile neighbour reads yet: compiling them there raises
-`sc.UnsupportedError` (`uses_mesh` tells these examples apart).
+vertices (`uses_mesh` tells these examples apart).
 
 A demo runner iterates over `ALL_EXAMPLES`:
 
