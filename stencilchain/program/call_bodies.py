@@ -9,9 +9,7 @@ from stencilchain.program import ir
 from stencilchain.program.transforms import substitute
 
 
-def bind_arguments(
-    body: ir.Expr, params: Sequence[ir.Param], args: Sequence[ir.Expr]
-) -> ir.Expr:
+def bind_arguments(body: ir.Expr, params: Sequence[ir.Param], args: Sequence[ir.Expr]) -> ir.Expr:
     """`body` (an expression over `params`) with each parameter replaced by its argument."""
     return substitute(body, {p.name: arg for p, arg in zip(params, args)})
 

@@ -82,7 +82,9 @@ class TranslationContext:
             gpu=gpu,
         )
         tables = {
-            f.type.connectivity.name: f for f in signature.fields if isinstance(f.type, ir.TableType)
+            f.type.connectivity.name: f
+            for f in signature.fields
+            if isinstance(f.type, ir.TableType)
         }
         if tables:
             ctx.mesh = MeshTables.of(program, table_reader(tables, ctx.access().stride))

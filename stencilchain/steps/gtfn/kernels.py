@@ -72,7 +72,9 @@ def kernel_parameters(ctx: TranslationContext, dims: Sequence[Dimension]) -> lis
         params += [f"const std::int64_t {f.stride(a)}" for a in range(len(f.type.dims))]
     params += [f"const std::int64_t {size_var(d)}" for d in ctx.signature.dims]
     params += [f"const {s.dtype.cpp} {s.variable}" for s in ctx.signature.scalars]
-    params += [f"const std::int64_t {bound_var(d, side)}" for d in dims for side in ("start", "stop")]
+    params += [
+        f"const std::int64_t {bound_var(d, side)}" for d in dims for side in ("start", "stop")
+    ]
     return params
 
 
