@@ -1,0 +1,242 @@
+"""Scan calls and chains of scan calls on the CPU: columns in parallel, each walking its
+levels in registers where the axis has the smallest stride, else blocks of neighbouring
+columns walking the levels together with the loop over the block innermost."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+from stencilchain.steps.cpp.loop_order import loop_order, stride_dispatch
+from stencilchain.steps.cpp.scan_chains import chained_temporaries
+from stencilchain.steps.cpp.scans import scan_block
+from stencilchain.steps.cpp.signature import bound_var, domain_loop, index_var
+from stencilchain.steps.gtfn.bodies import scan_body, scan_readers
+from stencilchain.steps.gtfn.context import TranslationContext, extents
+from stencilchain.steps.settings import DataLayout
+
+# Columns a CPU scan walks together when the axis is not the arrays' fastest dimension.
+SCAN_BLOCK = 256
+# Columns a chain of CPU scans (`scan_chains`) walks together: where the axis is the
+# arrays' fastest dimension (C order), enough columns for independent divisions to overlap;
+# else a wide block along the fastest dimension (long unit-stride runs per level). The
+# buffers between the calls take width x levels elements per thread (cache-resident).
+CHAIN_BLOCK_NARROW = 64
+CHAIN_BLOCK_WIDE = 256
+
+
+def cpu_scan_call(ctx: TranslationContext, index: int, call: ir.ProgramCall) -> list[str]:
+    """Columns in parallel. Where the first output's smallest stride is along the axis
+    (C order over (..., K)), each column walks its levels in registers; else blocks of
+    neighbouring columns along the dimension of smallest stride walk the levels
+    together, the loop over the block's columns innermost (unit stride, vectorizable)."""
+    scan = ctx.scans[call.callee]
+    columns = ctx.parallel_dims(call)
+    body = scan_body(ctx.access(), call)
+    lines = ctx.domain_code(index)
+    if not columns:
+        lines += ["    " + s for s in body]
+        lines.append("}")
+        return lines
+    lines.append(f"    const std::int64_t sc_points = {' * '.join(extents(columns))};")
+    per_column = column_loops(ctx, columns, len(columns) - 1, body)
+    if ctx.data_layout is DataLayout.UNIT_STRIDE and scan.dims[-1] == scan.axis:
+        lines += ["    " + s for s in per_column]
+        lines.append("}")
+        return lines
+    out = ctx.fields[call.outs[0]]
+    access = ctx.access()
+
+    def stride(d: Dimension) -> str:
+        return access.stride(out, out.type.dims.index(d))
+
+    dispatch = stride_dispatch(
+        [stride(d) for d in columns],
+        [scan_blocks(ctx, call, columns, k) for k in range(len(columns))],
+        fallback=(stride(scan.axis), per_column),
+        comment="the column dimension of smallest stride",
+    )
+    lines += ["    " + s for s in dispatch]
+    lines.append("}")
+    return lines
+
+
+def scan_blocks(
+    ctx: TranslationContext, call: ir.ProgramCall, columns: list[Dimension], inner: int
+) -> list[str]:
+    """Blocks of SCAN_BLOCK neighbouring columns along `columns[inner]` in parallel
+    (OpenMP over the outer column dimensions and the blocks), each block walking
+    the levels with the loop over its columns innermost."""
+    scan = ctx.scans[call.callee]
+    read_argument, store = scan_readers(ctx.access(), call)
+    along = columns[inner]
+    outer = [d for k, d in enumerate(columns) if k != inner]
+    start, stop = bound_var(along, "start"), bound_var(along, "stop")
+    lines = [
+        "#pragma omp parallel for schedule(static) "
+        f"if (sc_points >= {ctx.openmp_threshold}) collapse({len(outer) + 1})"
+    ]
+    indent = ""
+    for d in outer:
+        lines.append(indent + domain_loop(d))
+        indent += "    "
+    lines.append(
+        f"{indent}for (std::int64_t sc_first = {start}; sc_first < {stop}; "
+        f"sc_first += {SCAN_BLOCK}) {{"
+    )
+    indent += "    "
+    lines.append(
+        f"{indent}const std::int64_t sc_last = std::min<std::int64_t>(sc_first + {SCAN_BLOCK}, {stop});"
+    )
+    block = scan_block(
+        scan,
+        call,
+        level=index_var(scan.axis),
+        start=bound_var(scan.axis, "start"),
+        stop=bound_var(scan.axis, "stop"),
+        column=index_var(along),
+        first="sc_first",
+        last="sc_last",
+        width=SCAN_BLOCK,
+        read_argument=read_argument,
+        store=store,
+    )
+    lines += [indent + s for s in block]
+    for _ in range(len(outer) + 1):
+        indent = indent[:-4]
+        lines.append(indent + "}")
+    return lines
+
+
+def column_loops(
+    ctx: TranslationContext, dims: list[Dimension], inner: int, body: Sequence[str]
+) -> list[str]:
+    """The loops over a scan call's columns, `dims[inner]` innermost, as a worksharing
+    loop: on a thread team from `openmp_threshold` points on, else on the calling thread
+    without one (an orphaned `omp for` runs all its iterations on the calling thread).
+    The loops are a lambda the compiler does not inline, so that it optimizes them once
+    (inlined at both calls, they would double the unit's compile time)."""
+    order = loop_order(dims, inner)
+    lines = [
+        "const auto sc_loops = [&]() __attribute__((noinline)) {",
+        "#pragma omp for schedule(static) nowait",
+    ]
+    indent = ""
+    for d in order:
+        lines.append(indent + domain_loop(d))
+        indent += "    "
+    lines += [indent + s for s in body]
+    for _ in order:
+        indent = indent[:-4]
+        lines.append(indent + "}")
+    return [
+        *lines,
+        "};",
+        f"if (sc_points >= {ctx.openmp_threshold}) {{",
+        "#pragma omp parallel",
+        "    sc_loops();",
+        "} else {",
+        "    sc_loops();",
+        "}",
+    ]
+
+
+def cpu_scan_chain(ctx: TranslationContext, chain: tuple[int, ...]) -> list[str]:
+    """The calls of a chain (`scan_chains`) column by column: blocks of neighbouring
+    columns along the column dimension of smallest stride in parallel, each block
+    walking the levels once per call with the loop over its columns innermost, the
+    temporaries between the calls in per-thread buffers of one block (from the pool)."""
+    calls = [ctx.program.calls[i] for i in chain]
+    axis = ctx.scans[calls[0].callee].axis
+    columns = ctx.parallel_dims(calls[0])
+    lines = ctx.domain_code(chain[0])
+    lines.append(f"    const std::int64_t sc_points = {' * '.join(extents(columns))};")
+    # loops follow the strides of the last call's first output
+    out = ctx.fields[calls[-1].outs[0]]
+    access = ctx.access()
+
+    def stride(d: Dimension) -> str:
+        return access.stride(out, out.type.dims.index(d))
+
+    setup = [
+        f"const std::int64_t sc_width = std::abs({stride(axis)}) < sc_best ? "
+        f"{CHAIN_BLOCK_NARROW} : {CHAIN_BLOCK_WIDE};",
+        f"const std::int64_t sc_levels = {bound_var(axis, 'stop')} - {bound_var(axis, 'start')};",
+        "// elements per thread of a buffer, whole cache lines",
+        "const std::size_t sc_per_thread = static_cast<std::size_t>(sc_width * sc_levels + 15) / 16 * 16;",
+    ]
+    buffered = chained_temporaries(ctx.program, [chain])
+    for name in buffered:
+        cpp = ctx.fields[name].type.dtype.cpp
+        setup += [
+            f"sc_temporary sc_t_{name};",
+            f"if (!sc_allocate(sc_t_{name}, sc_per_thread * static_cast<std::size_t>"
+            f"(sc_max_threads()) * sizeof({cpp}))) {{",
+            f'    std::snprintf(err, err_len, "cannot allocate the buffers of temporary '
+            f'{name} of {ctx.original.name}()");',
+            "    return 5;",
+            "}",
+        ]
+    dispatch = stride_dispatch(
+        [stride(d) for d in columns],
+        [chain_blocks(ctx, calls, columns, k, buffered) for k in range(len(columns))],
+        comment="the column dimension of smallest stride",
+        setup=setup,
+    )
+    lines += ["    " + s for s in dispatch]
+    lines.append("}")
+    return lines
+
+
+def chain_blocks(
+    ctx: TranslationContext,
+    calls: list[ir.ProgramCall],
+    columns: list[Dimension],
+    inner: int,
+    buffered: list[str],
+) -> list[str]:
+    """The parallel loop over the blocks of a chain along `columns[inner]`."""
+    along = columns[inner]
+    outer = [d for k, d in enumerate(columns) if k != inner]
+    start, stop = bound_var(along, "start"), bound_var(along, "stop")
+    lines = [f"#pragma omp parallel if (sc_points >= {ctx.openmp_threshold})", "{"]
+    for name in buffered:
+        cpp = ctx.fields[name].type.dtype.cpp
+        lines.append(
+            f"    {cpp}* const sc_buf_{name} = static_cast<{cpp}*>(sc_t_{name}.data) + "
+            "sc_per_thread * static_cast<std::size_t>(sc_thread_num());"
+        )
+    lines.append(f"    #pragma omp for schedule(static) collapse({len(outer) + 1})")
+    indent = "    "
+    for d in outer:
+        lines.append(indent + domain_loop(d))
+        indent += "    "
+    lines += [
+        f"{indent}for (std::int64_t sc_first = {start}; sc_first < {stop}; sc_first += sc_width) {{",
+        f"{indent}    const std::int64_t sc_last = std::min<std::int64_t>(sc_first + sc_width, {stop});",
+    ]
+    indent += "    "
+    for call in calls:
+        scan = ctx.scans[call.callee]
+        read_argument, store = scan_readers(ctx.access(), call)
+        block = scan_block(
+            scan,
+            call,
+            level=index_var(scan.axis),
+            start=bound_var(scan.axis, "start"),
+            stop=bound_var(scan.axis, "stop"),
+            column=index_var(along),
+            first="sc_first",
+            last="sc_last",
+            width=max(CHAIN_BLOCK_NARROW, CHAIN_BLOCK_WIDE),
+            read_argument=read_argument,
+            store=store,
+        )
+        lines += [f"{indent}{{  // {call.callee}", *(indent + "    " + s for s in block)]
+        lines.append(indent + "}")
+    for _ in range(len(outer) + 1):
+        indent = indent[:-4]
+        lines.append(indent + "}")
+    lines.append("}")
+    return lines
