@@ -15,6 +15,8 @@ from stencilchain.runtime.build_policy import BuildPolicy
 from stencilchain.runtime.metrics import MetricsRegistry
 from stencilchain.runtime.pools import CompiledProgramPools
 from stencilchain.runtime.toolchain import CompiledProgram, Toolchain
+from stencilchain.steps.build.compiler_step import CompilerStep
+from stencilchain.steps.build.tools import BuildEnvironment
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.caches.cache_root import CacheLocation, cache_location
 from stencilchain.steps.dace.family import DACE
@@ -100,16 +102,24 @@ def make_compile_workflow(
     translation: Step[ir.Program, ProgramSource],
     bindings: Step[ProgramSource, ExtensionSource],
     compilation: Step[ExtensionSource, CompiledArtifact],
+    environment: BuildEnvironment | None = None,
 ) -> CompileWorkflow:
     """The three steps composed, the translation behind the persistent translation cache
     unless `cfg.cached_translation` is off. The cache wraps the step it is given, so an
-    overridden translation is the one that runs on a miss."""
+    overridden translation is the one that runs on a miss. A compilation step that has no
+    build environment of its own runs its processes in `environment` (the container's)."""
     for name, step in (
         ("translation", translation),
         ("bindings", bindings),
         ("compilation", compilation),
     ):
         reject_builder(name, step)
+    if (
+        environment is not None
+        and isinstance(compilation, CompilerStep)
+        and compilation.environment is None
+    ):
+        compilation = compilation.with_environment(environment)
     cache = cache_location_of(cfg).translation_cache() if cfg.cached_translation else None
     return CompileWorkflow(translation, bindings, compilation, cache)
 

@@ -17,6 +17,7 @@ from stencilchain.containers._composition import (
     make_toolchain,
 )
 from stencilchain.containers.config import ToolchainConfig
+from stencilchain.containers.environment import read_build_environment
 from stencilchain.runtime.metrics import MetricsRegistry
 from stencilchain.runtime.pools import CompiledProgramPools
 from stencilchain.runtime.toolchain import CompiledProgram
@@ -38,7 +39,8 @@ def family_container(
 ) -> type[containers.DeclarativeContainer]:
     """The DeclarativeContainer `name` of the family `descriptor`: providers `config`,
     `family` (the descriptor), `toolchain_config` (the frozen config `config_from` builds),
-    `cache_location`, `pools`, `metrics`, the step Factories `translation`, `bindings` and
+    `cache_location`, `pools`, `metrics`, `build_environment` (read from the process once,
+    when first needed), the step Factories `translation`, `bindings` and
     `compilation` (of the typed builders given, wired to `toolchain_config`),
     `compile_workflow`, `build_policy`, `name` and `toolchain`; its class is named `name`
     in `module`."""
@@ -52,6 +54,7 @@ def family_container(
             CompiledProgramPools
         )
         metrics = providers.Singleton(MetricsRegistry)
+        build_environment = providers.Singleton(read_build_environment)
 
         translation = providers.Factory(make_translation, toolchain_config)
         bindings = providers.Factory(make_bindings, toolchain_config)
@@ -64,6 +67,7 @@ def family_container(
             translation=translation,
             bindings=bindings,
             compilation=compilation,
+            environment=build_environment,
         )
         build_policy = providers.Callable(make_build_policy, toolchain_config)
         # A Factory, so that an override made after a first toolchain() still lands;

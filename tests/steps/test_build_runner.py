@@ -14,7 +14,11 @@ import pytest
 
 from stencilchain.errors import CompilationError
 from stencilchain.steps.build.runner import LOG_NAME, BuildRunner, compiler_message
-from stencilchain.steps.build.tools import IGNORED_ENVIRONMENT, build_environment
+from stencilchain.steps.build.tools import (
+    IGNORED_ENVIRONMENT,
+    BuildEnvironment,
+    build_environment,
+)
 
 
 def python(code: str) -> list[str]:
@@ -102,11 +106,22 @@ def test_the_build_environment_is_explicit_and_leaves_os_environ_alone(
     monkeypatch.setenv("CXXFLAGS", "-O0")
     monkeypatch.setenv("PATH", "/usr/bin")
     before = dict(os.environ)
-    env = build_environment(path_first=["/opt/tools", "/opt/tools", "/opt/more"])
+    env = build_environment(None, path_first=["/opt/tools", "/opt/tools", "/opt/more"])
     assert os.environ == before
     assert env["PATH"] == os.pathsep.join(["/opt/tools", "/opt/more", "/usr/bin"])
     assert not set(IGNORED_ENVIRONMENT) & set(env)
-    assert build_environment()["PATH"] == "/usr/bin"
+    assert build_environment(None)["PATH"] == "/usr/bin"  # a step made by hand: the process's
+
+
+def test_a_given_build_environment_is_used_instead_of_the_process_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin")
+    given = BuildEnvironment.of({"PATH": "/opt/bin", "CXXFLAGS": "-O0", "HOME": "/h"})
+    assert given.variables == (("PATH", "/opt/bin"), ("HOME", "/h"))
+    assert build_environment(given) == {"PATH": "/opt/bin", "HOME": "/h"}
+    assert build_environment(given, ["/t"])["PATH"] == os.pathsep.join(["/t", "/opt/bin"])
+    assert build_environment(BuildEnvironment()) == {}  # nothing of os.environ leaks in
 
 
 def test_compiler_message_starts_at_the_first_error() -> None:

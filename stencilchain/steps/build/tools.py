@@ -14,7 +14,7 @@ import platform
 import shutil
 import sys
 import sysconfig
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from stencilchain.errors import CompilationError
@@ -25,6 +25,29 @@ IGNORED_ENVIRONMENT = (
     "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CUDAFLAGS", "CUDAARCHS",
     "CC", "CXX", "CUDACXX", "CUDAHOSTCXX",
 )  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildEnvironment:
+    """The environment variables a build's processes run with: a value that the containers
+    read from the process when a container is built (`containers/environment.py`) and hand
+    to the compilation step, so that no step reads `os.environ`. The flag variables CMake
+    would read (`IGNORED_ENVIRONMENT`) are left out: the build keys do not cover them."""
+
+    variables: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, environ: Mapping[str, str]) -> BuildEnvironment:
+        """The build environment of the variables `environ` (without the flag variables)."""
+        return cls(tuple((k, v) for k, v in environ.items() if k not in IGNORED_ENVIRONMENT))
+
+    def for_build(self, path_first: Sequence[str] = ()) -> dict[str, str]:
+        """The variables as a process takes them, with `path_first` folders first on PATH."""
+        env = dict(self.variables)
+        if path_first:
+            old = env.get("PATH")
+            env["PATH"] = os.pathsep.join([*dict.fromkeys(path_first), *([old] if old else [])])
+        return env
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,12 +176,13 @@ def python_build_info() -> dict[str, str]:
     }
 
 
-def build_environment(path_first: Sequence[str] = ()) -> dict[str, str]:
-    """The explicit environment of a build's processes: this process's, without the flag
-    variables CMake would read, and with `path_first` folders put first on PATH. It reads
-    os.environ and never changes it."""
-    env = {k: v for k, v in os.environ.items() if k not in IGNORED_ENVIRONMENT}
-    if path_first:
-        old = env.get("PATH")
-        env["PATH"] = os.pathsep.join([*dict.fromkeys(path_first), *([old] if old else [])])
-    return env
+def build_environment(
+    environment: BuildEnvironment | None, path_first: Sequence[str] = ()
+) -> dict[str, str]:
+    """The explicit environment of a build's processes: `environment` (what the container
+    read), with `path_first` folders put first on PATH. It never changes os.environ."""
+    if environment is None:
+        # The one place below the containers that reads the environment: a compilation step
+        # made by hand, not by a container, inherits this process's (as a build always has).
+        environment = BuildEnvironment.of(os.environ)
+    return environment.for_build(path_first)

@@ -15,7 +15,13 @@ from pathlib import Path
 from stencilchain.program.device import Device
 from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.plan import BuildPlan, plan_build
-from stencilchain.steps.build.tools import Tools, find_tools, host_cpu_identity, python_build_info
+from stencilchain.steps.build.tools import (
+    BuildEnvironment,
+    Tools,
+    find_tools,
+    host_cpu_identity,
+    python_build_info,
+)
 from stencilchain.steps.build.validation import (
     check_compiler,
     check_flags,
@@ -33,6 +39,7 @@ from stencilchain.steps.gtfn.cmake_project import (
     precompiled_prelude,
     toolchain_folder,
 )
+from stencilchain.steps.gtfn.family import GTFN
 from stencilchain.steps.settings import BuildType
 from stencilchain.steps.stages import ExtensionSource
 
@@ -67,6 +74,9 @@ class CMakeCompiler(CompilerStep):
     nvcc: str = "nvcc"
     jobs: int | None = None
     native_cpu: bool = True
+    environment: BuildEnvironment | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         check_compiler(self)
@@ -115,7 +125,7 @@ class CMakeCompiler(CompilerStep):
             "libraries": _libraries(source),
             "cpu": host_cpu_identity() if self._native_cpu() else None,
         }
-        return plan_build(self, source, tools, family="gtfn", key_tag=None, context=context)
+        return plan_build(self, source, tools, family=GTFN.name, key_tag=None, context=context)
 
     def _build(self, plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
         return _build_extension(plan, folder)
@@ -149,6 +159,7 @@ class CMakeCompiler(CompilerStep):
             jobs=self.jobs,
             context_digest=context_digest,
             native_cpu=self._native_cpu(),
+            environment=self.environment,
         )
 
     def _openmp(self) -> bool:
