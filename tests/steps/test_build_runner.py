@@ -18,6 +18,8 @@ from stencilchain.steps.build.tools import (
     IGNORED_ENVIRONMENT,
     BuildEnvironment,
     build_environment,
+    search_path,
+    which,
 )
 
 
@@ -146,3 +148,16 @@ def test_a_failure_without_a_command_is_logged_and_raised_with_the_log(tmp_path:
     )
     assert error.log_path == tmp_path / LOG_NAME
     assert "DaCe could not generate the code: KeyError: 'x'" in error.log_path.read_text()
+
+
+def test_tools_are_looked_up_on_the_build_environment_path(tmp_path: Path) -> None:
+    tool = tmp_path / "bin" / "sc-test-cxx"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    environment = BuildEnvironment((("PATH", str(tool.parent)),))
+    assert search_path(environment) == str(tool.parent) and search_path(None) is None
+    assert which("sc-test-cxx", "C++ compiler", search_path(environment)) == str(tool)
+    with pytest.raises(CompilationError, match="not found"):
+        which("sc-test-cxx", "C++ compiler")  # not on this process's PATH
+    assert BuildEnvironment().search_path == os.defpath

@@ -49,6 +49,17 @@ class BuildEnvironment:
             env["PATH"] = os.pathsep.join([*dict.fromkeys(path_first), *([old] if old else [])])
         return env
 
+    @functools.cached_property
+    def search_path(self) -> str:
+        """Where executables named without a folder are looked up: its PATH (or the system's
+        default search path if it has none)."""
+        return dict(self.variables).get("PATH", os.defpath)
+
+
+def search_path(environment: BuildEnvironment | None) -> str | None:
+    """The PATH of `environment`; None (this process's PATH) for a step made by hand."""
+    return None if environment is None else environment.search_path
+
 
 @dataclasses.dataclass(frozen=True)
 class Tools:
@@ -69,12 +80,14 @@ class Tools:
 
 
 @functools.cache
-def find_tools(cxx: str, nvcc: str | None, packages: tuple[str, ...]) -> Tools:
-    """The compilers `cxx` and `nvcc` (names looked up on PATH, or paths) and the installed
-    Python `packages` a build uses; looked up once per process, since every call computes
-    a key, builds or not."""
-    cxx_path = which(cxx, "C++ compiler")
-    nvcc_path = None if nvcc is None else which(nvcc, "CUDA compiler (needed for the GPU)")
+def find_tools(
+    cxx: str, nvcc: str | None, packages: tuple[str, ...], path: str | None = None
+) -> Tools:
+    """The compilers `cxx` and `nvcc` (names looked up on `path`, None: this process's PATH,
+    or paths) and the installed Python `packages` a build uses; looked up once per process
+    and path, since every call computes a key, builds or not."""
+    cxx_path = which(cxx, "C++ compiler", path)
+    nvcc_path = None if nvcc is None else which(nvcc, "CUDA compiler (needed for the GPU)", path)
     identity: dict[str, str | None] = {
         "cxx": executable_identity(cxx_path),
         "nvcc": None if nvcc_path is None else executable_identity(nvcc_path),
@@ -131,9 +144,10 @@ def package_identity(name: str) -> str:
     return "|".join(f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
 
 
-def which(name: str, what: str) -> str:
-    """The absolute path of the executable `name` (a name on PATH, or a path)."""
-    found = shutil.which(name)
+def which(name: str, what: str, path: str | None = None) -> str:
+    """The absolute path of the executable `name` (a name on `path`, None: this process's
+    PATH, or a path)."""
+    found = shutil.which(name, path=path)
     if found is None:
         raise CompilationError(
             f"{what} {name!r} not found (looked on PATH); install it or give its path",

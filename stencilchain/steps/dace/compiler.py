@@ -153,7 +153,9 @@ class DaCeCompiler(CompilerStep):
         if sdfg.language != "sdfg":
             raise ValueError(f"the SDFG source of {entry!r} is in {sdfg.language!r}, not 'sdfg'")
         # DaCe's build runs the cmake and ninja of their Python packages (see native_build)
-        tools = build_tools.find_tools(self.cxx, None, ("cmake", "ninja", "dace"))
+        tools = build_tools.find_tools(
+            self.cxx, None, ("cmake", "ninja", "dace"), build_tools.search_path(self.environment)
+        )
         gpu = self.device is Device.GPU
         context = {
             "format": "stencilchain-dace/1",
@@ -178,7 +180,9 @@ class DaCeCompiler(CompilerStep):
     def prepare(self) -> None:
         """The one-time set-up of this process's builds, done before builds run side by
         side: find the tools, import DaCe's code generator (under the DaCe lock)."""
-        build_tools.find_tools(self.cxx, None, ("cmake", "ninja", "dace"))
+        build_tools.find_tools(
+            self.cxx, None, ("cmake", "ninja", "dace"), build_tools.search_path(self.environment)
+        )
         build_tools.package_programs()
         build_tools.python_build_info()
         with DACE_LOCK:  # DaCe's first import reads its configuration; it costs seconds

@@ -21,6 +21,7 @@ from stencilchain.steps.build.tools import (
     find_tools,
     host_cpu_identity,
     python_build_info,
+    search_path,
 )
 from stencilchain.steps.build.validation import (
     check_compiler,
@@ -114,7 +115,8 @@ class CMakeCompiler(CompilerStep):
                     f"{entry!r} needs the library {library!r}, which CMakeCompiler does not "
                     f"provide (it knows {', '.join(_KNOWN_LIBRARIES)})"
                 )
-        tools = find_tools(self.cxx, self.nvcc if _uses_cuda(source) else None, ("cmake", "ninja"))
+        nvcc = self.nvcc if _uses_cuda(source) else None
+        tools = find_tools(self.cxx, nvcc, ("cmake", "ninja"), search_path(self.environment))
         context = {
             "format": "stencilchain-cmake/1",
             "extra_flags": self.extra_flags,
@@ -134,7 +136,8 @@ class CMakeCompiler(CompilerStep):
         """The one-time set-up of this process's builds, done before builds run side by
         side: find the tools, and make the toolchain folder every build starts from."""
         cuda = self.device is Device.GPU
-        tools = find_tools(self.cxx, self.nvcc if cuda else None, ("cmake", "ninja"))
+        nvcc = self.nvcc if cuda else None
+        tools = find_tools(self.cxx, nvcc, ("cmake", "ninja"), search_path(self.environment))
         python_build_info()
         toolchain_folder(self._project(tools, cuda, (), ""), self.cache)
 
