@@ -7,9 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from stencilchain.containers import DaCeContainer, GTFNContainer, build_container
+from stencilchain.containers import (
+    DaCeContainer,
+    GTFNContainer,
+    build_container,
+    make_gtfn_bindings,
+    make_gtfn_compiler,
+    make_gtfn_translation,
+)
+from stencilchain.containers.config import gtfn_config_from
 from stencilchain.containers.family_container import family_container
 from stencilchain.runtime.build_policy import BuildPolicy
+from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.tools import BuildEnvironment
 from stencilchain.steps.dace.family import DACE
 from stencilchain.steps.gtfn.family import GTFN
@@ -27,10 +36,10 @@ def test_both_containers_are_the_one_shape_with_their_descriptor(session_cache_d
 def test_a_new_family_is_a_descriptor_and_three_builders(session_cache_dir: Path) -> None:
     other = family_container(
         GTFN,
-        config_from=GTFNContainer.toolchain_config.provides,
-        make_translation=GTFNContainer.translation.provides,
-        make_bindings=GTFNContainer.bindings.provides,
-        make_compilation=GTFNContainer.compilation.provides,
+        config_from=gtfn_config_from,
+        make_translation=make_gtfn_translation,
+        make_bindings=make_gtfn_bindings,
+        make_compilation=make_gtfn_compiler,
         name="OtherContainer",
         module=__name__,
         doc="another",
@@ -52,6 +61,7 @@ def test_the_build_environment_is_read_when_the_container_is_built(
     assert dict(environment.variables)["SC_TEST_SEEN"] == "before"
     assert "CXXFLAGS" not in dict(environment.variables)
     compilation = c.gtfn.toolchain().workflow.compilation
+    assert isinstance(compilation, CompilerStep)
     assert compilation.environment is environment  # the step runs in what was read
 
 
@@ -60,7 +70,8 @@ def test_a_step_with_its_own_environment_keeps_it(session_cache_dir: Path) -> No
     own = BuildEnvironment((("PATH", "/usr/bin"),))
     step = c.gtfn.compilation().with_environment(own)
     with c.gtfn.compilation.override(step):
-        assert c.gtfn.toolchain().workflow.compilation.environment is own
+        compilation = c.gtfn.toolchain().workflow.compilation
+        assert isinstance(compilation, CompilerStep) and compilation.environment is own
 
 
 def test_the_build_policy_prunes_only_a_persistent_cache_with_a_limit(tmp_path: Path) -> None:
