@@ -38,7 +38,7 @@ from benchmarks.figures import PROGRAMS, load_programs
 TOOLCHAIN = """
 from pathlib import Path
 from stencilchain.program.device import Device
-from stencilchain.runtime.config import DaCeConfig
+from stencilchain.containers.config import DaCeConfig
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.caches.translation_cache import TranslationCache

@@ -10,7 +10,7 @@ from typing import Any
 
 from stencilchain.app.output import print_json, table
 from stencilchain.app.toolchains import backend_names, load_backend, run_problem
-from stencilchain.containers import build_container
+from stencilchain.containers import ToolchainConfig, build_container
 from stencilchain.containers.environment import DEFAULT, resolve_settings
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.caches.cache_root import cache_root
@@ -73,7 +73,9 @@ def run_backends(args: argparse.Namespace) -> int:
                 for f in dataclasses.fields(toolchain.config)
             }
             cfg = toolchain.config
-            if cfg.cache_lifetime is CacheLifetime.PERSISTENT:
+            if not isinstance(cfg, ToolchainConfig):  # a toolchain made outside the containers
+                root = None
+            elif cfg.cache_lifetime is CacheLifetime.PERSISTENT:
                 root = str(cache_root(cfg.cache_lifetime, cfg.cache_dir))
             else:
                 root = "a temporary folder per process"

@@ -13,6 +13,7 @@ from stencilchain.containers.builders import (
     make_gtfn_compiler,
     make_gtfn_translation,
 )
+from stencilchain.containers.config import DaCeConfig, GTFNConfig, ToolchainConfig
 from stencilchain.containers.dace import DaCeContainer
 from stencilchain.containers.dace_builders import (
     make_dace_bindings,
@@ -23,7 +24,6 @@ from stencilchain.containers.flat import make_dace_backend
 from stencilchain.containers.gtfn import GTFNContainer
 from stencilchain.containers.overrides import override_step
 from stencilchain.errors import ConfigError, MissingExtraError
-from stencilchain.runtime.config import DaCeConfig, GTFNConfig, ToolchainConfig
 from stencilchain.steps.gtfn.tiling import Materialization
 
 __all__ = [

@@ -6,22 +6,61 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
+from stencilchain.containers.config import ToolchainConfig
 from stencilchain.program import ir
-from stencilchain.runtime.config import ToolchainConfig
+from stencilchain.program.device import Device
+from stencilchain.runtime.build_policy import BuildPolicy
 from stencilchain.runtime.metrics import MetricsRegistry
 from stencilchain.runtime.pools import CompiledProgramPools
 from stencilchain.runtime.toolchain import CompiledProgram, Toolchain
+from stencilchain.steps.build.compiler_step import CompilerStep
+from stencilchain.steps.build.tools import BuildEnvironment
+from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.caches.cache_root import CacheLocation, cache_location
+from stencilchain.steps.dace.family import DACE
+from stencilchain.steps.family import Family
+from stencilchain.steps.gtfn.family import GTFN
+from stencilchain.steps.settings import BuildType, CacheLifetime
 from stencilchain.steps.stages import CompiledArtifact, ExtensionSource, ProgramSource
 from stencilchain.steps.workflow import CompileWorkflow, Step
+
+# Every family, in the order a cache listing tries them on a marker that names none.
+FAMILIES: tuple[Family, ...] = (GTFN, DACE)
 
 
 def cache_location_of(cfg: ToolchainConfig, /) -> CacheLocation:
     """The cache folders of `cfg` (a temporary root for `session` lifetime): the one place
     that says where a configuration's caches are."""
-    return cache_location(cfg.cache_lifetime, cfg.cache_dir, cfg.cache_salt)
+    return cache_location(cfg.cache_lifetime, cfg.cache_dir, cfg.cache_salt, FAMILIES)
+
+
+class CompilerSettings(TypedDict):
+    """What every family's compilation step takes from the shared config."""
+
+    device: Device
+    build_type: BuildType
+    cache: BuildCache
+
+
+def compiler_settings(cfg: ToolchainConfig, /) -> CompilerSettings:
+    """The shared settings of a compilation step: `cfg`'s device, build type and build cache."""
+    return CompilerSettings(
+        device=cfg.device,
+        build_type=cfg.build_type,
+        cache=cache_location_of(cfg).build_cache(),
+    )
+
+
+def make_build_policy(cfg: ToolchainConfig, /) -> BuildPolicy:
+    """What a toolchain of `cfg` does around its builds: prune the persistent caches to
+    `cache_max_size` after a new build (a session cache is never pruned: it is removed at
+    exit), and build a damaged cached module again."""
+    limit = cfg.cache_max_size
+    if limit is None or cfg.cache_lifetime is not CacheLifetime.PERSISTENT:
+        return BuildPolicy()
+    return BuildPolicy(prune=cache_location_of(cfg), max_size=limit)
 
 
 C = TypeVar("C", bound=ToolchainConfig)
@@ -63,16 +102,24 @@ def make_compile_workflow(
     translation: Step[ir.Program, ProgramSource],
     bindings: Step[ProgramSource, ExtensionSource],
     compilation: Step[ExtensionSource, CompiledArtifact],
+    environment: BuildEnvironment | None = None,
 ) -> CompileWorkflow:
     """The three steps composed, the translation behind the persistent translation cache
     unless `cfg.cached_translation` is off. The cache wraps the step it is given, so an
-    overridden translation is the one that runs on a miss."""
+    overridden translation is the one that runs on a miss. A compilation step that has no
+    build environment of its own runs its processes in `environment` (the container's)."""
     for name, step in (
         ("translation", translation),
         ("bindings", bindings),
         ("compilation", compilation),
     ):
         reject_builder(name, step)
+    if (
+        environment is not None
+        and isinstance(compilation, CompilerStep)
+        and compilation.environment is None
+    ):
+        compilation = compilation.with_environment(environment)
     cache = cache_location_of(cfg).translation_cache() if cfg.cached_translation else None
     return CompileWorkflow(translation, bindings, compilation, cache)
 
@@ -86,6 +133,7 @@ def make_toolchain(
     workflow: CompileWorkflow,
     pools: CompiledProgramPools[CompiledProgram],
     metrics: MetricsRegistry,
+    policy: BuildPolicy | None = None,
 ) -> Toolchain:
     """A toolchain running the container's compile workflow (whatever provided it)."""
     if not isinstance(workflow, CompileWorkflow):
@@ -94,7 +142,13 @@ def make_toolchain(
             "override it with a provider of one (e.g. providers.Object(CompileWorkflow(...)))"
         )
     return Toolchain(
-        name=name, family=family, config=cfg, workflow=workflow, pools=pools, metrics=metrics
+        name=name,
+        family=family,
+        config=cfg,
+        workflow=workflow,
+        pools=pools,
+        metrics=metrics,
+        policy=BuildPolicy() if policy is None else policy,
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from dependency_injector import containers, providers
 
 from stencilchain.containers.dace import DaCeContainer
-from stencilchain.containers.environment import settings_from_environ
+from stencilchain.containers.environment import read_build_environment, settings_from_environ
 from stencilchain.containers.gtfn import GTFNContainer
 from stencilchain.containers.log_level import apply_log_level
 from stencilchain.runtime.metrics import MetricsRegistry
@@ -18,15 +18,29 @@ from stencilchain.runtime.toolchain import CompiledProgram
 
 class ApplicationContainer(containers.DeclarativeContainer):
     """stencilchain's top container: `config` feeds every family's container, and both
-    families share one compiled-program pool registry and one metrics registry."""
+    families share one compiled-program pool registry, one metrics registry and one build
+    environment (read from the process when the container is built)."""
 
     config = providers.Configuration()
     pools: providers.Singleton[CompiledProgramPools[CompiledProgram]] = providers.Singleton(
         CompiledProgramPools
     )
     metrics = providers.Singleton(MetricsRegistry)
-    gtfn = providers.Container(GTFNContainer, config=config, pools=pools, metrics=metrics)
-    dace = providers.Container(DaCeContainer, config=config, pools=pools, metrics=metrics)
+    build_environment = providers.Singleton(read_build_environment)
+    gtfn = providers.Container(
+        GTFNContainer,
+        config=config,
+        pools=pools,
+        metrics=metrics,
+        build_environment=build_environment,
+    )
+    dace = providers.Container(
+        DaCeContainer,
+        config=config,
+        pools=pools,
+        metrics=metrics,
+        build_environment=build_environment,
+    )
 
 
 def build_container(
@@ -51,4 +65,5 @@ def build_container(
         values[name] = setting.coerce(value)
     container = ApplicationContainer()
     container.config.from_dict(values)
+    container.build_environment()  # the build processes' environment, read now, once
     return container

@@ -9,8 +9,8 @@ step built directly is checked the same way.
 
 from __future__ import annotations
 
-from stencilchain.containers._composition import cache_location_of, require_config
-from stencilchain.runtime.config import GTFNConfig
+from stencilchain.containers._composition import compiler_settings, require_config
+from stencilchain.containers.config import GTFNConfig
 from stencilchain.steps.gtfn.bindings import GTFNBindingsStep
 from stencilchain.steps.gtfn.compiler import CMakeCompiler
 from stencilchain.steps.gtfn.tiling import Materialization
@@ -56,9 +56,7 @@ def make_gtfn_compiler(
     program's loops for this host's CPU (-march=native; the build key names the CPU)."""
     cfg = require_config("make_gtfn_compiler", cfg, GTFNConfig)
     return CMakeCompiler(
-        device=cfg.device,
-        build_type=cfg.build_type,
-        cache=cache_location_of(cfg).build_cache(),
+        **compiler_settings(cfg),
         extra_flags=extra_flags,
         openmp=openmp,
         native_cpu=native_cpu,

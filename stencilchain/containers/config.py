@@ -1,11 +1,10 @@
-"""Toolchain configuration: the one table of settings the frozen config classes are built from.
+"""Toolchain configuration: the frozen config classes and the one table of their settings.
 
 Every setting is declared once, in `SETTINGS`: its config field, environment variable, type,
-default and meaning. The config classes (`stencilchain.runtime.config`, a layer down, so
-that the runtime can name them) hold the defaults, which the table reads; `environment.py`
-parses variables with it, and `render_configuration_reference` writes docs/configuration.md
-from it.
-Run `python -m stencilchain.containers.config > docs/configuration.md` to regenerate the docs.
+default and meaning. The config classes hold the defaults, which the table reads; the runtime
+names only the protocol it needs (`stencilchain.runtime.config.RuntimeConfig`).
+`environment.py` parses variables with the table, and `render_configuration_reference` writes
+docs/configuration.md from it: `python -m stencilchain.containers.config > docs/configuration.md`.
 """
 
 from __future__ import annotations
@@ -13,19 +12,68 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from stencilchain.errors import ConfigError
-from stencilchain.runtime.config import (
-    DaCeConfig,
-    GTFNConfig,
-    ToolchainConfig,
-    default_build_jobs,
-)
+from stencilchain.program.device import Device
+from stencilchain.runtime.config import default_build_jobs
+from stencilchain.steps.settings import BuildType, CacheLifetime, DataLayout
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolchainConfig:
+    """Settings shared by every toolchain family."""
+
+    device: Device = Device.CPU
+    build_type: BuildType = BuildType.RELEASE
+    cache_lifetime: CacheLifetime = CacheLifetime.PERSISTENT
+    cache_dir: Path | None = None
+    data_layout: DataLayout = DataLayout.STRIDED
+    cached_translation: bool = True
+    metrics: bool = False
+    # How many programs `Toolchain.compile_many` builds at once. It changes no output, so it
+    # is not compared: it is part of no cache key and of no toolchain's identity.
+    build_jobs: int = field(default_factory=default_build_jobs, compare=False)
+    # The persistent cache's size limit in bytes (None: unlimited), kept by pruning the least
+    # recently used entries after builds. It changes no output either (compare=False).
+    cache_max_size: int | None = field(default=None, compare=False)
+    # Mixed into every cache key (translations, builds, their support folders): another salt
+    # finds none of the entries made under this one, and removes none of them.
+    cache_salt: str = ""
+
+    def __post_init__(self) -> None:
+        jobs = self.build_jobs
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise ConfigError(f"build_jobs={jobs!r} is not valid; accepted: a positive integer")
+        size = self.cache_max_size
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+            raise ConfigError(
+                f"cache_max_size={size!r} is not valid; accepted: a size in bytes, or None"
+            )
+        if not isinstance(self.cache_salt, str):
+            raise ConfigError(f"cache_salt={self.cache_salt!r} is not valid; accepted: text")
+
+    @property
+    def external_workspace(self) -> bool:
+        """Whether programs keep their temporaries in a buffer the caller provides."""
+        return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class GTFNConfig(ToolchainConfig):
+    """Configuration of the GTFN (C++/CUDA) toolchains."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DaCeConfig(ToolchainConfig):
+    """Configuration of the DaCe toolchains."""
+
+    auto_optimize: bool = True
+    external_workspace: bool = False  # a field here, a property in ToolchainConfig
 
 
 def _default(name: str) -> Any:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from stencilchain.containers._composition import cache_location_of, require_config
-from stencilchain.runtime.config import DaCeConfig
+from stencilchain.containers._composition import compiler_settings, require_config
+from stencilchain.containers.config import DaCeConfig
 from stencilchain.steps.dace.bindings import DaCeBindings
 from stencilchain.steps.dace.compiler import DEFAULT_CPU_ARGS, DaCeCompiler
 from stencilchain.steps.dace.translator import DaCeTranslator
@@ -60,9 +60,7 @@ def make_dace_compiler(
     the SDFG for this host's CPU (-march=native; the build key names the CPU)."""
     cfg = require_config("make_dace_compiler", cfg, DaCeConfig)
     return DaCeCompiler(
-        device=cfg.device,
-        build_type=cfg.build_type,
-        cache=cache_location_of(cfg).build_cache(),
+        **compiler_settings(cfg),
         cpu_args=cpu_args,
         cuda_architectures=cuda_architectures,
         native_cpu=native_cpu,

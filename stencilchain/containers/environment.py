@@ -1,4 +1,5 @@
-"""Reading the `STENCILCHAIN_*` environment variables, only when asked, never at import.
+"""Reading the environment, only when asked (a container is built), never at import: the
+`STENCILCHAIN_*` settings and the environment of the build processes.
 
 Settings come from three layers, the first that has one winning: a variable of the
 environment, the TOML file named by `STENCILCHAIN_CONFIG`, the default.
@@ -22,6 +23,7 @@ from stencilchain.containers.config import (
     suggest,
 )
 from stencilchain.errors import ConfigError
+from stencilchain.steps.build.tools import BuildEnvironment
 
 PREFIX = "STENCILCHAIN_"
 
@@ -118,3 +120,9 @@ def read_config_file(path: Path) -> dict[str, object]:
             parsed = path.absolute().parent / parsed  # relative to the file, not to the cwd
         values[name] = parsed
     return values
+
+
+def read_build_environment(environ: Mapping[str, str] | None = None) -> BuildEnvironment:
+    """The environment of the build processes (compilers, CMake, Ninja): `environ`
+    (default: `os.environ`, now) without the flag variables CMake would read."""
+    return BuildEnvironment.of(os.environ if environ is None else environ)

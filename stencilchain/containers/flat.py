@@ -9,12 +9,12 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from stencilchain.containers.config import DaCeConfig
 from stencilchain.containers.dace_builders import (
     make_dace_bindings,
     make_dace_compiler,
     make_dace_translator,
 )
-from stencilchain.runtime.config import DaCeConfig
 from stencilchain.runtime.toolchain import Toolchain
 
 

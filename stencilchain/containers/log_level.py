@@ -12,15 +12,20 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from stencilchain._log import ROOT
 from stencilchain.containers.config import LOG_LEVEL
 
 FORMAT = "%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"
 
+if TYPE_CHECKING:  # StreamHandler is generic only in typeshed before Python 3.11
+    _StreamHandler = logging.StreamHandler[TextIO]
+else:
+    _StreamHandler = logging.StreamHandler
 
-class StderrHandler(logging.StreamHandler[TextIO]):
+
+class StderrHandler(_StreamHandler):
     """Writes to the `sys.stderr` of the moment (as logging's last resort does), so that a
     progress display that redirects stderr prints records above itself."""
 

@@ -7,7 +7,7 @@ from typing import Any, TypeVar, overload
 
 from dependency_injector import providers
 
-from stencilchain.runtime.config import DaCeConfig, GTFNConfig
+from stencilchain.containers.config import DaCeConfig, GTFNConfig
 
 S = TypeVar("S")
 

@@ -20,7 +20,7 @@ from stencilchain.errors import BuildsFailedError
 from stencilchain.program import ir
 from stencilchain.program.program import Program
 from stencilchain.runtime.config import default_build_jobs
-from stencilchain.steps.workflow import COMPILATION, CompileWorkflow, StageReport
+from stencilchain.steps.workflow import COMPILATION, StageReport
 
 if TYPE_CHECKING:
     from stencilchain.runtime.toolchain import CompiledProgram, Toolchain
@@ -68,11 +68,9 @@ def compile_many(
     pool = toolchain.pool
     missing = [fp for fp in distinct if fp not in pool]
     workers = max(1, min(jobs, len(missing)))
-    workflow = toolchain.workflow
     if missing:
-        workflow.prepare()  # the one-time set-up, before builds go side by side
-    if workers > 1:
-        workflow = workflow.with_build_jobs(max(1, default_build_jobs() // workers))
+        toolchain.workflow.prepare()  # the one-time set-up, before builds go side by side
+    build_jobs = max(1, default_build_jobs() // workers) if workers > 1 else None
 
     compiled: dict[str, CompiledProgram] = {}
     failed: dict[str, BaseException] = {}
@@ -98,13 +96,14 @@ def compile_many(
 
     if workers == 1:
         for fp in missing:
-            record(fp, _attempt(toolchain, workflow, distinct[fp]))
+            record(fp, _attempt(toolchain, build_jobs, distinct[fp]))
     else:
         with concurrent.futures.ThreadPoolExecutor(
             workers, thread_name_prefix="stencilchain-build"
         ) as executor:
             futures = {
-                executor.submit(_attempt, toolchain, workflow, distinct[fp]): fp for fp in missing
+                executor.submit(_attempt, toolchain, build_jobs, distinct[fp]): fp
+                for fp in missing
             }
             try:
                 for future in concurrent.futures.as_completed(futures):
@@ -118,21 +117,17 @@ def compile_many(
 
 
 def _compile(
-    toolchain: Toolchain, workflow: CompileWorkflow, program: ir.Program
+    toolchain: Toolchain, build_jobs: int | None, program: ir.Program
 ) -> tuple[CompiledProgram, str]:
-    """`toolchain.compile(program)` with `workflow` (the toolchain's, with fewer build
-    jobs); where it came from."""
+    """`toolchain.compile(program)` with at most `build_jobs` parallel jobs per native build
+    (None: the step's own); where it came from."""
     compilation: list[bool | None] = []
 
     def hook(report: StageReport) -> None:
         if report.stage == COMPILATION:
             compilation.append(report.cached)
 
-    result = toolchain.pools.get_or_build(
-        toolchain.identity,
-        program.fingerprint(),
-        lambda: toolchain._build(program, hook, workflow),
-    )
+    result = toolchain.compile(program, hook, build_jobs=build_jobs)
     outcome = POOL if not compilation else CACHE if compilation[0] else BUILT
     return result, outcome
 
@@ -140,11 +135,11 @@ def _compile(
 _Attempt = tuple["CompiledProgram | None", str, float, "Exception | None"]
 
 
-def _attempt(toolchain: Toolchain, workflow: CompileWorkflow, program: ir.Program) -> _Attempt:
+def _attempt(toolchain: Toolchain, build_jobs: int | None, program: ir.Program) -> _Attempt:
     """(compiled program or None, outcome, seconds, error or None) of one program."""
     start = time.perf_counter()
     try:
-        result, outcome = _compile(toolchain, workflow, program)
+        result, outcome = _compile(toolchain, build_jobs, program)
     except Exception as error:  # reported with the program's name
         return None, FAILED, time.perf_counter() - start, error
     return result, outcome, time.perf_counter() - start, None

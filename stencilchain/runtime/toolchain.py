@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from stencilchain.errors import ArgumentError, WorkspaceError
@@ -26,17 +24,14 @@ from stencilchain.program.arguments import ArgumentChecker, TableChecks, bind_ar
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
+from stencilchain.runtime.build_policy import BuildPolicy
 from stencilchain.runtime.compile_log import log_load, log_stage
 from stencilchain.runtime.compile_many import CompileReport, compile_many
-from stencilchain.runtime.config import ToolchainConfig, output_settings
+from stencilchain.runtime.config import RuntimeConfig, output_settings
 from stencilchain.runtime.metrics import MetricsRegistry, ProgramMetrics
 from stencilchain.runtime.pools import CompiledProgramPools
-from stencilchain.steps.caches.cache_root import cache_location
-from stencilchain.steps.settings import CacheLifetime
 from stencilchain.steps.stages import CompiledArtifact
 from stencilchain.steps.workflow import CompileWorkflow, StageHook, StageReport
-
-_log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,18 +68,21 @@ class Toolchain:
 
     `name` is unique among the toolchains of a process: metrics and compiled-program
     pools are keyed by it. `config` is the frozen config the steps were built from;
-    `pools` and `metrics` are the container's (shared by the toolchains it builds).
+    `pools` and `metrics` are the container's (shared by the toolchains it builds);
+    `policy` says what happens around a build (pruning the caches, rebuilding a damaged
+    cached module).
     """
 
     name: str
     family: str
-    config: ToolchainConfig
+    config: RuntimeConfig
     workflow: CompileWorkflow
     # runtime state, not part of what defines the toolchain (compare=False)
     pools: CompiledProgramPools[CompiledProgram] = dataclasses.field(
         default_factory=CompiledProgramPools, compare=False
     )
     metrics: MetricsRegistry = dataclasses.field(default_factory=MetricsRegistry, compare=False)
+    policy: BuildPolicy = dataclasses.field(default_factory=BuildPolicy, compare=False)
 
     @property
     def device(self) -> Device:
@@ -108,15 +106,21 @@ class Toolchain:
         return self.pools.pool(self.identity)
 
     def compile(
-        self, program: Program | ir.Program, hook: StageHook | None = None
+        self,
+        program: Program | ir.Program,
+        hook: StageHook | None = None,
+        *,
+        build_jobs: int | None = None,
     ) -> CompiledProgram:
         """The compiled program, from the pool, the caches, or a new build (by the
-        workflow; `hook` sees its stages, when they run)."""
+        workflow; `hook` sees its stages, when they run). `build_jobs` bounds the parallel
+        jobs of a native build (None: the compilation step's own); it changes no output."""
         program_ir = program.ir if isinstance(program, Program) else program
+        workflow = self.workflow if build_jobs is None else self.workflow.with_build_jobs(build_jobs)
         return self.pools.get_or_build(
             self.identity,
             program_ir.fingerprint(),
-            lambda: self._build(program_ir, hook, self.workflow),
+            lambda: self._build(program_ir, hook, workflow),
         )
 
     def compile_many(
@@ -145,23 +149,13 @@ class Toolchain:
                 hook(report)
 
         artifact = workflow(program, observe)
-        if artifact.built and self.config.cache_max_size is not None:
-            keep_cache_size(self.config, artifact.build_dir)
+        self.policy.after_build(artifact)
         start = time.perf_counter()
         try:
             entry = artifact.load()
         except (ImportError, OSError) as error:
-            if artifact.built:  # a module just built that cannot be loaded is an error
+            if not self.policy.discard_unloadable(artifact, error):
                 raise
-            # a cached module that cannot be loaded (damaged on disk): built again, once
-            _log.warning(
-                "build cache entry %s: its module cannot be loaded (%s); it is built again",
-                artifact.build_dir,
-                error,
-            )
-            from stencilchain.steps.build.cached_build import discard_build
-
-            discard_build(artifact)
             artifact = workflow(program, observe)
             start = time.perf_counter()
             entry = artifact.load()
@@ -193,31 +187,6 @@ class Toolchain:
 
     def __repr__(self) -> str:
         return f"Toolchain(name={self.name!r}, family={self.family!r}, config={self.config!r})"
-
-
-def keep_cache_size(config: ToolchainConfig, built: Path) -> None:
-    """After the new build `built`, prune the persistent caches of `config` to its
-    `cache_max_size` (see `stencilchain.steps.caches.pruning.prune_after_build`). A session
-    cache is never pruned (it is removed at exit), nor a build cache other than the
-    configuration's (a compilation step overridden to build elsewhere)."""
-    limit = config.cache_max_size
-    if limit is None or config.cache_lifetime is not CacheLifetime.PERSISTENT:
-        return
-    location = cache_location(config.cache_lifetime, config.cache_dir, config.cache_salt)
-    if built.parent != location.builds:
-        return
-    from stencilchain.steps.caches.pruning import prune_after_build  # only with a limit
-
-    result = prune_after_build(location, limit, built)
-    if result is not None and result.removal.removed:
-        _log.info(
-            "pruned %d cache entries (%d bytes) to keep %s under %d bytes; %d bytes left",
-            len(result.removal.removed),
-            result.removal.freed,
-            location.root,
-            limit,
-            result.remaining,
-        )
 
 
 class BoundProgram(functools.partial[None]):

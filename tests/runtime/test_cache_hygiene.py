@@ -26,9 +26,10 @@ import pytest
 
 import stencilchain as sc
 from stencilchain.containers import build_container
+from stencilchain.containers.config import GTFNConfig
 from stencilchain.containers.environment import settings_from_environ
 from stencilchain.errors import ConfigError
-from stencilchain.runtime.config import GTFNConfig, output_settings
+from stencilchain.runtime.config import output_settings
 from stencilchain.steps.caches import pruning
 from stencilchain.steps.caches.build_cache import MARKER_NAME
 from stencilchain.steps.caches.entries import BUILD, INCOMPLETE, SUPPORT, TRANSLATION, CacheEntry

@@ -14,10 +14,11 @@ from dependency_injector import providers
 
 import stencilchain as sc
 from stencilchain.containers import build_container, make_gtfn_translation, override_step
+from stencilchain.containers.config import GTFNConfig
 from stencilchain.containers.environment import settings_from_environ
 from stencilchain.program import ir
 from stencilchain.runtime.compile_many import CompileReport
-from stencilchain.runtime.config import GTFNConfig, default_build_jobs
+from stencilchain.runtime.config import default_build_jobs
 from stencilchain.runtime.toolchain import Toolchain
 
 I = sc.Dimension("I")

@@ -14,7 +14,13 @@ import pytest
 
 from stencilchain.errors import CompilationError
 from stencilchain.steps.build.runner import LOG_NAME, BuildRunner, compiler_message
-from stencilchain.steps.build.tools import IGNORED_ENVIRONMENT, build_environment
+from stencilchain.steps.build.tools import (
+    IGNORED_ENVIRONMENT,
+    BuildEnvironment,
+    build_environment,
+    search_path,
+    which,
+)
 
 
 def python(code: str) -> list[str]:
@@ -102,11 +108,22 @@ def test_the_build_environment_is_explicit_and_leaves_os_environ_alone(
     monkeypatch.setenv("CXXFLAGS", "-O0")
     monkeypatch.setenv("PATH", "/usr/bin")
     before = dict(os.environ)
-    env = build_environment(path_first=["/opt/tools", "/opt/tools", "/opt/more"])
+    env = build_environment(None, path_first=["/opt/tools", "/opt/tools", "/opt/more"])
     assert os.environ == before
     assert env["PATH"] == os.pathsep.join(["/opt/tools", "/opt/more", "/usr/bin"])
     assert not set(IGNORED_ENVIRONMENT) & set(env)
-    assert build_environment()["PATH"] == "/usr/bin"
+    assert build_environment(None)["PATH"] == "/usr/bin"  # a step made by hand: the process's
+
+
+def test_a_given_build_environment_is_used_instead_of_the_process_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin")
+    given = BuildEnvironment.of({"PATH": "/opt/bin", "CXXFLAGS": "-O0", "HOME": "/h"})
+    assert given.variables == (("PATH", "/opt/bin"), ("HOME", "/h"))
+    assert build_environment(given) == {"PATH": "/opt/bin", "HOME": "/h"}
+    assert build_environment(given, ["/t"])["PATH"] == os.pathsep.join(["/t", "/opt/bin"])
+    assert build_environment(BuildEnvironment()) == {}  # nothing of os.environ leaks in
 
 
 def test_compiler_message_starts_at_the_first_error() -> None:
@@ -131,3 +148,16 @@ def test_a_failure_without_a_command_is_logged_and_raised_with_the_log(tmp_path:
     )
     assert error.log_path == tmp_path / LOG_NAME
     assert "DaCe could not generate the code: KeyError: 'x'" in error.log_path.read_text()
+
+
+def test_tools_are_looked_up_on_the_build_environment_path(tmp_path: Path) -> None:
+    tool = tmp_path / "bin" / "sc-test-cxx"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    environment = BuildEnvironment((("PATH", str(tool.parent)),))
+    assert search_path(environment) == str(tool.parent) and search_path(None) is None
+    assert which("sc-test-cxx", "C++ compiler", search_path(environment)) == str(tool)
+    with pytest.raises(CompilationError, match="not found"):
+        which("sc-test-cxx", "C++ compiler")  # not on this process's PATH
+    assert BuildEnvironment().search_path == os.defpath

@@ -19,6 +19,8 @@ from stencilchain.steps.caches.build_cache import MARKER_NAME, BuildCache, Build
 from stencilchain.steps.caches.cache_root import CacheLocation
 from stencilchain.steps.caches.entries import CacheEntry
 from stencilchain.steps.caches.translation_cache import encode_program_source
+from stencilchain.steps.dace.family import DACE
+from stencilchain.steps.gtfn.family import GTFN
 from stencilchain.steps.stages import BindingSource, ExtensionSource, ProgramSource
 
 HOUR = 3600.0
@@ -27,7 +29,7 @@ KEY = "smooth_" + "a" * 32
 
 @pytest.fixture()
 def location(tmp_path: Path) -> CacheLocation:
-    return CacheLocation(tmp_path / "cache")
+    return CacheLocation(tmp_path / "cache", families=(GTFN, DACE))
 
 
 def _program() -> ir.Program:
@@ -113,7 +115,9 @@ def test_build_entries_of_every_kind(location: CacheLocation) -> None:
         "damaged_x": kinds.DAMAGED,
         ".gone_x.stale-0123456789ab": kinds.STALE,
     }
-    assert found["toolchain-" + "d" * 32].family == "gtfn"
+    assert found["toolchain-" + "d" * 32].family == "gtfn"  # a support folder of GTFN's
+    unnamed = BuildCache(cache.root, cache_root=location.root)  # no families: no guess
+    assert {e.family for e in unnamed.entries() if e.key.startswith("toolchain-")} == {""}
     assert found[".gone_x.stale-0123456789ab"].name == "gone_x"
     assert (
         found["damaged_x"].problem

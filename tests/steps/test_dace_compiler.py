@@ -30,10 +30,10 @@ import pytest
 dace = pytest.importorskip("dace")
 
 import stencilchain as sc  # noqa: E402
+from stencilchain.containers.config import DaCeConfig  # noqa: E402
 from stencilchain.examples import hdiff, laplacian  # noqa: E402
 from stencilchain.program import ir  # noqa: E402
 from stencilchain.program.device import Device  # noqa: E402
-from stencilchain.runtime.config import DaCeConfig  # noqa: E402
 from stencilchain.runtime.toolchain import Toolchain  # noqa: E402
 from stencilchain.steps.caches.build_cache import MARKER_NAME, BuildCache  # noqa: E402
 from stencilchain.steps.dace.bindings import DaCeBindings, DaCeExtensionSource  # noqa: E402

@@ -12,22 +12,23 @@ from __future__ import annotations
 import functools
 import subprocess
 
-from stencilchain.steps.build.tools import build_environment
+from stencilchain.steps.build.tools import BuildEnvironment, build_environment
 
 GOLD = "-fuse-ld=gold"
 
 
 @functools.cache
-def fast_linker_flags(cxx: str) -> tuple[str, ...]:
-    """The flags that make `cxx` link with gold, or () if it cannot; asked once per
-    process and compiler (one short process: `cxx -fuse-ld=gold -Wl,--version`)."""
+def fast_linker_flags(cxx: str, environment: BuildEnvironment | None) -> tuple[str, ...]:
+    """The flags that make `cxx` (run in `environment`, None: this process's) link with
+    gold, or () if it cannot; asked once per process, compiler and environment (one short
+    process: `cxx -fuse-ld=gold -Wl,--version`)."""
     try:
         done = subprocess.run(
             [cxx, GOLD, "-Wl,--version"],
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
-            env=build_environment(),
+            env=build_environment(environment),
             timeout=60,
             check=False,
         )

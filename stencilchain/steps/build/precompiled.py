@@ -24,7 +24,7 @@ from stencilchain._version import package_version
 from stencilchain.errors import CompilationError
 from stencilchain.program.hashing import sha256_of
 from stencilchain.steps.build.runner import BuildRunner
-from stencilchain.steps.build.tools import build_environment
+from stencilchain.steps.build.tools import BuildEnvironment, build_environment
 from stencilchain.steps.caches.build_cache import BuildCache, BuildResult
 
 HEADER = "sc_prelude.h"
@@ -88,13 +88,15 @@ def prelude_options(
     *,
     tools_identity: str,
     family: str,
+    environment: BuildEnvironment | None,
 ) -> list[str]:
     """The options that make a unit compiled with `compile_flags` (the compiler and its
     options, without the unit, its output and the unit's own macros) read the prelude of
     `source` precompiled; the prelude is precompiled first if this context has none yet.
 
     [] if `source` has no prelude, or if it cannot be precompiled (the unit then compiles
-    as it is, and says what is wrong with its headers itself)."""
+    as it is, and says what is wrong with its headers itself). `environment`: what the
+    compiler runs with (None: this process's)."""
     prelude = prelude_of(source)
     if not prelude:
         return []
@@ -112,7 +114,7 @@ def prelude_options(
         include.mkdir()
         header = include / HEADER
         header.write_text(prelude)
-        with BuildRunner(folder, build_environment()) as runner:
+        with BuildRunner(folder, build_environment(environment)) as runner:
             command = [*compile_flags, "-x", "c++-header", str(header), "-o", f"{header}.gch"]
             runner.run(command, "precompiling the system headers of a unit")
         return {"family": family, "include_dir": "include", "header": HEADER}

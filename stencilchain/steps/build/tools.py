@@ -14,7 +14,7 @@ import platform
 import shutil
 import sys
 import sysconfig
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from stencilchain.errors import CompilationError
@@ -25,6 +25,40 @@ IGNORED_ENVIRONMENT = (
     "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CUDAFLAGS", "CUDAARCHS",
     "CC", "CXX", "CUDACXX", "CUDAHOSTCXX",
 )  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildEnvironment:
+    """The environment variables a build's processes run with: a value that the containers
+    read from the process when a container is built (`containers/environment.py`) and hand
+    to the compilation step, so that no step reads `os.environ`. The flag variables CMake
+    would read (`IGNORED_ENVIRONMENT`) are left out: the build keys do not cover them."""
+
+    variables: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, environ: Mapping[str, str]) -> BuildEnvironment:
+        """The build environment of the variables `environ` (without the flag variables)."""
+        return cls(tuple((k, v) for k, v in environ.items() if k not in IGNORED_ENVIRONMENT))
+
+    def for_build(self, path_first: Sequence[str] = ()) -> dict[str, str]:
+        """The variables as a process takes them, with `path_first` folders first on PATH."""
+        env = dict(self.variables)
+        if path_first:
+            old = env.get("PATH")
+            env["PATH"] = os.pathsep.join([*dict.fromkeys(path_first), *([old] if old else [])])
+        return env
+
+    @functools.cached_property
+    def search_path(self) -> str:
+        """Where executables named without a folder are looked up: its PATH (or the system's
+        default search path if it has none)."""
+        return dict(self.variables).get("PATH", os.defpath)
+
+
+def search_path(environment: BuildEnvironment | None) -> str | None:
+    """The PATH of `environment`; None (this process's PATH) for a step made by hand."""
+    return None if environment is None else environment.search_path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,12 +80,14 @@ class Tools:
 
 
 @functools.cache
-def find_tools(cxx: str, nvcc: str | None, packages: tuple[str, ...]) -> Tools:
-    """The compilers `cxx` and `nvcc` (names looked up on PATH, or paths) and the installed
-    Python `packages` a build uses; looked up once per process, since every call computes
-    a key, builds or not."""
-    cxx_path = which(cxx, "C++ compiler")
-    nvcc_path = None if nvcc is None else which(nvcc, "CUDA compiler (needed for the GPU)")
+def find_tools(
+    cxx: str, nvcc: str | None, packages: tuple[str, ...], path: str | None = None
+) -> Tools:
+    """The compilers `cxx` and `nvcc` (names looked up on `path`, None: this process's PATH,
+    or paths) and the installed Python `packages` a build uses; looked up once per process
+    and path, since every call computes a key, builds or not."""
+    cxx_path = which(cxx, "C++ compiler", path)
+    nvcc_path = None if nvcc is None else which(nvcc, "CUDA compiler (needed for the GPU)", path)
     identity: dict[str, str | None] = {
         "cxx": executable_identity(cxx_path),
         "nvcc": None if nvcc_path is None else executable_identity(nvcc_path),
@@ -108,9 +144,10 @@ def package_identity(name: str) -> str:
     return "|".join(f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
 
 
-def which(name: str, what: str) -> str:
-    """The absolute path of the executable `name` (a name on PATH, or a path)."""
-    found = shutil.which(name)
+def which(name: str, what: str, path: str | None = None) -> str:
+    """The absolute path of the executable `name` (a name on `path`, None: this process's
+    PATH, or a path)."""
+    found = shutil.which(name, path=path)
     if found is None:
         raise CompilationError(
             f"{what} {name!r} not found (looked on PATH); install it or give its path",
@@ -153,12 +190,13 @@ def python_build_info() -> dict[str, str]:
     }
 
 
-def build_environment(path_first: Sequence[str] = ()) -> dict[str, str]:
-    """The explicit environment of a build's processes: this process's, without the flag
-    variables CMake would read, and with `path_first` folders put first on PATH. It reads
-    os.environ and never changes it."""
-    env = {k: v for k, v in os.environ.items() if k not in IGNORED_ENVIRONMENT}
-    if path_first:
-        old = env.get("PATH")
-        env["PATH"] = os.pathsep.join([*dict.fromkeys(path_first), *([old] if old else [])])
-    return env
+def build_environment(
+    environment: BuildEnvironment | None, path_first: Sequence[str] = ()
+) -> dict[str, str]:
+    """The explicit environment of a build's processes: `environment` (what the container
+    read), with `path_first` folders put first on PATH. It never changes os.environ."""
+    if environment is None:
+        # The one place below the containers that reads the environment: a compilation step
+        # made by hand, not by a container, inherits this process's (as a build always has).
+        environment = BuildEnvironment.of(os.environ)
+    return environment.for_build(path_first)

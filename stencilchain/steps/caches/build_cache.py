@@ -46,6 +46,7 @@ from stencilchain.steps.caches.trust import (
     require_trusted,
     require_trusted_file,
 )
+from stencilchain.steps.family import Family, family_of_marker
 
 _log = logging.getLogger(__name__)
 
@@ -85,10 +86,14 @@ class BuildCache(TrustedFolder):
     Trusted as `TrustedFolder` says: only if no other user can write to it or to a
     folder up to `cache_root`. `salt` is mixed into every key made for this cache (by
     `plan_build` and the support folders' keys; see `salted`): builds made under another
-    salt are never found, and nothing is removed.
+    salt are never found, and nothing is removed. `families` say, in a listing, which
+    family made a build whose marker does not name it (they change no key).
     """
 
     salt: str = dataclasses.field(default="", kw_only=True)
+    families: tuple[Family, ...] = dataclasses.field(
+        default=(), kw_only=True, repr=False, compare=False
+    )
 
     KIND = "build cache"
     KEY = _KEY
@@ -232,7 +237,7 @@ class BuildCache(TrustedFolder):
                     name=original,
                 )  # fmt: skip
             elif _KEY.fullmatch(item.name) is not None:
-                entry = _entry(folder, item.name, has_lock=item.name in locks)
+                entry = _entry(folder, item.name, self.families, has_lock=item.name in locks)
                 if entry is not None:
                     yield entry
 
@@ -313,7 +318,9 @@ def _lock_key(item: os.DirEntry[str]) -> str | None:
     return key if item.is_file(follow_symlinks=False) else None
 
 
-def _entry(folder: Path, key: str, *, has_lock: bool) -> CacheEntry | None:
+def _entry(
+    folder: Path, key: str, families: tuple[Family, ...], *, has_lock: bool
+) -> CacheEntry | None:
     """The entry of the build folder of `key`; None if it is not the cache's (no marker,
     no lock)."""
     try:
@@ -341,7 +348,7 @@ def _entry(folder: Path, key: str, *, has_lock: bool) -> CacheEntry | None:
         size,
         completed,
         last_used,
-        family=metadata.get("family") or _unrecorded_family(key, metadata),
+        family=family_of_marker(families, key, metadata),
         name=metadata.get("entry_point", key),
         device=metadata.get("device") or str(context.get("device") or ""),
         build_type=metadata.get("build_type") or str(context.get("build_type") or ""),
@@ -352,16 +359,6 @@ def _entry(folder: Path, key: str, *, has_lock: bool) -> CacheEntry | None:
         build_context=context,
         metadata=metadata,
     )
-
-
-def _unrecorded_family(key: str, metadata: Mapping[str, str]) -> str:
-    """The family of a build whose marker does not record it (older markers, and the GTFN
-    compiler's support folders, `toolchain-*` and `pch-*`), from what it does record."""
-    if "sdfg_name" in metadata or "dace_library" in metadata:
-        return "dace"
-    if "precompiled_header" in metadata or key.startswith(("toolchain-", "pch-")):
-        return "gtfn"
-    return ""
 
 
 def _parse_marker(raw: bytes, key: str) -> tuple[dict[str, str] | None, str]:

@@ -18,16 +18,19 @@ from pathlib import Path
 from stencilchain.steps.caches.build_cache import BuildCache, unwritable_cache
 from stencilchain.steps.caches.translation_cache import TranslationCache
 from stencilchain.steps.caches.trust import make_private_folder
+from stencilchain.steps.family import Family
 from stencilchain.steps.settings import CacheLifetime
 
 
 @dataclasses.dataclass(frozen=True)
 class CacheLocation:
     """The folders of one configuration's caches: translated sources and build folders,
-    and the salt mixed into every key made for them (empty: none)."""
+    the salt mixed into every key made for them (empty: none), and the families whose
+    entries a listing tells apart."""
 
     root: Path
     salt: str = ""
+    families: tuple[Family, ...] = dataclasses.field(default=(), repr=False, compare=False)
 
     @property
     def translations(self) -> Path:
@@ -40,20 +43,27 @@ class CacheLocation:
     def translation_cache(self) -> TranslationCache:
         """The translation cache here, trusted only if no other user can write to it or to
         a folder up to `root`."""
-        return TranslationCache(self.translations, cache_root=self.root, salt=self.salt)
+        return TranslationCache(
+            self.translations, cache_root=self.root, salt=self.salt, families=self.families
+        )
 
     def build_cache(self) -> BuildCache:
         """The build cache here, trusted only if no other user can write to it or to a
         folder up to `root`."""
-        return BuildCache(self.builds, cache_root=self.root, salt=self.salt)
+        return BuildCache(
+            self.builds, cache_root=self.root, salt=self.salt, families=self.families
+        )
 
 
 def cache_location(
-    lifetime: CacheLifetime, cache_dir: Path | None, salt: str = ""
+    lifetime: CacheLifetime,
+    cache_dir: Path | None,
+    salt: str = "",
+    families: tuple[Family, ...] = (),
 ) -> CacheLocation:
-    """Where the caches of a configuration live (the root is created if missing), and the
-    salt of their keys."""
-    return CacheLocation(cache_root(lifetime, cache_dir), salt)
+    """Where the caches of a configuration live (the root is created if missing), the salt
+    of their keys, and the families whose entries they tell apart."""
+    return CacheLocation(cache_root(lifetime, cache_dir), salt, families)
 
 
 def cache_root(lifetime: CacheLifetime, cache_dir: Path | None) -> Path:

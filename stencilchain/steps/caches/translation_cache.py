@@ -40,6 +40,7 @@ from stencilchain.steps.caches.files import (
     record_use,
 )
 from stencilchain.steps.caches.trust import TrustedFolder, make_private_folder, require_trusted_file
+from stencilchain.steps.family import Family, family_of_language
 from stencilchain.steps.stages import ProgramSource
 
 _log = logging.getLogger(__name__)
@@ -61,9 +62,13 @@ class TranslationCache(TrustedFolder):
     Trusted as `TrustedFolder` says: only if no other user can write to it or to a
     folder up to `cache_root`. `salt` is mixed into every key made for this cache
     (`TranslationKey`): entries made under another salt are never found.
+    `families` say, in a listing, which family an entry's language is of (no key changes).
     """
 
     salt: str = dataclasses.field(default="", kw_only=True)
+    families: tuple[Family, ...] = dataclasses.field(
+        default=(), kw_only=True, repr=False, compare=False
+    )
 
     KIND = "translation cache"
     KEY = _KEY
@@ -143,7 +148,7 @@ class TranslationCache(TrustedFolder):
                     continue
                 path, key = Path(item.path), item.name.removesuffix(_SUFFIX)
                 if item.name.endswith(_SUFFIX) and _KEY.fullmatch(key) and key[:2] == folder.name:
-                    entry = _entry(path, key)
+                    entry = _entry(path, key, self.families)
                     if entry is not None:
                         yield entry
                 elif is_temporary(item.name):
@@ -181,7 +186,7 @@ def _miss(path: Path, problem: str) -> str | None:
     return None
 
 
-def _entry(path: Path, key: str) -> CacheEntry | None:
+def _entry(path: Path, key: str, families: tuple[Family, ...]) -> CacheEntry | None:
     """The entry of `key` stored in `path`; None if it vanished meanwhile."""
     try:
         info, raw = read_entry(path)
@@ -213,7 +218,7 @@ def _entry(path: Path, key: str) -> CacheEntry | None:
         info.st_size,
         completed,
         used,
-        family=_FAMILY_OF_LANGUAGE.get(fields["language"], ""),
+        family=family_of_language(families, fields["language"]),
         name=fields["entry_point"],
         device=fields["device"],
         version=str(envelope.get("version", "")),
@@ -328,7 +333,6 @@ _PAYLOAD_FIELDS: dict[str, type] = {
     "settings": str,
     "program": str,
 }
-_FAMILY_OF_LANGUAGE = {"cpp": "gtfn", "cuda": "gtfn", "sdfg": "dace"}
 
 
 def _payload_fields(text: str) -> dict[str, Any]:

@@ -54,6 +54,7 @@ from stencilchain.steps.dace.bindings import SHIM_LIBRARY_DEP, DaCeExtensionSour
 from stencilchain.steps.dace.build_settings import dace_settings
 from stencilchain.steps.dace.code_generation import GenerationError, generate_program
 from stencilchain.steps.dace.extra import require_dace
+from stencilchain.steps.dace.family import DACE
 from stencilchain.steps.dace.lock import DACE_LOCK
 from stencilchain.steps.dace.shim import adapter_source
 from stencilchain.steps.settings import BuildType
@@ -116,6 +117,9 @@ class DaCeCompiler(CompilerStep):
     build_jobs: int | None = None
     precompiled_headers: bool = True
     native_cpu: bool = True
+    environment: build_tools.BuildEnvironment | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         require_dace("DaCeCompiler")
@@ -149,7 +153,9 @@ class DaCeCompiler(CompilerStep):
         if sdfg.language != "sdfg":
             raise ValueError(f"the SDFG source of {entry!r} is in {sdfg.language!r}, not 'sdfg'")
         # DaCe's build runs the cmake and ninja of their Python packages (see native_build)
-        tools = build_tools.find_tools(self.cxx, None, ("cmake", "ninja", "dace"))
+        tools = build_tools.find_tools(
+            self.cxx, None, ("cmake", "ninja", "dace"), build_tools.search_path(self.environment)
+        )
         gpu = self.device is Device.GPU
         context = {
             "format": "stencilchain-dace/1",
@@ -159,7 +165,7 @@ class DaCeCompiler(CompilerStep):
             "extension_flags": _EXTENSION_FLAGS[self.build_type],
             "cpu": build_tools.host_cpu_identity() if self._native_cpu() else None,
         }
-        return plan_build(self, source, tools, family="dace", key_tag="dace", context=context)
+        return plan_build(self, source, tools, family=DACE.name, key_tag="dace", context=context)
 
     def _build(self, plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         return _build_program(plan, folder)
@@ -174,7 +180,9 @@ class DaCeCompiler(CompilerStep):
     def prepare(self) -> None:
         """The one-time set-up of this process's builds, done before builds run side by
         side: find the tools, import DaCe's code generator (under the DaCe lock)."""
-        build_tools.find_tools(self.cxx, None, ("cmake", "ninja", "dace"))
+        build_tools.find_tools(
+            self.cxx, None, ("cmake", "ninja", "dace"), build_tools.search_path(self.environment)
+        )
         build_tools.package_programs()
         build_tools.python_build_info()
         with DACE_LOCK:  # DaCe's first import reads its configuration; it costs seconds
@@ -202,7 +210,9 @@ def _build_program(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
     openmp = ("-fopenmp",) if compiler.device is Device.CPU else ()
     (src / "bindings.cpp").write_text(source.binding_source.source_code)
     cmake, ninja = build_tools.package_programs()
-    env = build_tools.build_environment(path_first=[os.path.dirname(cmake), os.path.dirname(ninja)])
+    env = build_tools.build_environment(
+        compiler.environment, path_first=[os.path.dirname(cmake), os.path.dirname(ninja)]
+    )
     with BuildRunner(folder, env) as runner:
         runner.start(
             _compile_command(plan, src / "bindings.cpp", bindings_flags),
@@ -242,7 +252,8 @@ def _build_program(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         runner.wait_all()
         module = f"{plan.module_name}{build_tools.python_build_info()['ext_suffix']}"
         objects = [str(src / "bindings.o"), str(src / "shim.o")]
-        link = [plan.tools.cxx, *fast_linker_flags(plan.tools.cxx), "-shared", "-pthread"]
+        linker = fast_linker_flags(plan.tools.cxx, compiler.environment)
+        link = [plan.tools.cxx, *linker, "-shared", "-pthread"]
         link += [*openmp, *objects]
         runner.run([*link, "-o", str(folder / module), "-ldl"], f"linking the module of {entry!r}")
     return plan.marker(
@@ -271,7 +282,11 @@ def _settings(plan: DaCeBuildPlan) -> contextlib.AbstractContextManager[None]:
         cuda_architectures=compiler.cuda_architectures,
         build_jobs=compiler.build_jobs,
         # DaCe links a GPU library with nvcc, which takes no -fuse-ld
-        linker_args=fast_linker_flags(plan.tools.cxx) if compiler.device is Device.CPU else (),
+        linker_args=(
+            fast_linker_flags(plan.tools.cxx, compiler.environment)
+            if compiler.device is Device.CPU
+            else ()
+        ),
     )
 
 
@@ -310,7 +325,8 @@ def _compile_command(plan: DaCeBuildPlan, unit: Path, flags: Sequence[str]) -> l
             options,
             unit.read_text(),
             tools_identity=plan.tools.identity,
-            family="dace",
+            family=DACE.name,
+            environment=compiler.environment,
         )
         if compiler.precompiled_headers
         else []

@@ -31,7 +31,12 @@ from stencilchain._version import package_version
 from stencilchain.program.hashing import sha256_of
 from stencilchain.steps.build.precompiled import prelude_of
 from stencilchain.steps.build.runner import BuildRunner
-from stencilchain.steps.build.tools import Tools, build_environment, python_build_info
+from stencilchain.steps.build.tools import (
+    BuildEnvironment,
+    Tools,
+    build_environment,
+    python_build_info,
+)
 from stencilchain.steps.caches.build_cache import BuildCache, BuildResult
 from stencilchain.steps.settings import BuildType
 
@@ -71,6 +76,10 @@ class CMakeProject:
     jobs: int | None
     context_digest: str
     native_cpu: bool = False  # the program unit for the building host's CPU (-march=native)
+    # what the build's processes run with (None: this process's); changes no output
+    environment: BuildEnvironment | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,7 +118,7 @@ def build_project(
     (src / "CMakeLists.txt").write_text(cmake_lists(project, module_name, units, pch_dir))
     toolchain = toolchain_folder(project, cache)
     platform_args = _reuse_platform(toolchain, build)
-    with BuildRunner(folder, build_environment()) as runner:
+    with BuildRunner(folder, build_environment(project.environment)) as runner:
         start = time.perf_counter()
         runner.run([*configure_command(project, src, build), *platform_args], f"configuring {what}")
         configured = time.perf_counter()
@@ -268,7 +277,7 @@ def _build_toolchain(project: CMakeProject, folder: Path) -> dict[str, str]:
     if project.openmp:
         lines.append("find_package(OpenMP REQUIRED COMPONENTS CXX)")
     (src / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
-    with BuildRunner(folder, build_environment()) as runner:
+    with BuildRunner(folder, build_environment(project.environment)) as runner:
         runner.run(configure_command(project, src, build), "setting up the CMake toolchain")
     platform = [p.parent for p in (build / "CMakeFiles").glob("*/CMakeSystem.cmake")]
     cache_args = [

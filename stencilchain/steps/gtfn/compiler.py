@@ -15,7 +15,14 @@ from pathlib import Path
 from stencilchain.program.device import Device
 from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.plan import BuildPlan, plan_build
-from stencilchain.steps.build.tools import Tools, find_tools, host_cpu_identity, python_build_info
+from stencilchain.steps.build.tools import (
+    BuildEnvironment,
+    Tools,
+    find_tools,
+    host_cpu_identity,
+    python_build_info,
+    search_path,
+)
 from stencilchain.steps.build.validation import (
     check_compiler,
     check_flags,
@@ -33,6 +40,7 @@ from stencilchain.steps.gtfn.cmake_project import (
     precompiled_prelude,
     toolchain_folder,
 )
+from stencilchain.steps.gtfn.family import GTFN
 from stencilchain.steps.settings import BuildType
 from stencilchain.steps.stages import ExtensionSource
 
@@ -67,6 +75,9 @@ class CMakeCompiler(CompilerStep):
     nvcc: str = "nvcc"
     jobs: int | None = None
     native_cpu: bool = True
+    environment: BuildEnvironment | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         check_compiler(self)
@@ -104,7 +115,8 @@ class CMakeCompiler(CompilerStep):
                     f"{entry!r} needs the library {library!r}, which CMakeCompiler does not "
                     f"provide (it knows {', '.join(_KNOWN_LIBRARIES)})"
                 )
-        tools = find_tools(self.cxx, self.nvcc if _uses_cuda(source) else None, ("cmake", "ninja"))
+        nvcc = self.nvcc if _uses_cuda(source) else None
+        tools = find_tools(self.cxx, nvcc, ("cmake", "ninja"), search_path(self.environment))
         context = {
             "format": "stencilchain-cmake/1",
             "extra_flags": self.extra_flags,
@@ -115,7 +127,7 @@ class CMakeCompiler(CompilerStep):
             "libraries": _libraries(source),
             "cpu": host_cpu_identity() if self._native_cpu() else None,
         }
-        return plan_build(self, source, tools, family="gtfn", key_tag=None, context=context)
+        return plan_build(self, source, tools, family=GTFN.name, key_tag=None, context=context)
 
     def _build(self, plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
         return _build_extension(plan, folder)
@@ -124,7 +136,8 @@ class CMakeCompiler(CompilerStep):
         """The one-time set-up of this process's builds, done before builds run side by
         side: find the tools, and make the toolchain folder every build starts from."""
         cuda = self.device is Device.GPU
-        tools = find_tools(self.cxx, self.nvcc if cuda else None, ("cmake", "ninja"))
+        nvcc = self.nvcc if cuda else None
+        tools = find_tools(self.cxx, nvcc, ("cmake", "ninja"), search_path(self.environment))
         python_build_info()
         toolchain_folder(self._project(tools, cuda, (), ""), self.cache)
 
@@ -149,6 +162,7 @@ class CMakeCompiler(CompilerStep):
             jobs=self.jobs,
             context_digest=context_digest,
             native_cpu=self._native_cpu(),
+            environment=self.environment,
         )
 
     def _openmp(self) -> bool:
