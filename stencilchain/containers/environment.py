@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -90,9 +89,7 @@ def resolve_settings(environ: Mapping[str, str] | None = None) -> tuple[Resolved
 def read_config_file(path: Path) -> dict[str, object]:
     """The settings of the TOML file `path`, parsed and checked, keyed by setting name."""
     where = f"{CONFIG_FILE.env}={str(path)!r}"
-    if sys.version_info < (3, 11):
-        raise ConfigError(f"{where}: reading a config file needs Python 3.11 or later (tomllib)")
-    import tomllib  # type: ignore[import-not-found,unused-ignore]  # only when a file is named
+    from stencilchain import _toml as tomllib  # only when a file is named
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -158,14 +157,3 @@ def test_backend_missing_its_extra_is_unavailable(
     result = cli("compile", f"{stencils}:smooth", "--backend", "run_fake_cpu")
     assert result.status == 1
     assert "backend run_fake_cpu is not available: run_fake_cpu needs" in result.error_line
-
-
-def test_config_file_needs_python_3_11(
-    cli: CLI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "sc.toml").write_text('build_type = "debug"\n')
-    monkeypatch.setenv("STENCILCHAIN_CONFIG", str(tmp_path / "sc.toml"))
-    monkeypatch.setattr(sys, "version_info", (3, 10, 14, "final", 0))
-    result = cli("config")
-    assert result.status == 2
-    assert "reading a config file needs Python 3.11 or later (tomllib)" in result.error_line

@@ -26,8 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
+from stencilchain import _toml as tomllib
 from stencilchain.errors import ConfigError
 
 PREFIX = "SCMODEL_"
