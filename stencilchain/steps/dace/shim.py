@@ -50,7 +50,7 @@ from stencilchain.program import ir
 from stencilchain.program.device import Device
 from stencilchain.steps.cpp.domain_checks import domain_checks, parameter_bound
 from stencilchain.steps.cpp.signature import ProgramSignature, size_var
-from stencilchain.steps.dace.translator import (
+from stencilchain.steps.dace.calling_convention import (
     bound_parameters,
     bound_symbol,
     size_symbol,
