@@ -38,17 +38,21 @@ WorkspaceError, status 4, if not), and the adapter hands it to DaCe with
 adapter's lock: DaCe keeps the pointer in its state, which all calls share.
 
 The two pieces are one translation unit: the compiler appends the adapter to the shim.
-Nothing here imports DaCe.
+The adapter's fixed C++ is package data (adapter.cpp, in sections); only what varies per
+program is written here. Nothing here imports DaCe.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import string
 
 from stencilchain.program import ir
 from stencilchain.program.device import Device
 from stencilchain.steps.cpp.domain_checks import domain_checks, parameter_bound
+from stencilchain.steps.cpp.package_text import package_text
 from stencilchain.steps.cpp.signature import ProgramSignature, size_var
 from stencilchain.steps.dace.calling_convention import (
     bound_parameters,
@@ -60,6 +64,8 @@ from stencilchain.steps.dace.calling_convention import (
 
 NAMESPACE = "sc_dace"
 ARGS_TYPE = "args_t"
+_PACKAGE = "stencilchain.steps.dace"
+_SECTION = "//@ "  # the line that starts a section of adapter.cpp
 
 __all__ = [
     "ARGS_TYPE",
@@ -242,7 +248,8 @@ def adapter_source(
     gpu: bool,
     workspace_storage: str | None = None,
 ) -> str:
-    """The definition of `sc_dace::call` for the SDFG `sdfg_name`.
+    """The definition of `sc_dace::call` for the SDFG `sdfg_name` (the sections of
+    adapter.cpp, filled in).
 
     `library` is the DaCe library's path relative to the extension module's folder;
     `program_args` and `init_args` are the parameters of `__program_<sdfg>` (after the
@@ -258,283 +265,112 @@ def adapter_source(
                 f"'{arg.name}' that is none of its fields, strides (<field>_s<axis>), sizes "
                 f"(n_<dim>) or scalars: {sorted(members)}"
             )
-    q = json.dumps  # a C string literal of ASCII text
-    name = program.name
-    program_params = ", ".join(["void*", *(a.declaration for a in program_args)])
-    init_params = ", ".join(a.declaration for a in init_args)
-    checks = [
-        f"static_assert(std::is_same<sc_param_t<program_t, {k + 1}>, "
-        f"decltype({ARGS_TYPE}::{a.name})>::value,\n"
-        f'              "DaCe argument {a.name} of {sdfg_name} differs in type from what '
-        f'stencilchain passes");'
-        for k, a in enumerate(program_args)
-    ] + [
-        f"static_assert(std::is_same<sc_param_t<init_t, {k}>, "
-        f"decltype({ARGS_TYPE}::{a.name})>::value,\n"
-        f'              "DaCe init argument {a.name} of {sdfg_name} differs in type");'
-        for k, a in enumerate(init_args)
-    ]
-    init_call = ", ".join(f"a.{x.name}" for x in init_args)
-    program_call = ", ".join(["state", *(f"a.{x.name}" for x in program_args)])
+    init_declarations = [a.declaration for a in init_args]
     symbols = [f"a.{x.name}" for x in init_args]
-    lines = [
-        "",
-        f"// appended by DaCeCompiler: runs the DaCe SDFG {sdfg_name} of program {name}",
-        "#include <dlfcn.h>",
-        "#include <pthread.h>",
-        "#include <atomic>",
-        "#include <climits>",
-        "#include <cstdlib>",
-        "#include <cstring>",
-        "#include <new>",
-        "#include <tuple>",
-        "#include <type_traits>",
-        "",
-        f"namespace {NAMESPACE} {{",
-        "namespace {",
-        f"using init_t = void* (*)({init_params});",
-        f"using program_t = void (*)({program_params});",
-        "using exit_t = int (*)(void*);",
-        "using last_error_t = int (*)(void*);",
-        f"using memory_size_t = std::size_t (*)({', '.join(['void*', *(x.declaration for x in init_args)])});",
-        f"using set_memory_t = void (*)({', '.join(['void*', 'char*', *(x.declaration for x in init_args)])});",
-        "",
-        "template <class F> struct sc_params;",
-        "template <class R, class... A> struct sc_params<R (*)(A...)> {",
-        "    template <std::size_t K> using at = std::tuple_element_t<K, std::tuple<A...>>;",
-        "};",
-        "template <class F, std::size_t K> using sc_param_t = typename sc_params<F>::template at<K>;",
-        *checks,
-        "",
-        f"const char* const sc_library = {q(library)};",
-        f'const char* const sc_where = "program {name}() (DaCe SDFG {sdfg_name})";',
-        "init_t sc_init = nullptr;",
-        "program_t sc_program = nullptr;",
-        "exit_t sc_exit = nullptr;",
-        "last_error_t sc_last_error = nullptr;",
-        "memory_size_t sc_memory_size = nullptr;",
-        "set_memory_t sc_set_memory = nullptr;",
-        "pthread_mutex_t sc_mutex = PTHREAD_MUTEX_INITIALIZER;",
-        "struct sc_lock {  // <mutex> would double the unit's compile time",
-        "    sc_lock() { pthread_mutex_lock(&sc_mutex); }",
-        "    ~sc_lock() { pthread_mutex_unlock(&sc_mutex); }",
-        "};",
-        "std::atomic<void*> sc_state{nullptr};",
-        f"std::int64_t sc_symbols[{max(len(init_args), 1)}] = {{}};",
-        "",
-        "void sc_finalize() {",
-        "    void* state = sc_state.exchange(nullptr);",
-        "    if (state != nullptr) sc_exit(state);",
-        "}",
-        "",
-        "// dlopen the DaCe library beside this module; false with a message in `err` if it fails",
-        "bool sc_load(char* err, std::size_t err_len) {",
-        "    if (sc_program != nullptr) return true;",
-        "    Dl_info info;",
-        "    if (dladdr(reinterpret_cast<void*>(&sc_finalize), &info) == 0 || info.dli_fname == nullptr) {",
-        '        std::snprintf(err, err_len, "%s: cannot locate its extension module", sc_where);',
-        "        return false;",
-        "    }",
-        "    char path[PATH_MAX + 256];",
-        "    const char* slash = std::strrchr(info.dli_fname, '/');",
-        "    const int folder = slash == nullptr ? 1 : static_cast<int>(slash - info.dli_fname);",
-        '    std::snprintf(path, sizeof(path), "%.*s/%s", folder, slash == nullptr ? "." : info.dli_fname, sc_library);',
-        "    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);",
-        "    if (handle == nullptr) {",
-        "        const char* why = dlerror();",
-        '        std::snprintf(err, err_len, "%s: cannot load %s: %s (the build folder is damaged: '
-        'remove it and the program is rebuilt)", sc_where, path, why ? why : "");',
-        "        return false;",
-        "    }",
-        f'    sc_init = reinterpret_cast<init_t>(dlsym(handle, "__dace_init_{sdfg_name}"));',
-        f'    sc_exit = reinterpret_cast<exit_t>(dlsym(handle, "__dace_exit_{sdfg_name}"));',
-        '    sc_last_error = reinterpret_cast<last_error_t>(dlsym(handle, "__dace_gpu_last_error"));',
-        f'    program_t program = reinterpret_cast<program_t>(dlsym(handle, "__program_{sdfg_name}"));',
-        "    if (sc_init == nullptr || sc_exit == nullptr || program == nullptr) {",
-        '        std::snprintf(err, err_len, "%s: %s lacks the functions of the SDFG", sc_where, path);',
-        "        return false;",
-        "    }",
-        *(
-            [
-                "    sc_memory_size = reinterpret_cast<memory_size_t>(dlsym(handle, "
-                f'"__dace_get_external_memory_size_{workspace_storage}"));',
-                "    sc_set_memory = reinterpret_cast<set_memory_t>(dlsym(handle, "
-                f'"__dace_set_external_memory_{workspace_storage}"));',
-                "    if (sc_memory_size == nullptr || sc_set_memory == nullptr) {",
-                '        std::snprintf(err, err_len, "%s: %s lacks the external-memory functions of the SDFG", sc_where, path);',
-                "        return false;",
-                "    }",
-            ]
-            if workspace_storage is not None
-            else []
-        ),
-        "    sc_program = program;",
-        "    return true;",
-        "}",
-        "",
-        *_temporaries_fit(program, gpu),
-        "// (re)create DaCe's state handle for the symbol values of `a`; call under sc_mutex;",
-        "// null with a status (3, or 5: memory) and a message in `err` if it fails",
-        f"void* sc_initialize(const {ARGS_TYPE}& a, char* err, std::size_t err_len, int* status) {{",
-        "    *status = 3;",
-        "    if (!sc_load(err, err_len)) return nullptr;",
-        "    static bool registered = false;",
-        "    void* old = sc_state.exchange(nullptr);",
-        "    if (old != nullptr) sc_exit(old);",
-        *(
-            [
-                "    if (!sc_temporaries_fit(a, err, err_len)) {",
-                "        *status = 5;",
-                "        return nullptr;",
-                "    }",
-            ]
-            if init_reads_symbols and _checks_temporaries(program, gpu)
-            else []
-        ),
-        "    void* state = nullptr;",
-        "    try {  // DaCe allocates persistent transients with new",
-        f"        state = sc_init({init_call});",
-        "    } catch (const std::bad_alloc&) {",
-        '        std::snprintf(err, err_len, "cannot allocate the temporaries of %s", sc_where);',
-        "        *status = 5;",
-        "        return nullptr;",
-        "    }",
-        "    if (state == nullptr) {",
-        '        std::snprintf(err, err_len, "%s: DaCe failed to initialize it", sc_where);',
-        "        return nullptr;",
-        "    }",
-    ]
-    lines += [f"    sc_symbols[{k}] = {s};" for k, s in enumerate(symbols)]
-    lines += [
-        "    sc_state.store(state, std::memory_order_release);",
-        "    if (!registered) {",
-        "        registered = true;",
-        "        std::atexit(&sc_finalize);",
-        "    }",
-        "    return state;",
-        "}",
-        "",
-    ]
-    if init_reads_symbols:
-        differs = " || ".join(f"sc_symbols[{k}] != {s}" for k, s in enumerate(symbols)) or "false"
-        lines += [
-            f"bool sc_symbols_differ(const {ARGS_TYPE}& a) {{",
-            f"    return {differs};",
-            "}",
-        ]
+    init_values = "".join(f", {s}" for s in symbols)
     stale = "state == nullptr || sc_symbols_differ(a)" if init_reads_symbols else "state == nullptr"
-    # with the lock held: the state for the symbols of `a`
-    locked_state = [
-        "    void* state = sc_state.load(std::memory_order_relaxed);",
-        f"    if ({stale}) {{",
-        "        int status;",
-        "        state = sc_initialize(a, err, err_len, &status);",
-        "        if (state == nullptr) return status;",
-        "    }",
+    section = _Sections(
+        sdfg=sdfg_name,
+        program=program.name,
+        namespace=NAMESPACE,
+        args_type=ARGS_TYPE,
+        init_params=", ".join(init_declarations),
+        program_params=", ".join(["void*", *(a.declaration for a in program_args)]),
+        memory_size_params=", ".join(["void*", *init_declarations]),
+        set_memory_params=", ".join(["void*", "char*", *init_declarations]),
+        library=json.dumps(library),  # a C string literal of ASCII text
+        symbol_count=str(max(len(init_args), 1)),
+        storage=workspace_storage or "",
+        init_call=", ".join(symbols),
+        init_values=init_values,
+        stale=stale,
+        program_call=", ".join(["state", *(f"a.{x.name}" for x in program_args)]),
+        differs=" || ".join(f"sc_symbols[{k}] != {s}" for k, s in enumerate(symbols)) or "false",
+    )
+    parts = [section("head")]
+    parts += [
+        section("program_arg_check", position=str(k + 1), arg=a.name)
+        for k, a in enumerate(program_args)
     ]
-    init_values = "".join(f", a.{x.name}" for x in init_args)
-    lines.append("}  // namespace")
-    lines.append("")
-    if workspace_storage is None:
-        lines += [
-            f"int workspace_size(const {ARGS_TYPE}&, std::size_t* needed, char*, std::size_t) {{",
-            "    *needed = 0;  // no external transients",
-            "    return 0;",
-            "}",
-        ]
-    else:
-        lines += [
-            f"int workspace_size(const {ARGS_TYPE}& a, std::size_t* needed, char* err, std::size_t err_len) {{",
-            "    sc_lock lock;",
-            *locked_state,
-            f"    *needed = sc_memory_size(state{init_values});",
-            "    return 0;",
-            "}",
-        ]
-    lines += [
-        "",
-        f"int call(const {ARGS_TYPE}& a, char* workspace, char* err, std::size_t err_len) {{",
+    parts += [
+        section("init_arg_check", position=str(k), arg=a.name) for k, a in enumerate(init_args)
     ]
-    if init_reads_symbols or workspace_storage is not None:
-        lines += [
-            "    // DaCe's state holds persistent transients or the workspace pointer, which",
-            "    // depend on the call: one call at a time",
-            "    sc_lock lock;",
-            *locked_state,
-        ]
-    else:
-        lines += [
-            "    (void)workspace;",
-            "    void* state = sc_state.load(std::memory_order_acquire);",
-            "    if (state == nullptr) {",
-            "        sc_lock lock;",
-            "        state = sc_state.load(std::memory_order_acquire);",
-            "        int status = 3;",
-            "        if (state == nullptr) state = sc_initialize(a, err, err_len, &status);",
-            "        if (state == nullptr) return status;",
-            "    }",
-        ]
+    parts.append(section("load"))
     if workspace_storage is not None:
-        lines.append(f"    sc_set_memory(state, workspace{init_values});")
+        parts.append(section("load_workspace"))
+    parts.append(section("load_end"))
+    if _checks_temporaries(program, gpu):
+        parts += _temporaries_fit(program, section)
+    parts.append(section("initialize"))
+    if init_reads_symbols and _checks_temporaries(program, gpu):
+        parts.append(section("initialize_temporaries_fit"))
+    parts.append(section("initialize_state"))
+    parts += [section("record_symbol", position=str(k), symbol=s) for k, s in enumerate(symbols)]
+    parts.append(section("initialize_end"))
+    if init_reads_symbols:
+        parts.append(section("symbols_differ"))
+    parts.append(section("end_of_locals"))
+    if workspace_storage is None:
+        parts.append(section("workspace_size_without"))
+    else:
+        parts += [section("workspace_size"), section("locked_state"), section("workspace_size_end")]
+    parts.append(section("call"))
+    if init_reads_symbols or workspace_storage is not None:
+        parts += [section("call_locked"), section("locked_state")]
+    else:
+        parts.append(section("call_unlocked"))
+    if workspace_storage is not None:
+        parts.append(section("set_memory"))
     if not init_reads_symbols and _checks_temporaries(program, gpu):
         # transients allocated by the program itself: refused before any output is written
-        lines.append("    if (!sc_temporaries_fit(a, err, err_len)) return 5;")
-    lines += [
-        "    try {",
-        f"        sc_program({program_call});",
-        "    } catch (const std::bad_alloc&) {",
-        '        std::snprintf(err, err_len, "cannot allocate the temporaries of %s", sc_where);',
-        "        return 5;",
-        "    }",
-    ]
+        parts.append(section("call_temporaries_fit"))
+    parts.append(section("run"))
     if gpu:
-        lines += [
-            "    if (sc_last_error != nullptr) {",
-            "        const int code = sc_last_error(state);",
-            "        if (code != 0) {",
-            '            std::snprintf(err, err_len, "%s failed on the GPU (error %d)", sc_where, code);',
-            "            return 2;",
-            "        }",
-            "    }",
-        ]
-    lines += ["    return 0;", "}", f"}}  // namespace {NAMESPACE}", ""]
-    return "\n".join(lines)
+        parts.append(section("gpu_error"))
+    parts += [section("end"), ""]
+    return "\n".join(parts)
+
+
+class _Sections:
+    """The sections of adapter.cpp (package data): `section(name, **values)` is the text of
+    section `name` (its lines joined, no final newline) with its `${...}` filled in from
+    `values` and the program's values given at construction."""
+
+    def __init__(self, **values: str) -> None:
+        self.values = values
+
+    def __call__(self, name: str, **values: str) -> str:
+        return _adapter_sections()[name].substitute(self.values, **values)
+
+
+@functools.cache
+def _adapter_sections() -> dict[str, string.Template]:
+    """adapter.cpp cut at its lines `//@ <name>` (the text before the first is a comment)."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in package_text(_PACKAGE, "adapter.cpp").splitlines():
+        if line.startswith(_SECTION):
+            current = sections.setdefault(line[len(_SECTION) :], [])
+        else:
+            current.append(line)
+    return {name: string.Template("\n".join(lines)) for name, lines in sections.items()}
 
 
 def _checks_temporaries(program: ir.Program, gpu: bool) -> bool:
     return bool(program.temporaries) and not gpu
 
 
-def _temporaries_fit(program: ir.Program, gpu: bool) -> list[str]:
+def _temporaries_fit(program: ir.Program, section: _Sections) -> list[str]:
     """`sc_temporaries_fit(a, err, err_len)`: whether memory for each of the program's
     temporaries can be had (a trial allocation of its bytes), else false with GTFN's
-    MemoryError message naming the first that cannot; empty on the GPU or without
-    temporaries. DaCe's own allocation (`new`) of a transient too large would end the
-    process."""
-    if not _checks_temporaries(program, gpu):
-        return []
-    lines = [
-        f"bool sc_temporaries_fit(const {ARGS_TYPE}& a, char* err, std::size_t err_len) {{",
-        "    std::size_t bytes;",
-        "    bool over;",
-        "    void* trial;",
-    ]
+    MemoryError message naming the first that cannot (only on the CPU with temporaries,
+    `_checks_temporaries`). DaCe's own allocation (`new`) of a transient too large would
+    end the process."""
+    parts = [section("temporaries_fit")]
     for temporary in program.temporaries:
         ftype = program.field_type(temporary.name)
-        lines += [f"    bytes = {ftype.dtype.numpy.itemsize};", "    over = false;"]
-        lines += [
-            f"    over = over || __builtin_mul_overflow(bytes, static_cast<std::size_t>("
-            f"a.{size_symbol(d)} > 0 ? a.{size_symbol(d)} : 0), &bytes);"
-            for d in ftype.dims
-        ]
-        lines += [
-            "    trial = over ? nullptr : std::malloc(bytes > 0 ? bytes : 1);",
-            "    if (trial == nullptr) {",
-            f'        std::snprintf(err, err_len, "cannot allocate %zu bytes for temporary '
-            f'{temporary.name} of {program.name}()", over ? SIZE_MAX : bytes);',
-            "        return false;",
-            "    }",
-            "    std::free(trial);",
-        ]
-    lines += ["    return true;", "}", ""]
-    return lines
+        parts.append(section("temporary_bytes", itemsize=str(ftype.dtype.numpy.itemsize)))
+        parts += [section("temporary_times_size", size=size_symbol(d)) for d in ftype.dims]
+        parts.append(section("temporary_trial", temporary=temporary.name))
+    parts.append(section("temporaries_fit_end"))
+    return parts
