@@ -255,4 +255,3 @@ def _check_auto_optimize_arg(key: str, value: object) -> None:
         )
     if not isinstance(value, expected):
         raise ValueError(f"{where} must be a {expected.__name__}, got {value!r}")
-
