@@ -17,11 +17,15 @@ Refused:
   for a dimension D of its fields, `<f>_s<k>` (a stride) for a field parameter or temporary f, and
   `<p>_bound_<D>` for an integer scalar parameter p.
 
-Field-operator parameters and temporaries are never names in the generated code.
+Field-operator parameters and temporaries are never names in the generated code. The
+reserved names are one list, `RESERVED`; a family whose generated code keeps more reads
+its `ReservedNames` from here (DaCe's SDFG also refuses Python's keywords).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import keyword
 import re
 
 from stencilchain.errors import DefinitionError
@@ -49,7 +53,38 @@ _RESERVED_WORDS = """
     EXIT_SUCCESS EXIT_FAILURE
 """
 RESERVED = frozenset(_RESERVED_WORDS.split())
+# Python's keywords: DaCe parses the memlets, map ranges and interstate conditions of an
+# SDFG, which name the parameters, as Python expressions.
+PYTHON_KEYWORDS = frozenset(keyword.kwlist)
 _RESERVED_IDENTIFIER = re.compile(r"__|_[A-Z]")
+
+
+@dataclasses.dataclass(frozen=True)
+class ReservedNames:
+    """The names that a family's generated code keeps for itself: the whole `words`, and
+    C++'s reserved identifiers (starting with `__`, or with `_` and an upper-case letter)."""
+
+    words: frozenset[str]
+    what: str  # what the words are, as the message says it
+
+    def problem(self, name: str) -> str | None:
+        """Why `name` cannot name a parameter in the generated code, or None."""
+        if name in self.words:
+            return f"is {self.what}"
+        if _RESERVED_IDENTIFIER.match(name):
+            return "starts with '__' or with '_' and an upper-case letter (reserved in C++)"
+        return None
+
+
+# What the C++ of every family keeps (checked at definition, `check_program_names`).
+CPP_RESERVED = ReservedNames(
+    RESERVED, "a C++ or CUDA keyword or a name that the generated C++ uses"
+)
+# What DaCe's SDFGs keep besides (checked again by the DaCe translator, on any IR).
+SDFG_RESERVED = ReservedNames(
+    RESERVED | PYTHON_KEYWORDS,
+    "a C++ or CUDA keyword, a Python keyword or a name that the generated C++ uses",
+)
 _STRIDE = re.compile(r"(.+)_s[0-9]+")
 _BOUND = re.compile(r"(.+)_bound_(.+)")
 MAX_PROGRAM_NAME = 100
@@ -86,10 +121,9 @@ def check_program_names(program: ir.Program, location: tuple[str, int] | None = 
 def _problem(name: str, fields: set[str], dims: set[str], integers: set[str]) -> str | None:
     if not name.isascii():
         return "is not ASCII (the compiled toolchains take ASCII identifiers)"
-    if name in RESERVED:
-        return "is a C++ or CUDA keyword or a name that the generated C++ uses"
-    if _RESERVED_IDENTIFIER.match(name):
-        return "starts with '__' or with '_' and an upper-case letter (reserved in C++)"
+    reserved = CPP_RESERVED.problem(name)
+    if reserved is not None:
+        return reserved
     for prefix, what in (("n_", "size"), ("i_", "index")):
         if name.startswith(prefix) and name[len(prefix) :] in dims:
             return f"is the name of the generated {what} of dimension {name[len(prefix) :]}"

@@ -20,13 +20,9 @@ import stencilchain as sc  # noqa: E402
 from stencilchain.examples import hdiff, hdiff_staged  # noqa: E402
 from stencilchain.program.device import Device  # noqa: E402
 from stencilchain.program.transforms import inline_calls  # noqa: E402
+from stencilchain.steps.dace.tiled_maps import STACK_BYTES, TILE_INNER, TILE_OUTER  # noqa: E402
 from stencilchain.steps.dace.tiling import plan_tiles  # noqa: E402
-from stencilchain.steps.dace.translator import (  # noqa: E402
-    STACK_BYTES,
-    TILE_INNER,
-    TILE_OUTER,
-    DaCeTranslator,
-)
+from stencilchain.steps.dace.translator import DaCeTranslator  # noqa: E402
 
 I, J, K = hdiff.I, hdiff.J, hdiff.K
 F2 = sc.Field[[I, J], sc.float64]

@@ -34,15 +34,17 @@ from stencilchain.examples import ALL_EXAMPLES, hdiff, uses_mesh  # noqa: E402
 from stencilchain.program import ir  # noqa: E402
 from stencilchain.program.device import Device  # noqa: E402
 from stencilchain.steps.dace.bindings import DaCeBindings  # noqa: E402
-from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source  # noqa: E402
-from stencilchain.steps.dace.translator import (  # noqa: E402
-    DERIVED_AUTO_OPTIMIZE_ARGS,
-    DaCeTranslator,
-    cpp_literal,
+from stencilchain.steps.dace.calling_convention import (  # noqa: E402
     size_symbol,
     stride_symbol,
     symbol_names,
     temporary_layouts,
+)
+from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source  # noqa: E402
+from stencilchain.steps.dace.tasklets import cpp_literal  # noqa: E402
+from stencilchain.steps.dace.translator import (  # noqa: E402
+    DERIVED_AUTO_OPTIMIZE_ARGS,
+    DaCeTranslator,
 )
 from stencilchain.steps.settings import DataLayout  # noqa: E402
 from stencilchain.steps.stages import ProgramSource  # noqa: E402

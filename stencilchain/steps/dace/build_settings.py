@@ -1,6 +1,6 @@
 """DaCe's configuration for one build, set in the building thread only (DaCe's
 configuration is thread-local) and restored exactly afterwards, so that a host
-application that also uses DaCe sees no change."""
+application that also uses DaCe sees no change (through `configuration.dace_configuration`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from stencilchain.program.device import Device
+from stencilchain.steps.dace.configuration import dace_configuration
 from stencilchain.steps.settings import BuildType
 
 
@@ -27,7 +28,7 @@ def dace_settings(
     """Every `compiler.*` setting at its default (a user's .dace.conf or DACE_* variables
     are not part of the build key), then the ones the compiler step decides;
     `linker_args` go to the link of DaCe's library."""
-    from dace.config import Config, set_temporary
+    from dace.config import Config
 
     settings: dict[tuple[str, ...], object] = {}
 
@@ -59,7 +60,5 @@ def dace_settings(
         settings[("compiler", "build_jobs")] = build_jobs
     if linker_args:
         settings[("compiler", "linker", "args")] = " ".join(linker_args)
-    with contextlib.ExitStack() as stack:
-        for path, value in settings.items():
-            stack.enter_context(set_temporary(*path, value=value))
+    with dace_configuration(settings):
         yield

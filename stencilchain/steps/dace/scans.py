@@ -1,0 +1,320 @@
+"""A scan call as SDFG structure: a conditional block running, where the call's domain is
+not empty, a map over its columns around a nested SDFG whose `LoopRegion` walks the levels
+(one column per GPU thread). On the CPU the map steps over blocks of columns along the
+innermost column dimension and each level is a sequential map over the block's columns,
+the state in arrays of one block on the stack: SCAN_BLOCK columns where the axis is not
+the dimension of smallest stride (unit stride across columns), SCAN_BLOCK_NARROW where it
+is (interleaved columns overlap their division chains)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+from stencilchain.steps.cpp.scans import scan_level
+from stencilchain.steps.dace.build_context import BuildContext
+from stencilchain.steps.dace.call_blocks import (
+    call_block,
+    dace_dtype,
+    gpu_block_size,
+    map_range,
+    nonempty,
+    where_nonempty,
+)
+from stencilchain.steps.dace.calling_convention import index_symbol
+from stencilchain.steps.dace.loop_orders import loop_orders, stride_magnitude
+from stencilchain.steps.dace.tasklets import add_tasklet, cpp_literal
+from stencilchain.steps.settings import DataLayout
+
+if TYPE_CHECKING:
+    import dace
+
+__all__ = ["SCAN_BLOCK", "SCAN_BLOCK_NARROW", "add_scan_call"]
+
+# Columns a CPU scan walks together where the axis is not the arrays' fastest dimension.
+SCAN_BLOCK = 256
+# ... and where it is (C order): enough interleaved columns to overlap their divisions.
+SCAN_BLOCK_NARROW = 64
+
+
+def add_scan_call(
+    ctx: BuildContext,
+    sdfg: dace.SDFG,
+    index: int,
+    call: ir.ProgramCall,
+    symbols: Mapping[str, Any],
+) -> Any:
+    """A conditional block running, where the call's domain is not empty, a map over
+    the columns around a nested SDFG: a sequential loop region over the levels, the
+    state in transient scalars, one tasklet per level (the shared emitter)."""
+    from dace.sdfg.state import ControlFlowRegion
+
+    scan = ctx.scans[call.callee]
+    columns = [dd.dim for dd in call.domain.dims if dd.dim != scan.axis]
+    axis_domain = next(dd for dd in call.domain.dims if dd.dim == scan.axis)
+    axis_range = map_range(axis_domain, symbols)
+    (axis_start, axis_last, _step) = axis_range.ranges[0]
+    condition_nonempty = nonempty(call)
+    label = f"call{index}_{call.callee}"
+    block = call_block(sdfg, label)
+    # as for field operators: one map per possible innermost column dimension, picked
+    # by the strides of the first output parameter (neighbouring columns share cache
+    # lines), or of its first input parameter when it writes only temporaries (C order)
+    by = dataclasses.replace(
+        call,
+        outs=(
+            *call.outs,
+            *(a.name for a in call.args if isinstance(a, ir.Ref) and a.name in ctx.fields),
+        ),
+    )
+    orders = loop_orders(ctx, by, columns) if columns else [(None, None)]
+    for inner_dim, condition in orders:
+        order = [d for d in columns if d != inner_dim] + ([inner_dim] if inner_dim else [])
+        branch = f"{label}_inner_{inner_dim.name}" if inner_dim else label
+        for along, width, test in scan_walks(ctx, by, scan, inner_dim, condition):
+            name = f"{branch}_blocks{width}" if along else branch
+            region = ControlFlowRegion(name, sdfg=sdfg)
+            state = region.add_state(name, is_start_block=True)
+            add_columns(
+                ctx, sdfg, state, name, scan, call, order, symbols, axis_start, axis_last,
+                along, width,
+            )  # fmt: skip
+            block.add_branch(where_nonempty(condition_nonempty, test), region)
+    return block
+
+
+def scan_walks(
+    ctx: BuildContext,
+    call: ir.ProgramCall,
+    scan: ir.ScanOperatorDef,
+    inner: Dimension | None,
+    condition: str | None,
+) -> list[tuple[Dimension | None, int, str | None]]:
+    """How the columns walk their levels where `condition` picks `inner` as the innermost
+    column dimension: (None: each column on its own, on the GPU; else blocks of `width`
+    columns along `inner`, the level loop outside the loop over a block's columns) and
+    the branch's condition. On the CPU, blocks of SCAN_BLOCK columns where the axis's
+    stride is not the smaller one (unit stride across columns), of SCAN_BLOCK_NARROW
+    where it is (C order: interleaved columns overlap their division chains)."""
+    if ctx.gpu or inner is None:
+        return [(None, 0, condition)]
+    magnitude = stride_magnitude(ctx, call)
+    if ctx.data_layout is DataLayout.UNIT_STRIDE or magnitude is None:
+        # C order or unit stride along the last dimension, known here
+        width = SCAN_BLOCK_NARROW if scan.dims[-1] == scan.axis else SCAN_BLOCK
+        return [(inner, width, condition)]
+    fastest = f"{magnitude(scan.axis)} < {magnitude(inner)}"
+    also = f"({condition}) and " if condition else ""
+    return [
+        (inner, SCAN_BLOCK_NARROW, f"{also}({fastest})"),
+        (inner, SCAN_BLOCK, f"{also}not ({fastest})"),
+    ]
+
+
+def add_columns(
+    ctx: BuildContext,
+    sdfg: dace.SDFG,
+    state: Any,
+    label: str,
+    scan: ir.ScanOperatorDef,
+    call: ir.ProgramCall,
+    order: list[Dimension],
+    symbols: Mapping[str, Any],
+    axis_start: Any,
+    axis_last: Any,
+    along: Dimension | None = None,
+    width: int = 0,
+) -> None:
+    """The map over the columns (in `order`, the last innermost) around the nested
+    SDFG of one column; with `along`, the map's last parameter steps over the first
+    columns of blocks of `width` columns along it, and the nested SDFG walks a block."""
+    import dace
+
+    p = ctx.prefix
+    inner = scan_sdfg(ctx, sdfg, label, scan, call, along, width)
+    reads = sorted({a.name for a in call.args if isinstance(a, ir.Ref) and a.name in ctx.fields})
+    writes = sorted({o for o in call.outs if o not in ctx.unread})
+    # the nested SDFG's arrays are the program's (DaCe 2.0 wants them equivalent to
+    # the arrays connected to it): its symbols are the program's, and the column indices
+    mapping: dict[str, Any] = {
+        f"{p}start": axis_start,
+        f"{p}stop": axis_last + 1,
+    }
+    ranges = {dd.dim: map_range(dd, symbols) for dd in call.domain.dims}
+    map_ranges = [(index_symbol(d), ranges[d]) for d in order]
+    if along is not None:
+        (first, last, _step) = ranges[along].ranges[0]
+        map_ranges = [(index_symbol(d), ranges[d]) for d in order if d != along]
+        map_ranges.append((f"{p}first", dace.subsets.Range([(first, last, width)])))
+        mapping[f"{p}first"] = dace.symbol(f"{p}first", dace.int64)
+        mapping[f"{p}columns_stop"] = last + 1
+    mapping.update({name: name for name in inner.symbols if name not in mapping})
+    scalar_reads = sorted(
+        {a.name for a in call.args if isinstance(a, ir.Ref) and a.name not in ctx.fields}
+    )
+    nested = state.add_nested_sdfg(
+        inner,
+        dict.fromkeys([*reads, *scalar_reads]),
+        dict.fromkeys(writes),
+        symbol_mapping=mapping,
+    )
+    if order:
+        entry, exit_ = state.add_map(label, map_ranges)
+        if ctx.gpu:
+            entry.map.gpu_block_size = gpu_block_size(len(order))
+    else:
+        entry = exit_ = None
+    for name in [*reads, *scalar_reads]:
+        access = state.add_access(name)
+        memlet = dace.Memlet.from_array(name, sdfg.arrays[name])
+        if entry is None:
+            state.add_edge(access, None, nested, name, memlet)
+        else:
+            state.add_memlet_path(access, entry, nested, dst_conn=name, memlet=memlet)
+    for name in writes:
+        access = state.add_access(name)
+        subset = dace.Memlet.from_array(name, sdfg.arrays[name])
+        if exit_ is None:
+            state.add_edge(nested, name, access, None, subset)
+        else:
+            state.add_memlet_path(nested, exit_, access, src_conn=name, memlet=subset)
+    if entry is not None and not reads and not scalar_reads:
+        state.add_nedge(entry, nested, dace.Memlet())
+
+
+def scan_sdfg(
+    ctx: BuildContext,
+    outer: dace.SDFG,
+    label: str,
+    scan: ir.ScanOperatorDef,
+    call: ir.ProgramCall,
+    along: Dimension | None = None,
+    width: int = 0,
+) -> dace.SDFG:
+    """One column of a scan: the state's transient scalars set to `init`, then a loop
+    region over the levels whose state computes the new state and stores it. With
+    `along`, a block of columns from `first` along it: the state in arrays of the block
+    (on the stack), and each level a sequential map over the block's columns."""
+    import dace
+    from dace.sdfg.state import LoopRegion
+
+    p = ctx.prefix
+    inner = dace.SDFG(f"{label}_column")
+    level = f"{p}level"
+    extra = (f"{p}first", f"{p}columns_stop") if along is not None else ()
+    for name in (f"{p}start", f"{p}stop", *extra):
+        inner.add_symbol(name, dace.int64)
+    arrays = {a.name for a in call.args if isinstance(a, ir.Ref) and a.name in ctx.fields}
+    arrays |= {o for o in call.outs if o not in ctx.unread}
+    for name in sorted(arrays):
+        desc = copy.deepcopy(outer.arrays[name])
+        desc.transient = False
+        inner.add_datadesc(name, desc)
+        for symbol in sorted(str(x) for x in desc.free_symbols):
+            if symbol not in inner.symbols:
+                inner.add_symbol(symbol, dace.int64)
+    for d in scan.dims:
+        if d != scan.axis and d != along:
+            inner.add_symbol(index_symbol(d), dace.int64)
+    if along is None:
+        block: dict[str, str] = {}
+        element = "0"
+    else:
+        stop = f"min({p}first + {width}, {p}columns_stop)"
+        block = {index_symbol(along): f"{p}first:{stop}"}
+        element = f"{index_symbol(along)} - {p}first"
+
+    def at_level(name: str) -> str:
+        ftype = ctx.params[name]
+        assert isinstance(ftype, ir.FieldType)
+        indices = (level if d == scan.axis else index_symbol(d) for d in ftype.dims)
+        return f"{name}[{', '.join(indices)}]"
+
+    scalars = {a.name for a in call.args if isinstance(a, ir.Ref) and a.name not in ctx.fields}
+    for name in sorted(scalars):
+        inner.add_scalar(name, outer.arrays[name].dtype)
+    for k, lit in enumerate(scan.init):
+        if along is None:
+            inner.add_scalar(f"{p}state{k}", dace_dtype(lit.type), transient=True)
+        else:
+            inner.add_array(
+                f"{p}state{k}",
+                [width],
+                dace_dtype(lit.type),
+                transient=True,
+                storage=dace.StorageType.Register,
+            )
+    init = inner.add_state(f"{label}_init", is_start_block=True)
+    init_code = "\n".join(
+        f"{p}o{k} = {cpp_literal(lit.value, lit.type)};" for k, lit in enumerate(scan.init)
+    )
+    add_tasklet(
+        init,
+        f"{label}_init",
+        {},
+        {f"{p}o{k}": f"{p}state{k}[{element}]" for k in range(len(scan.init))},
+        init_code,
+        block,
+    )
+    if scan.forward:
+        loop = LoopRegion(
+            f"{label}_levels",
+            f"{level} < {p}stop",
+            level,
+            f"{level} = {p}start",
+            f"{level} = {level} + 1",
+            sdfg=inner,
+        )
+    else:
+        loop = LoopRegion(
+            f"{label}_levels",
+            f"{level} >= {p}start",
+            level,
+            f"{level} = {p}stop - 1",
+            f"{level} = {level} - 1",
+            sdfg=inner,
+        )
+    inner.add_node(loop)
+    inner.add_edge(init, loop, dace.InterstateEdge())
+    body = loop.add_state(f"{label}_level", is_start_block=True)
+    inputs: dict[str, str] = {}
+
+    def read_argument(param: ir.Param, arg: ir.Expr) -> str:
+        assert isinstance(arg, ir.Ref)
+        connector = f"{p}in_{arg.name}"
+        inputs[connector] = at_level(arg.name) if arg.name in ctx.fields else f"{arg.name}[0]"
+        return connector
+
+    def read_state(k: int) -> str:
+        inputs[f"{p}s{k}"] = f"{p}state{k}[{element}]"
+        return f"{p}s{k}"
+
+    statements, values = scan_level(
+        scan,
+        call,
+        read_argument=read_argument,
+        read_state=read_state,
+        decimal_literals=True,
+        prefix=f"{p}t",
+    )
+    outputs = {f"{p}n{k}": f"{p}state{k}[{element}]" for k in range(len(values))}
+    for k, name in enumerate(call.outs):
+        if name not in ctx.unread:
+            outputs[f"{p}out{k}_{name}"] = at_level(name)
+    code = list(statements)
+    for k, value in enumerate(values):
+        code.append(f"{p}n{k} = {value};")
+        if call.outs[k] not in ctx.unread:
+            code.append(f"{p}out{k}_{call.outs[k]} = {value};")
+    if along is not None:
+        # the same columns, but a range that names the level, so that DaCe's
+        # MoveLoopIntoMap (auto-optimization) does not move the level loop back inside
+        # the loop over the columns: `level - start >= 0` at every level
+        stop = f"min({p}first + {width}, {p}columns_stop, {p}columns_stop + {level} - {p}start)"
+        block = {index_symbol(along): f"{p}first:{stop}"}
+    add_tasklet(body, f"{label}_level", inputs, outputs, "\n".join(code), block)
+    return inner

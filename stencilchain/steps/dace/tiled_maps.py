@@ -1,0 +1,226 @@
+"""A field-operator call as tiled maps, on the CPU with auto-optimization: a parallel map
+over tiles of the domain holding one sequential map per stage of the call's tile plan
+(`stencilchain.steps.dace.tiling`), each writing its buffer on the stack around the tile;
+the last map writes the outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+from stencilchain.steps.dace.build_context import BuildContext
+from stencilchain.steps.dace.call_blocks import (
+    call_block,
+    dace_dtype,
+    map_range,
+    nonempty,
+    where_nonempty,
+)
+from stencilchain.steps.dace.calling_convention import index_symbol
+from stencilchain.steps.dace.loop_orders import loop_orders
+from stencilchain.steps.dace.tasklets import Tasklet, array_strides
+from stencilchain.steps.dace.tiling import TilePlan, plan_tiles
+
+if TYPE_CHECKING:
+    import dace
+
+__all__ = [
+    "STACK_BYTES",
+    "TILE_INNER",
+    "TILE_INNER_MIN",
+    "TILE_OUTER",
+    "add_tiled_call",
+    "tile_size",
+]
+
+# The tile of a tiled call (`add_tiled_call`): points along the innermost dimension, and
+# along each of the others.
+TILE_INNER = 256
+TILE_OUTER = 4
+# ... the innermost tile halved down to this before the others are (`tile_size`)
+TILE_INNER_MIN = 64
+# The largest tile buffer: DaCe's compiler.max_stack_array_size (at its default in every
+# build, see build_settings), above which a "register" array is allocated on the heap.
+STACK_BYTES = 65536
+
+
+def add_tiled_call(
+    ctx: BuildContext,
+    sdfg: dace.SDFG,
+    index: int,
+    call: ir.ProgramCall,
+    symbols: Mapping[str, Any],
+    body: ir.Expr,
+    outs: tuple[str | None, ...],
+) -> Any:
+    """The call as a conditional block of tiled maps (`stencilchain.steps.dace.tiling`),
+    or None if its body has nothing worth materializing (then it is one pointwise map)."""
+    dims = tuple(dd.dim for dd in call.domain.dims)
+    label = f"call{index}_{call.callee}"
+    orders = loop_orders(ctx, call, list(dims))
+    plans = {
+        inner: plan_tiles(body, dims, f"{ctx.prefix}c{index}{inner.name}_") for inner, _ in orders
+    }
+    plain = [p is None or any(s.type.dims != dims for s in p.stages) for p in plans.values()]
+    if any(plain):
+        return None
+    from dace.sdfg.state import ControlFlowRegion
+
+    ranges = {dd.dim: map_range(dd, symbols) for dd in call.domain.dims}
+    block = call_block(sdfg, label)
+    for inner, condition in orders:
+        plan = plans[inner]
+        assert plan is not None
+        order = [d for d in dims if d != inner] + [inner]
+        name = f"{label}_tiles_inner_{inner.name}"
+        region = ControlFlowRegion(name, sdfg=sdfg)
+        state = region.add_state(name, is_start_block=True)
+        add_tiles(ctx, sdfg, state, name, plan, outs, dims, order, ranges)
+        block.add_branch(where_nonempty(nonempty(call), condition), region)
+    return block
+
+
+def add_tiles(
+    ctx: BuildContext,
+    sdfg: dace.SDFG,
+    state: Any,
+    label: str,
+    plan: TilePlan,
+    outs: tuple[str | None, ...],
+    dims: tuple[Dimension, ...],
+    order: list[Dimension],
+    ranges: Mapping[Dimension, Any],
+) -> None:
+    """A parallel map over tiles of the domain (`order`, the last innermost) holding one
+    sequential map per stage of `plan`: each stage writes its buffer (on the stack, of
+    the tile's size plus the stage's halo, dense with the innermost dimension
+    contiguous) on its box around the tile; the last map writes the outputs."""
+    import dace
+    from dace.sdfg.propagation import propagate_memlets_state
+
+    sympy = dace.symbolic.sympy
+    p = ctx.prefix
+    call_dims = list(dims)
+    size = tile_size(plan, dims, order)
+    tile = {d: dace.symbol(f"{p}tile_{d.name}", dace.int64) for d in order}
+    first = {d: ranges[d].ranges[0][0] for d in order}
+    last = {d: ranges[d].ranges[0][1] for d in order}
+    outer_entry, outer_exit = state.add_map(
+        label,
+        [(str(tile[d]), dace.subsets.Range([(first[d], last[d], size[d])])) for d in order],
+    )
+    params = dict(ctx.params)
+    origins: dict[str, dict[Dimension, str]] = {}
+    for stage in plan.stages:
+        lo = dict(zip(call_dims, stage.lo))
+        hi = dict(zip(call_dims, stage.hi))
+        shape = {d: size[d] + hi[d] - lo[d] for d in order}
+        strides, stride = {}, 1
+        for d in reversed(order):
+            strides[d] = stride
+            stride *= shape[d]
+        sdfg.add_transient(
+            stage.name,
+            [shape[d] for d in call_dims],
+            dace_dtype(stage.type.dtype),
+            strides=[strides[d] for d in call_dims],
+            storage=dace.StorageType.Register,
+            lifetime=dace.AllocationLifetime.Scope,
+        )
+        params[stage.name] = stage.type
+        origins[stage.name] = {d: f"{tile[d]} + ({lo[d]})" for d in order}
+    reads: dict[str, Any] = {}
+    written: dict[str, Any] = {}
+    writes: dict[str, Any] = {}
+    steps: list[tuple[ir.Expr, tuple[str | None, ...], tuple[int, ...], tuple[int, ...]]]
+    steps = [(s.body, (s.name,), s.lo, s.hi) for s in plan.stages]
+    zero = tuple(0 for _ in call_dims)
+    steps.append((plan.body, outs, zero, zero))
+    for k, (body, targets, lo_t, hi_t) in enumerate(steps):
+        lo = dict(zip(call_dims, lo_t))
+        hi = dict(zip(call_dims, hi_t))
+        tasklet = Tasklet(
+            ctx.transforms, ctx.program, params, call_dims, p, array_strides(sdfg), origins
+        )
+        code = tasklet.code(body, targets)
+        stage_ranges = [
+            (
+                index_symbol(d),
+                dace.subsets.Range(
+                    [
+                        (
+                            tile[d] + lo[d],
+                            sympy.Min(tile[d] + size[d] - 1, last[d]) + hi[d],
+                            1,
+                        )
+                    ]
+                ),
+            )
+            for d in order
+        ]
+        entry, exit_ = state.add_map(
+            f"{label}_stage{k}", stage_ranges, schedule=dace.ScheduleType.Sequential
+        )
+        node = state.add_tasklet(
+            f"{label}_stage{k}",
+            dict.fromkeys(tasklet.inputs),
+            dict.fromkeys(tasklet.outputs),
+            code,
+            language=dace.Language.CPP,
+        )
+        for connector in tasklet.inputs:
+            memlet = tasklet.memlet(connector)
+            data = memlet.data
+            if data in written:
+                state.add_memlet_path(written[data], entry, node, dst_conn=connector, memlet=memlet)
+                continue
+            if data not in reads:
+                reads[data] = state.add_read(data)
+            state.add_memlet_path(
+                reads[data], outer_entry, entry, node, dst_conn=connector, memlet=memlet
+            )
+        for connector, text in tasklet.outputs.items():
+            data = text.split("[")[0]
+            if data in origins:
+                written[data] = state.add_access(data)
+                state.add_memlet_path(
+                    node, exit_, written[data], src_conn=connector, memlet=dace.Memlet(text)
+                )
+                continue
+            if data not in writes:
+                writes[data] = state.add_write(data)
+            state.add_memlet_path(
+                node, exit_, outer_exit, writes[data], src_conn=connector,
+                memlet=dace.Memlet(text),
+            )  # fmt: skip
+        if not tasklet.inputs:
+            state.add_nedge(outer_entry, entry, dace.Memlet())
+    propagate_memlets_state(sdfg, state)
+
+
+def tile_size(
+    plan: TilePlan, dims: tuple[Dimension, ...], order: list[Dimension]
+) -> dict[Dimension, int]:
+    """The tile along each dimension: TILE_INNER along the innermost, TILE_OUTER along the
+    others, halved until every buffer fits in STACK_BYTES: the innermost down to
+    TILE_INNER_MIN, then the others (a thin tile recomputes more of its halo), then the
+    innermost again."""
+    inner, outer = TILE_INNER, TILE_OUTER
+
+    def fits() -> bool:
+        for stage in plan.stages:
+            points = stage.type.dtype.numpy.itemsize
+            for d, lo, hi in zip(dims, stage.lo, stage.hi):
+                points *= (inner if d == order[-1] else outer) + hi - lo
+            if points > STACK_BYTES:
+                return False
+        return True
+
+    while not fits() and (outer > 1 or inner > 1):
+        if inner > TILE_INNER_MIN or outer == 1:
+            inner //= 2
+        else:
+            outer //= 2
+    return {d: inner if d == order[-1] else outer for d in order}
