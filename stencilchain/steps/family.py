@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
+from stencilchain.program.names import CPP_RESERVED, ReservedNames
+
 
 @dataclasses.dataclass(frozen=True)
 class Family:
@@ -18,15 +20,16 @@ class Family:
     `languages`: the `ProgramSource.language` values its translation writes. `marker_fields`:
     build-marker metadata fields that only its builds record (how a marker that does not name
     its family, an older one, is recognized); `support_prefixes`: the key prefixes of its
-    support folders, whose markers name no family. `reserved_names`: the names a program or
-    parameter may not have on this family (today one list for every family, ADR 0016).
+    support folders, whose markers name no family. `reserved_names`: the names its generated code
+    keeps for itself (one list in program/names.py, which every program is checked against at
+    definition; a family whose code keeps more names extends it there, ADR 0016).
     """
 
     name: str
     languages: frozenset[str]
     marker_fields: frozenset[str] = frozenset()
     support_prefixes: tuple[str, ...] = ()
-    reserved_names: frozenset[str] = dataclasses.field(default=frozenset(), repr=False)
+    reserved_names: ReservedNames = dataclasses.field(default=CPP_RESERVED, repr=False)
 
     def writes_language(self, language: str) -> bool:
         return language in self.languages

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stencilchain.program.names import RESERVED
+from stencilchain.program.names import RESERVED, SDFG_RESERVED
 from stencilchain.steps.dace.family import DACE
 from stencilchain.steps.family import Family, family_of_language, family_of_marker
 from stencilchain.steps.gtfn.family import GTFN
@@ -34,7 +34,8 @@ def test_a_marker_naming_no_family_is_recognized_by_its_fields_or_key() -> None:
 
 
 def test_every_family_refuses_the_one_list_of_reserved_names() -> None:
-    assert GTFN.reserved_names is RESERVED and DACE.reserved_names is RESERVED
+    assert GTFN.reserved_names.words is RESERVED
+    assert DACE.reserved_names is SDFG_RESERVED and DACE.reserved_names.words >= RESERVED
     assert {GTFN.name, DACE.name} == {"gtfn", "dace"}
     assert not GTFN.languages & DACE.languages
 

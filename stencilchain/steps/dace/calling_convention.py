@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.names import SDFG_RESERVED
+from stencilchain.steps.dace.family import DACE
 from stencilchain.steps.settings import DataLayout
 
 __all__ = [
@@ -134,8 +134,8 @@ def symbol_names(program: ir.Program, data_layout: DataLayout) -> tuple[str, ...
 
 def check_names(program: ir.Program, data_layout: DataLayout) -> None:
     """Parameter names become C++ names and share a namespace with the generated symbols:
-    a ValueError for the first that is a generated symbol or reserved (`SDFG_RESERVED` of
-    `stencilchain.program.names`, the one list of reserved names)."""
+    a ValueError for the first that is a generated symbol or reserved (the family's
+    `reserved_names`: `SDFG_RESERVED` of the one list in `stencilchain.program.names`)."""
     generated = {
         *symbol_names(program, data_layout),
         *(index_symbol(d) for d in program_dims(program)),
@@ -145,7 +145,7 @@ def check_names(program: ir.Program, data_layout: DataLayout) -> None:
         if param.name in generated:
             problem = "is also the name of a generated symbol"
         else:
-            problem = SDFG_RESERVED.problem(param.name)
+            problem = DACE.reserved_names.problem(param.name)
         if problem is not None:
             raise ValueError(
                 f"program {program.name}(): parameter '{param.name}' {problem}; the DaCe "

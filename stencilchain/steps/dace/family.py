@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from stencilchain.program.names import RESERVED
+from stencilchain.program.names import SDFG_RESERVED
 from stencilchain.steps.family import Family
 
 DACE = Family(
     name="dace",
     languages=frozenset({"sdfg"}),
     marker_fields=frozenset({"sdfg_name", "dace_library"}),  # what a DaCe build's marker records
-    reserved_names=RESERVED,
+    reserved_names=SDFG_RESERVED,
 )

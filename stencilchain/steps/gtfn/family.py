@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stencilchain.program.names import RESERVED
+from stencilchain.program.names import CPP_RESERVED
 from stencilchain.steps.family import Family
 
 GTFN = Family(
@@ -10,5 +10,5 @@ GTFN = Family(
     languages=frozenset({"cpp", "cuda"}),
     marker_fields=frozenset({"precompiled_header"}),  # a precompiled prelude's folder
     support_prefixes=("toolchain-", "pch-"),  # CMake's tool-set folder, the precompiled headers
-    reserved_names=RESERVED,
+    reserved_names=CPP_RESERVED,
 )
