@@ -7,12 +7,12 @@ import dataclasses
 from collections.abc import Mapping
 
 from stencilchain.program import ir
+from stencilchain.program.call_bodies import bind_arguments
 from stencilchain.program.device import Device
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.transforms import (
     fold_constants,
     inline_calls,
-    substitute,
     unread_temporaries,
 )
 from stencilchain.steps.dace.calling_convention import local_prefix, temporary_layouts
@@ -107,5 +107,5 @@ def call_body(
     substituted, its constants folded if `transforms`."""
     fop = fops[call.callee]
     body = inline_calls(fop.body, fops)
-    body = substitute(body, {p.name: arg for p, arg in zip(fop.params, call.args)})
+    body = bind_arguments(body, fop.params, call.args)
     return fold_constants(body) if transforms else body

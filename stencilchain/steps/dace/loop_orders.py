@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.steps.cpp.loop_order import innermost_conditions
 from stencilchain.steps.dace.build_context import BuildContext
 from stencilchain.steps.dace.calling_convention import stride_symbol
 from stencilchain.steps.settings import DataLayout
@@ -43,13 +44,6 @@ def loop_orders(
     magnitude = stride_magnitude(ctx, call)
     if ctx.data_layout is DataLayout.UNIT_STRIDE or len(dims) == 1 or magnitude is None:
         return [(dims[-1], None)]  # C order, like the temporaries
-    # the first dimension of smallest |stride| is innermost
-    orders: list[tuple[Dimension, str | None]] = []
-    for k, inner in enumerate(dims):
-        tests = [
-            f"{magnitude(inner)} {'<' if j < k else '<='} {magnitude(other)}"
-            for j, other in enumerate(dims)
-            if j != k
-        ]
-        orders.append((inner, " and ".join(tests)))
-    return orders
+    # the first dimension of smallest |stride| is innermost (the rule GTFN's C++ applies)
+    conditions = innermost_conditions([magnitude(d) for d in dims], conjunction=" and ")
+    return list(zip(dims, conditions, strict=True))
