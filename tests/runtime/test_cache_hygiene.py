@@ -143,7 +143,7 @@ def test_a_salt_builds_afresh_and_keeps_the_other_salts_builds(family: str, tmp_
 
 
 def test_the_dace_build_key_holds_the_compiler_identity_and_flags(tmp_path: Path) -> None:
-    """As tests/steps/test_cmake_compiler.py checks for GTFN: a compiler that now reports
+    """As tests/steps/gtfn/test_cmake_compiler.py checks for GTFN: a compiler that now reports
     another version, or other flags, never reuse a DaCe build."""
     pytest.importorskip("dace", reason="the DaCe toolchains need the `dace` extra")
     from stencilchain.steps.build.tools import find_tools

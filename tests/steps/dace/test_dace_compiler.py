@@ -52,7 +52,7 @@ I32 = sc.Field[[I, J], sc.int32]
 I64 = sc.Field[[I, J], sc.int64]
 B = sc.Field[[I, J], sc.bool_]
 LAYOUTS = ("C", "F", "sliced", "reversed")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 # --- programs ---------------------------------------------------------------------------------
