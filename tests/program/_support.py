@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from _shared import random_array
 
 import stencilchain as sc
 from stencilchain.program import ir
+from tests._support import random_array
 
 RNG_SEED = 20240601
 

@@ -603,7 +603,9 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
                 program_params.append((result, fields[result][0], "IJK"))
                 outputs.append(result)
                 exact_outputs.append(fields[result][2])
-    signature = ", ".join(f"{name}: {ANNOTATION[(dtype, dims)]}" for name, dtype, dims in program_params)
+    signature = ", ".join(
+        f"{name}: {ANNOTATION[(dtype, dims)]}" for name, dtype, dims in program_params
+    )
     program = f"@sc.program\ndef fuzz_program({signature}):\n" + "\n".join(lines) + "\n"
     source = "\n\n".join([PRELUDE, *[s for s in scans if s], *fops, program])
     # a shape in which every domain holds at least one point

@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _shared import read_only
 from numpy.lib.stride_tricks import as_strided
 
 import stencilchain as sc
 from stencilchain.errors import EmptyDomainWarning
+from tests._support import read_only
 
 I, J = sc.Dimension("I"), sc.Dimension("J")
 F = sc.Field[[I, J], sc.float64]

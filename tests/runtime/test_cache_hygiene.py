@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _shared import family_toolchain
 
 import stencilchain as sc
 from stencilchain.containers import build_container
@@ -34,6 +33,7 @@ from stencilchain.steps.caches import pruning
 from stencilchain.steps.caches.build_cache import MARKER_NAME
 from stencilchain.steps.caches.entries import BUILD, INCOMPLETE, SUPPORT, TRANSLATION, CacheEntry
 from stencilchain.steps.caches.files import folder_size
+from tests._support import family_toolchain
 
 I = sc.Dimension("I")
 J = sc.Dimension("J")

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _shared import place
 
 import stencilchain as sc
 import stencilchain.examples as examples
 from stencilchain.runtime.toolchain import Toolchain
+from tests._support import place
 
 pytest.importorskip("dace", reason="the DaCe toolchains need the `dace` extra")
 

@@ -18,14 +18,14 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-import _shared as shared
 import numpy as np
 import pytest
-from _shared import place, random_array, read_only
 
 import stencilchain as sc
 import stencilchain.examples as examples
 from stencilchain.program import ir
+from tests import _support as shared
+from tests._support import place, random_array, read_only
 
 I = sc.Dimension("I")
 J = sc.Dimension("J")
@@ -558,7 +558,7 @@ def test_cases_cover_every_dtype_and_scalar_dtype() -> None:
 def test_cases_cover_every_math_function() -> None:
     """Every sc.math function is compiled by the CASES here or by the programs of
     test_integer_and_math_compiled.py (which run on the same toolchains)."""
-    from test_integer_and_math_compiled import PROGRAMS
+    from .test_integer_and_math_compiled import PROGRAMS
 
     used: set[str] = set()
 

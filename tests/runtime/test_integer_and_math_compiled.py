@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _shared import family_toolchain
 
 import stencilchain as sc
 from stencilchain.program import embedded
+from tests._support import family_toolchain
 
 I = sc.Dimension("I")
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from program import test_meshes_embedded as m
 
 import stencilchain as sc
 from stencilchain import meshes
 from stencilchain.containers import build_container
+from tests.program import test_meshes_embedded as m
 
 K = m.K
 

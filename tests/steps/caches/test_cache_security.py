@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _shared import family_toolchain
 
 import stencilchain as sc
 from stencilchain.errors import CacheSecurityError, StencilchainError
@@ -24,6 +23,7 @@ from stencilchain.steps.caches.build_cache import MARKER_NAME, BuildCache
 from stencilchain.steps.caches.cache_root import CacheLocation, cache_root
 from stencilchain.steps.caches.translation_cache import TranslationCache
 from stencilchain.steps.settings import CacheLifetime
+from tests._support import family_toolchain
 
 KEY = "entry_0123456789abcdef"
 TRANSLATION_KEY = "ab" + "0123456789" * 6

@@ -25,10 +25,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import _shared as shared
 import numpy as np
 import pytest
-from _shared import place, random_array, read_only
+
+from tests import _support as shared
+from tests._support import place, random_array, read_only
 
 dace = pytest.importorskip("dace")
 

@@ -1,7 +1,6 @@
 """Helpers shared by the tests of several folders: random arrays, the same values in another
 memory layout, read-only copies, a compiled run checked against the embedded one, and a
-toolchain of a family on a cache of the test's own. Imported as `_shared` (tests/ is on
-sys.path: its conftest.py is not in a package)."""
+toolchain of a family on a cache of the test's own."""
 
 from __future__ import annotations
 
