@@ -9,8 +9,9 @@
   that file in the working directory before the file's blocks run. When a page writes
   `test_*.py` files, pytest runs them there, in a subprocess.
 - Every `stencilchain ...` command of a ```bash block is parsed by the real command-line
-  parser. Those that are cheap and whose files exist also run, in order, after the file's
-  Python blocks: through `main()`, with the variables written before the command.
+  parser. Those that are cheap also run, in order, after the file's Python blocks: through
+  `main()`, with the variables written before the command. A command naming a file that the
+  page does not write fails, but for the files `_USERS_FILES` lists (a user's own project).
   `stencilchain config` and `backends` also run once through the installed command.
 - A page whose python blocks use a DaCe toolchain is skipped, not failed, where the `dace`
   extra is not installed.
@@ -50,6 +51,12 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
 _PYTHON_ALIASES = {"py", "python3", "pycon", "ipython", "py3"}
 # Commands that are not run, only parsed: many compiles, or an optional extra or a GPU.
 _NOT_RUN = re.compile(r"^demo\b|--backend[ =]run_(dace|\w+_gpu)")
+# Files that a page's commands name as the user's own, not written by the page: such commands
+# are only parsed. Any other file a command names must be written by a block of its page.
+_USERS_FILES = {
+    ("docs/guide/caching.md", "model/stencils.py"),  # warming a cache for a model's ranks
+    ("docs/guide/caching.md", "stencils.py"),  # the `stencilchain cache` overview
+}
 # What a python block uses a DaCe toolchain by: `container.dace.`, `run_dace_cpu`, ...
 _USES_DACE = re.compile(r"\.dace\.|run_dace_|make_dace_|DaCe")
 # Links: inline `[text](target "title")` (also `<target>`), and reference definitions.
@@ -246,12 +253,21 @@ def run_command(
     assert status == 0, f"{command} exited with {status}:\n{out}\n{err}"
 
 
+def named_files(command: Command) -> list[str]:
+    """The Python files the command names (`stencils.py`, `stencils.py:smooth`)."""
+    return [w.split(":")[0] for w in command.argv if w.split(":")[0].endswith(".py")]
+
+
 def runnable(command: Command, work: Path) -> bool:
-    text = " ".join(command.argv)
-    if _NOT_RUN.search(text):
+    """Whether the command runs (else it is only parsed): it is cheap and names none of the
+    user's own files. A file that is neither the user's nor written by the page fails."""
+    if _NOT_RUN.search(" ".join(command.argv)):
         return False
-    files = [w.split(":")[0] for w in command.argv if w.split(":")[0].endswith(".py")]
-    return all((work / f).is_file() for f in files)
+    page = page_id(command.block.page)
+    users = [f for f in named_files(command) if (page, f) in _USERS_FILES]
+    missing = [f for f in named_files(command) if f not in users and not (work / f).is_file()]
+    assert not missing, f"{command}: no block of the page writes {', '.join(missing)}"
+    return not users
 
 
 @pytest.mark.parametrize("page", PYTHON_PAGES, ids=page_id)
@@ -288,6 +304,27 @@ def test_page_examples_run(
         assert proc.returncode == 0, (
             f"pytest on the tests of {page_id(page)}:\n{proc.stdout}\n{proc.stderr}"
         )
+
+
+def test_users_files_are_named_by_their_pages() -> None:
+    """Every entry of `_USERS_FILES` is a file that a command of its page names."""
+    named = {(page_id(c.block.page), f) for c in ALL_COMMANDS for f in named_files(c)}
+    assert named >= _USERS_FILES, f"not named by their pages: {sorted(_USERS_FILES - named)}"
+
+
+def test_a_command_naming_a_missing_file_fails(tmp_path: Path) -> None:
+    """A command that would run but names a file its page does not write is an error that
+    names the file, not a command silently left out; the user's own files are not run."""
+    text = "stencilchain compile stencils.py:smooth\n"
+    (command,) = commands(Block(ROOT / "docs" / "guide" / "cli.md", 5, "bash", text))
+    with pytest.raises(AssertionError, match=r"cli\.md:5: .*no block of the page writes stencils"):
+        runnable(command, tmp_path)
+    (tmp_path / "stencils.py").write_text("")
+    assert runnable(command, tmp_path)
+    (users,) = commands(Block(ROOT / "docs" / "guide" / "caching.md", 5, "bash", text))
+    assert not runnable(users, tmp_path / "empty")
+    (demo,) = commands(Block(ROOT / "docs" / "guide" / "cli.md", 5, "bash", "stencilchain demo\n"))
+    assert not runnable(demo, tmp_path / "empty")
 
 
 @pytest.mark.parametrize("command", ALL_COMMANDS, ids=str)

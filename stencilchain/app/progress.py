@@ -4,7 +4,7 @@ drawn by `rich` on stderr once the work has taken about a second.
 Nothing is shown, and `rich` is not even imported, unless stderr is a terminal and the
 command prints for a person (not `--quiet`, not `--json`): pipes, logs, scripts and tests
 see exactly the results. The display is transient: erased when the work is done, so the
-results print on a clean screen. See docs/adr/0019-progress-and-logging.md.
+results print on a clean screen. See docs/adr/0018-progress-and-logging.md.
 """
 
 from __future__ import annotations

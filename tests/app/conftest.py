@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_support import CLI, STENCILS, Result
 
 from stencilchain.app.cli import main
+
+from .cli_support import CLI, STENCILS, Result
 
 
 @pytest.fixture()

@@ -10,10 +10,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from cli_support import CLI, STENCILS
 
 from stencilchain.steps.caches.build_cache import MARKER_NAME, BuildCache
 from stencilchain.steps.caches.translation_cache import TranslationCache
+
+from .cli_support import CLI, STENCILS
 
 DAY = 86400.0
 KIB = 1024

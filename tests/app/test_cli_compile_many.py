@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import CLI
 
 from stencilchain.program import ir
 from stencilchain.steps.gtfn.translation import GTFNTranslationStep
+
+from .cli_support import CLI
 
 
 def test_a_file_alone_compiles_every_program_in_it(

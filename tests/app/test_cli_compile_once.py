@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import CLI
 
 from stencilchain.app import toolchains
 from stencilchain.containers import build_container, override_step
+
+from .cli_support import CLI
 
 
 @dataclasses.dataclass(frozen=True)

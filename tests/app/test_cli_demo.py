@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from cli_support import CLI
 
 from stencilchain import backends
 from stencilchain.app.toolchains import gpu_problem
+
+from .cli_support import CLI
 
 
 def test_demo_checks_an_example(cli: CLI) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_support import CLI
 
 from stencilchain.app import commands_program
 from stencilchain.app.cli import main
 from stencilchain.app.errors import CLIError
 from stencilchain.app.inputs import Comparison
+
+from .cli_support import CLI
 
 
 def test_compile_prints_where_the_artifacts_are(cli: CLI, stencils: Path) -> None:

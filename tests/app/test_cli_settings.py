@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_support import CLI
 
 from stencilchain import backends
+
+from .cli_support import CLI
 
 
 def _by_name(result_json: dict[str, list[dict[str, str]]]) -> dict[str, dict[str, str]]:

@@ -174,7 +174,7 @@ def distributed_programs(toolchain_name: str, only: str = "") -> None:
     from stencilchain.examples import hdiff, hdiff_staged, laplap, tridiagonal, tuple_chain, upwind
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from programs import carried_temporary
+    from programs import carried_temporary  # type: ignore[import-not-found]  # beside this script
 
     toolchain = backends.build(toolchain_name)
     comm = MPI.COMM_WORLD

@@ -11,6 +11,7 @@ import numpy as np
 
 import stencilchain as sc
 from stencilchain.program import ir
+from tests._support import random_array
 
 RNG_SEED = 20240601
 
@@ -36,16 +37,6 @@ def recording(array: np.ndarray) -> RecordingArray:
     rec = array.view(RecordingArray)
     rec.assigned = []
     return rec
-
-
-def random_array(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> np.ndarray:
-    """Random values of `dtype`: floats in [-2, 2), ints in [-50, 50), bools."""
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind == "i":
-        return rng.integers(-50, 50, size=shape).astype(dtype)
-    return (rng.random(shape) * 4.0 - 2.0).astype(dtype)
 
 
 def make_program(
@@ -151,6 +142,20 @@ def marked_line(path: str, marker: str) -> int:
         found = [n for n, text in enumerate(source, 1) if text.rstrip().endswith(f"# L:{marker}")]
     assert len(found) == 1, f"marker {marker!r} found {len(found)} times in {path}"
     return found[0]
+
+
+def assert_located(err: BaseException, marker: str, *lines_after: int, path: str) -> None:
+    """`err` (a DefinitionError) points at the line of the file `path` that is marked
+    `# L:<marker>` (or one of `lines_after` lines below it), and its message starts with
+    that place."""
+    line = marked_line(path, marker)
+    allowed = {line, *(line + d for d in lines_after)}
+    location = getattr(err, "location", None)
+    assert location is not None, f"no location in {err}"
+    where, lineno = location
+    assert os.path.abspath(where) == path, f"error in {where}: {err}"
+    assert lineno in allowed, f"error at line {lineno}, expected {sorted(allowed)}: {err}"
+    assert str(err).startswith(f"{where}:{lineno}: "), err
 
 
 def assert_error_at(err: BaseException, marker: str, *words: str, path: str) -> None:

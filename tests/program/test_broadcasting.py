@@ -6,6 +6,7 @@ every CPU toolchain against NumPy: tests/runtime/test_broadcasting_compiled.py.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 import stencilchain as sc
 from stencilchain.program import ir
 
-from ._support import marked_line
+from ._support import assert_located as assert_located_in
 
 I = sc.Dimension("I")
 J = sc.Dimension("J")
@@ -97,11 +98,8 @@ def test_a_broadcast_field_can_be_shifted_along_any_of_its_dimensions():
 # --- misuse ------------------------------------------------------------------------------------------
 
 
-def assert_located(err: sc.DefinitionError, marker: str) -> None:
-    assert err.location is not None
-    path, line = err.location
-    assert os.path.abspath(path) == HERE
-    assert line == marked_line(HERE, marker), f"error at line {line}"
+# `err` points at the line of this file marked `# L:<marker>` (or a few lines below it)
+assert_located = functools.partial(assert_located_in, path=HERE)
 
 
 MISUSE = {

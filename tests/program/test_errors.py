@@ -6,6 +6,7 @@ line below ends with a `# L:<name>` marker, and the tests look the line up by it
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 
 import stencilchain as sc
 
+from ._support import assert_located as assert_located_in
 from ._support import marked_line
 
 I = sc.Dimension("I")
@@ -34,15 +36,8 @@ def line_of(marker: str) -> int:
     return marked_line(HERE, marker)
 
 
-def assert_located(err: sc.DefinitionError, marker: str, *lines_after: int) -> None:
-    """`err` points at the marked line of this file (or one of `lines_after` lines below it)."""
-    line = line_of(marker)
-    allowed = {line, *(line + d for d in lines_after)}
-    assert err.location is not None
-    path, lineno = err.location
-    assert os.path.abspath(path) == HERE
-    assert lineno in allowed, f"error at line {lineno}, expected {sorted(allowed)}"
-    assert str(err).startswith(f"{path}:{lineno}: ")
+# `err` points at the line of this file marked `# L:<marker>` (or a few lines below it)
+assert_located = functools.partial(assert_located_in, path=HERE)
 
 
 def assert_names(err: BaseException, *names: str) -> None:

@@ -34,10 +34,10 @@ N_CELLS, N_EDGES, N_VERTICES, N_K = 7, 11, 6, 4
 
 
 def tables(rng: np.random.Generator, dtype: type = np.int32) -> tuple[np.ndarray, np.ndarray]:
-    c2e = rng.integers(0, N_EDGES, size=(N_CELLS, 3)).astype(dtype)
+    c2e: np.ndarray = rng.integers(0, N_EDGES, size=(N_CELLS, 3)).astype(dtype)
     c2e[1, 2] = -1  # a cell with a missing neighbour
     c2e[4, :] = -1  # a cell with none at all
-    e2v = rng.integers(0, N_VERTICES, size=(N_EDGES, 2)).astype(dtype)
+    e2v: np.ndarray = rng.integers(0, N_VERTICES, size=(N_EDGES, 2)).astype(dtype)
     return c2e, e2v
 
 

@@ -7,6 +7,7 @@ Each line that should be reported ends with a `# L:<name>` marker.
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 import stencilchain as sc
 from stencilchain.program import ir
 
-from ._support import marked_line
+from ._support import assert_located as assert_located_in
 
 I = sc.Dimension("I")
 J = sc.Dimension("J")
@@ -31,13 +32,8 @@ B = sc.Field[[I, J], sc.bool_]
 HERE = os.path.abspath(__file__)
 
 
-def assert_located(err: sc.DefinitionError, marker: str) -> None:
-    """`err` points at the line of this file marked `# L:<marker>`."""
-    assert err.location is not None
-    path, line = err.location
-    assert os.path.abspath(path) == HERE
-    assert line == marked_line(HERE, marker), f"error at line {line}"
-    assert str(err).startswith(f"{path}:{line}: ")
+# `err` points at the line of this file marked `# L:<marker>` (or a few lines below it)
+assert_located = functools.partial(assert_located_in, path=HERE)
 
 
 def assert_names(err: BaseException, *parts: str) -> None:

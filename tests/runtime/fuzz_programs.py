@@ -555,7 +555,7 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
                 margins[axis] = [lo, hi]
                 domain[d] = f"({lo}, {-hi if hi else None})"
         temporary = draw(st.booleans())  # if every later call reads its results
-        out_names = []
+        out_names: list[str] = []
         for dtype, exact in results:
             out_name = f"x{len(calls)}_{len(out_names)}"
             out_names.append(out_name)
@@ -577,12 +577,12 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
     read_later: set[str] = set()
     for call in calls:
         read_later.update(call["args"])
-    params: list[tuple[str, str, str]] = []
+    program_params: list[tuple[str, str, str]] = []
     for name, (dtype, dims) in INPUTS.items():
         if any(name in c["args"] for c in calls):
-            params.append((name, dtype, dims))
+            program_params.append((name, dtype, dims))
     outputs: list[str] = []
-    exact: list[bool] = []
+    exact_outputs: list[bool] = []
     lines = []
     for call in calls:
         temporary = (
@@ -600,10 +600,12 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
             arguments = ", ".join([*call["args"], f"out={out}", *extra])
             lines.append(f"    {call['callee']}({arguments})")
             for result in call["results"]:
-                params.append((result, fields[result][0], "IJK"))
+                program_params.append((result, fields[result][0], "IJK"))
                 outputs.append(result)
-                exact.append(fields[result][2])
-    signature = ", ".join(f"{name}: {ANNOTATION[(dtype, dims)]}" for name, dtype, dims in params)
+                exact_outputs.append(fields[result][2])
+    signature = ", ".join(
+        f"{name}: {ANNOTATION[(dtype, dims)]}" for name, dtype, dims in program_params
+    )
     program = f"@sc.program\ndef fuzz_program({signature}):\n" + "\n".join(lines) + "\n"
     source = "\n\n".join([PRELUDE, *[s for s in scans if s], *fops, program])
     # a shape in which every domain holds at least one point
@@ -616,8 +618,8 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
     return FuzzProgram(
         source=source,
         shape=shape,  # type: ignore[arg-type]
-        params=tuple(params),
+        params=tuple(program_params),
         outputs=tuple(outputs),
-        exact=tuple(exact),
+        exact=tuple(exact_outputs),
         layout=draw(st.sampled_from(["C", "F", "strided"])),
     )

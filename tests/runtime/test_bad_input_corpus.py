@@ -25,6 +25,7 @@ from numpy.lib.stride_tricks import as_strided
 
 import stencilchain as sc
 from stencilchain.errors import EmptyDomainWarning
+from tests._support import read_only
 
 I, J = sc.Dimension("I"), sc.Dimension("J")
 F = sc.Field[[I, J], sc.float64]
@@ -159,12 +160,6 @@ def _structured(shape: tuple[int, int]) -> np.ndarray:
     return record["a"]
 
 
-def _read_only(a: np.ndarray) -> np.ndarray:
-    a = a.copy()
-    a.flags.writeable = False
-    return a
-
-
 def _with(index: int, make: Callable[[Any], Any]) -> Callable[[], tuple[Any, ...]]:
     def args() -> tuple[Any, ...]:
         values = list(_arrays())
@@ -213,8 +208,8 @@ CALLS: dict[str, tuple[Callable[[], tuple[Any, ...]], str | None]] = {
     "stride-not-an-element": (_with(0, lambda f: _structured(f.shape)), ERR),
     "stride-non-unit-innermost": (_with(0, lambda f: np.repeat(f, 2, axis=1)[:, ::2]), None),
     "layout-fortran": (_with(2, np.asfortranarray), None),
-    "output-read-only": (_with(2, _read_only), ERR),
-    "input-read-only": (_with(0, _read_only), None),
+    "output-read-only": (_with(2, read_only), ERR),
+    "input-read-only": (_with(0, read_only), None),
     "output-aliases-input": (lambda: (lambda f, g, o, a: (f, g, f, a))(*_arrays()), ERR),
     "output-overlaps-input": (_overlapping, ERR),
     "inputs-alias-each-other": (lambda: (lambda f, g, o, a: (f, f, o, a))(*_arrays()), None),

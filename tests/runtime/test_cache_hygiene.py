@@ -34,6 +34,7 @@ from stencilchain.steps.caches import pruning
 from stencilchain.steps.caches.build_cache import MARKER_NAME
 from stencilchain.steps.caches.entries import BUILD, INCOMPLETE, SUPPORT, TRANSLATION, CacheEntry
 from stencilchain.steps.caches.files import folder_size
+from tests._support import family_toolchain
 
 I = sc.Dimension("I")
 J = sc.Dimension("J")
@@ -91,11 +92,6 @@ def test_settings_parse_and_only_the_salt_changes_outputs() -> None:
 # --- the salt ----------------------------------------------------------------------------
 
 
-def _toolchain(family: str, cache: Path, **settings: Any) -> Any:
-    container = build_container({}, cache_dir=cache, **settings)
-    return getattr(container, family).toolchain()
-
-
 @pytest.mark.parametrize("family", ["gtfn", "dace"])
 def test_a_salt_builds_afresh_and_keeps_the_other_salts_builds(family: str, tmp_path: Path) -> None:
     if family == "dace":
@@ -104,7 +100,7 @@ def test_a_salt_builds_afresh_and_keeps_the_other_salts_builds(family: str, tmp_
     cache = tmp_path / "cache"
     artifacts, translation_keys = {}, {}
     for salt in ("A", "B", ""):
-        toolchain = _toolchain(family, cache, cache_salt=salt)
+        toolchain = family_toolchain(family, cache, cache_salt=salt)
         compiled = program.with_backend(toolchain).compile()
         assert compiled.artifact.built, f"salt {salt!r} found another salt's build"
         _check(program, toolchain)
@@ -116,7 +112,7 @@ def test_a_salt_builds_afresh_and_keeps_the_other_salts_builds(family: str, tmp_
     assert len(set(translation_keys.values())) == 3
     assert all(a.build_dir.is_dir() for a in artifacts.values())  # nothing was removed
     # the same salt again, in a new container (a new process would do the same): a hit
-    again = _toolchain(family, cache, cache_salt="A")
+    again = family_toolchain(family, cache, cache_salt="A")
     compiled = program.with_backend(again).compile()
     assert not compiled.artifact.built
     assert compiled.artifact.build_dir == artifacts["A"].build_dir
@@ -129,7 +125,7 @@ def test_a_salt_builds_afresh_and_keeps_the_other_salts_builds(family: str, tmp_
     from stencilchain.app.cache_explain import explain_build, explain_translation
     from stencilchain.app.cache_probe import probe
 
-    other = _toolchain(family, cache, cache_salt="C")
+    other = family_toolchain(family, cache, cache_salt="C")
     found = probe(other, program.ir)
     listed = [*other.workflow.translation_cache.entries(), *entries.values()]
     for answer in (
@@ -144,12 +140,12 @@ def test_a_salt_builds_afresh_and_keeps_the_other_salts_builds(family: str, tmp_
 
 
 def test_the_dace_build_key_holds_the_compiler_identity_and_flags(tmp_path: Path) -> None:
-    """As tests/steps/test_cmake_compiler.py checks for GTFN: a compiler that now reports
+    """As tests/steps/gtfn/test_cmake_compiler.py checks for GTFN: a compiler that now reports
     another version, or other flags, never reuse a DaCe build."""
     pytest.importorskip("dace", reason="the DaCe toolchains need the `dace` extra")
     from stencilchain.steps.build.tools import find_tools
 
-    toolchain = _toolchain("dace", tmp_path / "cache")
+    toolchain = family_toolchain("dace", tmp_path / "cache")
     extension = toolchain.workflow.bindings(toolchain.workflow.translation(_program(5.0).ir))
     real = shutil.which("g++") or shutil.which("c++")
     assert real is not None
@@ -260,7 +256,7 @@ def test_a_build_over_the_limit_prunes_the_least_recently_used_but_never_a_held_
     monkeypatch.setattr(pruning, "prune_after_build", recording_prune)
     offset = 0.0 if family == "gtfn" else 100.0
     cache = tmp_path / "cache"
-    unlimited = _toolchain(family, cache)
+    unlimited = family_toolchain(family, cache)
     held, oldest, newer = (_program(offset + w) for w in (11.0, 12.0, 13.0))
     folders = [
         p.with_backend(unlimited).compile().artifact.build_dir for p in (held, oldest, newer)
@@ -269,7 +265,7 @@ def test_a_build_over_the_limit_prunes_the_least_recently_used_but_never_a_held_
         _used(folder, days)
     limit = _total(cache)  # the next build takes the cache over it
     fresh = _program(offset + 14.0)
-    limited = _toolchain(family, cache, cache_max_size=limit)
+    limited = family_toolchain(family, cache, cache_max_size=limit)
     with _held_by_another_process(folders[0].with_name(folders[0].name + ".lock")):
         new = fresh.with_backend(limited).compile().artifact
         assert new.built
@@ -288,7 +284,7 @@ def test_a_build_over_the_limit_prunes_the_least_recently_used_but_never_a_held_
     assert all(e.path.is_dir() for e in entries if e.kind == SUPPORT)  # never after builds
     assert pruning.usage_record(location).is_file()
     # what was held loads as it is; what was pruned builds again; both are right
-    again = _toolchain(family, cache)
+    again = family_toolchain(family, cache)
     assert not held.with_backend(again).compile().artifact.built
     _check(held, again)
     assert oldest.with_backend(again).compile().artifact.built
@@ -307,7 +303,7 @@ def test_under_the_limit_a_build_walks_nothing(
 
     monkeypatch.setattr(pruning, "scan", counting_scan)
     cache = tmp_path / "cache"
-    toolchain = _toolchain("gtfn", cache, cache_max_size="1T")
+    toolchain = family_toolchain("gtfn", cache, cache_max_size="1T")
     location = build_container({}, cache_dir=cache).gtfn.cache_location()
     first = _program(21.0).with_backend(toolchain).compile().artifact
     assert walks == [1]  # no usage record yet: measured once
@@ -331,7 +327,7 @@ def test_builds_side_by_side_never_prune_what_another_has_just_made(tmp_path: Pa
     the last `pruning.RECENT` seconds may be about to load in another thread: all load and
     are right. Once they are older, the next build prunes them."""
     cache = tmp_path / "cache"
-    toolchain = _toolchain("gtfn", cache, cache_max_size=0)
+    toolchain = family_toolchain("gtfn", cache, cache_max_size=0)
     programs = [_program(41.0 + k) for k in range(3)]
     compiled = toolchain.compile_many(programs, jobs=2)
     folders = [c.artifact.build_dir for c in compiled]
@@ -348,7 +344,7 @@ def test_builds_side_by_side_never_prune_what_another_has_just_made(tmp_path: Pa
 
 
 def test_session_caches_are_never_pruned(tmp_path: Path) -> None:
-    toolchain = _toolchain("gtfn", tmp_path, cache_lifetime="session", cache_max_size=0)
+    toolchain = family_toolchain("gtfn", tmp_path, cache_lifetime="session", cache_max_size=0)
     artifact = _program(31.0).with_backend(toolchain).compile().artifact
     assert artifact.built and (artifact.build_dir / MARKER_NAME).is_file()
     assert not list(tmp_path.rglob(pruning.USAGE_NAME))

@@ -20,6 +20,7 @@ import pytest
 import stencilchain as sc
 import stencilchain.examples as examples
 from stencilchain.runtime.toolchain import Toolchain
+from tests._support import place
 
 pytest.importorskip("dace", reason="the DaCe toolchains need the `dace` extra")
 
@@ -32,20 +33,6 @@ LARGE_SHAPES = {2: (257, 263), 3: (67, 61, 9)}
 
 def _example_id(module: ModuleType) -> str:
     return module.__name__.rsplit(".", 1)[-1]
-
-
-def place(value: Any, layout: str) -> Any:
-    """A copy of `value` in `layout` (C, F, or a strided view into a bigger buffer)."""
-    if not isinstance(value, np.ndarray):
-        return value
-    if layout in ("C", "F"):
-        return np.array(value, order=layout)  # always a copy: each toolchain writes its own
-    assert layout == "sliced"
-    buffer = np.full(tuple(2 * n + 1 for n in value.shape), np.nan, dtype=value.dtype)
-    view = buffer[tuple(slice(1, None, 2) for _ in value.shape)]
-    view[...] = value
-    assert not view.flags.c_contiguous and not view.flags.f_contiguous
-    return view
 
 
 @pytest.mark.slow  # up to two compiles per example when no other test compiled them here
@@ -68,7 +55,11 @@ def test_gtfn_and_dace_agree_on_the_examples(
             inputs = module.make_inputs(shape, np.random.default_rng(seed))
             results: dict[str, dict[str, np.ndarray]] = {}
             for name, toolchain in (("gtfn", gtfn_cpu), ("dace", dace_cpu)):
-                args = {k: place(v, layout) for k, v in inputs.items()}
+                rng = np.random.default_rng(seed)  # each toolchain writes copies of its own
+                args = {
+                    k: place(v, layout, rng).array if isinstance(v, np.ndarray) else v
+                    for k, v in inputs.items()
+                }
                 module.PROGRAM.with_backend(toolchain)(*args.values())
                 results[name] = {k: v for k, v in args.items() if isinstance(v, np.ndarray)}
             with subtests.test(shape=shape, layout=layout):

@@ -36,11 +36,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fuzz_programs import FuzzProgram, programs
 from hypothesis import HealthCheck, given, reject, seed, settings
 from hypothesis import strategies as st
 
 import stencilchain as sc
+
+from .fuzz_programs import FuzzProgram, programs
 
 EXAMPLES = int(os.environ.get("SC_TESTS_FUZZ_EXAMPLES", "8"))
 SEED = os.environ.get("SC_TESTS_FUZZ_SEED")

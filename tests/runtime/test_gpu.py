@@ -117,7 +117,8 @@ def test_dace_gpu_external_workspace_results(session_cache_dir: Path) -> None:
     np.testing.assert_allclose(cupy.asnumpy(on_device[-1]), expected["out"], rtol=1e-12)
 
 
-F3 = sc.Field[[sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")], sc.float64]
+# mypy reads the names of these dimensions as forward references to types
+F3 = sc.Field[[sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")], sc.float64]  # type: ignore[name-defined]
 _K = sc.Dimension("K")
 
 

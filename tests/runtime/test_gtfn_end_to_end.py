@@ -24,6 +24,8 @@ import pytest
 import stencilchain as sc
 import stencilchain.examples as examples
 from stencilchain.program import ir
+from tests import _support as shared
+from tests._support import place, random_array, read_only
 
 I = sc.Dimension("I")
 J = sc.Dimension("J")
@@ -41,8 +43,8 @@ FT = sc.Field[[J, I], sc.float64]  # the dimensions in the other order
 # The DaCe toolchains are the equivalents of run_dace_cpu and run_dace_cpu_noopt (conftest.py).
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 LAYOUTS = ["C", "F", "sliced", "reversed"]
-RTOL = {np.dtype(np.float64): 1e-13, np.dtype(np.float32): 1e-5}
-ATOL = {np.dtype(np.float64): 1e-13, np.dtype(np.float32): 1e-5}
+# compiled against embedded: the relative and absolute tolerance per float dtype
+TOLERANCE = {np.dtype(np.float64): 1e-13, np.dtype(np.float32): 1e-5}
 
 
 def test_openmp_threads_are_fixed() -> None:
@@ -52,80 +54,6 @@ def test_openmp_threads_are_fixed() -> None:
 @pytest.fixture(params=TOOLCHAINS)
 def toolchain(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(request.param)
-
-
-# --- arrays in every layout ------------------------------------------------------------
-
-
-def random_array(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> np.ndarray:
-    """Floats in [-2, 2), ints in [-50, 50), bools."""
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind == "i":
-        return rng.integers(-50, 50, size=shape).astype(dtype)
-    return (rng.random(shape) * 4.0 - 2.0).astype(dtype)
-
-
-@dataclasses.dataclass
-class Placed:
-    """An array in some layout; for views, the buffer around it and its initial content."""
-
-    array: np.ndarray
-    parent: np.ndarray | None = None
-    parent_before: np.ndarray | None = None
-    where: tuple[slice, ...] = ()
-
-    def assert_surroundings_untouched(self, what: str) -> None:
-        if self.parent is None:
-            return
-        assert self.parent_before is not None
-        outside = np.ones(self.parent.shape, dtype=bool)
-        outside[self.where] = False
-        np.testing.assert_array_equal(
-            self.parent[outside], self.parent_before[outside], err_msg=f"{what}: outside the view"
-        )
-
-
-def place(base: np.ndarray, layout: str, rng: np.random.Generator) -> Placed:
-    """`base`'s values in `layout`: C, F, a strided view of a bigger buffer (`sliced`),
-    or such a view with negative strides on every axis (`reversed`)."""
-    if layout == "C":
-        return Placed(np.ascontiguousarray(base))
-    if layout == "F":
-        array = np.asfortranarray(base)
-        assert array.flags.f_contiguous
-        return Placed(array)
-    steps = (2, 3, 2)[: base.ndim]
-    offsets = (0, 1, 1)[: base.ndim]
-    parent = random_array(
-        tuple(o + n * s + 1 for o, n, s in zip(offsets, base.shape, steps)), base.dtype, rng
-    )
-    if layout == "sliced":
-        where = tuple(slice(o, o + n * s, s) for o, n, s in zip(offsets, base.shape, steps))
-    else:
-        assert layout == "reversed"
-        where = tuple(
-            slice(o + (n - 1) * s, o - 1 if o > 0 else None, -s)
-            for o, n, s in zip(offsets, base.shape, steps)
-        )
-    view = parent[where]
-    assert view.shape == base.shape
-    view[...] = base
-    if base.size > 1:
-        assert not view.flags.c_contiguous and not view.flags.f_contiguous
-    return Placed(view, parent, parent.copy(), where)
-
-
-def assert_same(got: np.ndarray, want: np.ndarray, what: str) -> None:
-    """Exactly equal for ints and bools; close for floats (NaN matches NaN)."""
-    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, expected {want.dtype}"
-    if want.dtype.kind == "f":
-        np.testing.assert_allclose(
-            got, want, rtol=RTOL[want.dtype], atol=ATOL[want.dtype], err_msg=what
-        )
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=what, strict=True)
 
 
 # --- running a program both ways --------------------------------------------------------------
@@ -167,25 +95,7 @@ def make_arguments(
     }
 
 
-def run_both(
-    program: sc.Program,
-    compiled: Callable[..., None],
-    arguments: Mapping[str, Any],
-    layout: str,
-    seed: int = 0,
-) -> dict[str, np.ndarray]:
-    """Run `program` embedded on C-order copies and `compiled` on arrays in `layout`;
-    assert that every field ends up the same, and that nothing around a view changed.
-    Returns the embedded results."""
-    rng = np.random.default_rng(seed)
-    expected = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in arguments.items()}
-    program(*expected.values())
-    placed = {k: place(v, layout, rng) for k, v in arguments.items() if isinstance(v, np.ndarray)}
-    compiled(*(placed[k].array if k in placed else v for k, v in arguments.items()))
-    for name, p in placed.items():
-        assert_same(p.array, expected[name], f"{program.name}: field {name!r} ({layout})")
-        p.assert_surroundings_untouched(f"{program.name}: field {name!r} ({layout})")
-    return {k: v for k, v in expected.items() if isinstance(v, np.ndarray)}
+run_both = functools.partial(shared.run_both, tolerance=TOLERANCE)
 
 
 def check_case(case: Case, toolchain: Any, subtests: Any, layouts: list[str] = LAYOUTS) -> None:
@@ -648,7 +558,7 @@ def test_cases_cover_every_dtype_and_scalar_dtype() -> None:
 def test_cases_cover_every_math_function() -> None:
     """Every sc.math function is compiled by the CASES here or by the programs of
     test_integer_and_math_compiled.py (which run on the same toolchains)."""
-    from test_integer_and_math_compiled import PROGRAMS
+    from .test_integer_and_math_compiled import PROGRAMS
 
     used: set[str] = set()
 
@@ -715,12 +625,6 @@ def _replace(name: str, value: Callable[[Any], Any]) -> Callable[[dict[str, Any]
     return change
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array = array.copy()
-    array.flags.writeable = False
-    return array
-
-
 BAD_CALLS: dict[str, Callable[[dict[str, Any]], list[Any]]] = {
     "too_few": lambda args: list(args.values())[:-1],
     "too_many": lambda args: [*args.values(), 1.0],
@@ -734,7 +638,7 @@ BAD_CALLS: dict[str, Callable[[dict[str, Any]], list[Any]]] = {
     "ndim_too_many": _replace("o32", lambda v: v[..., None]),
     "shape_inconsistent": _replace("y32", lambda v: np.zeros((5, 5), np.int32)),
     "shape_of_an_output": _replace("ob", lambda v: np.zeros((4, 4), bool)),
-    "read_only_output": _replace("o64", _read_only),
+    "read_only_output": _replace("o64", read_only),
     "list_for_a_field": _replace("x", lambda v: v.tolist()),
     "scalar_for_a_field": _replace("f", lambda v: 1.0),
     "float_for_int32": _replace("k", lambda v: 1.5),

@@ -20,6 +20,7 @@ import pytest
 
 import stencilchain as sc
 from stencilchain.program import embedded
+from tests._support import family_toolchain
 
 I = sc.Dimension("I")
 
@@ -285,11 +286,9 @@ PROGRAMS = {"integer": integer_program, "float64": float64_program, "float32": f
 
 
 def _gpu_toolchain(family: str, cache_dir: Any) -> Any:
-    from stencilchain.containers import build_container
-
     if family == "dace":
         pytest.importorskip("dace")
-    return getattr(build_container({}, cache_dir=cache_dir, device="gpu"), family).toolchain()
+    return family_toolchain(family, cache_dir, device="gpu")
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")

@@ -156,7 +156,7 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is no
 def test_gpu_sources_of_mesh_programs_build(session_cache_dir: Path) -> None:
     container = build_container({}, cache_dir=session_cache_dir, device="gpu")
     programs = (m.reductions, m.mesh_column64, m.through_a_temporary, m.diffusion_step)
-    builds = [(container.gtfn.toolchain(), programs)]
+    builds: list[tuple[Any, tuple[sc.Program, ...]]] = [(container.gtfn.toolchain(), programs)]
     if importlib.util.find_spec("dace") is not None:
         noopt = build_container({}, cache_dir=session_cache_dir, device="gpu", auto_optimize=False)
         builds += [

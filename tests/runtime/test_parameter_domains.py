@@ -95,7 +95,7 @@ def test_bounds_from_parameters_match_numpy_slicing(
     got = [np.full_like(f, -1.0) for _ in range(4)]
     want = [g.copy() for g in got]
     run(f, *got, np.int32(k_start), np.int64(k_end), np.int32(i_end))
-    _reference(f, *want, k_start, k_end, i_end)
+    _reference(f, want[0], want[1], want[2], want[3], k_start, k_end, i_end)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-14, atol=0)
 

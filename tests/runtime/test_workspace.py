@@ -17,12 +17,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_gtfn_end_to_end import LAYOUTS, TEMPORARIES_CASE, make_arguments, run_both
 
 import stencilchain as sc
 from stencilchain.containers import build_container
 from stencilchain.examples import hdiff_staged, laplacian
 from stencilchain.examples.tuple_chain import backward_divergence, forward_gradient
+
+from .test_gtfn_end_to_end import LAYOUTS, TEMPORARIES_CASE, make_arguments, run_both
 
 F = laplacian.Field2D
 I, J = laplacian.I, laplacian.J

@@ -12,7 +12,7 @@ since. Only when that estimate passes the limit, or the record is older than
 `RESCAN_AFTER` (it misses what other processes' lost updates and translations added),
 are the caches walked; a walk that finds them too big prunes down to `LOW_WATER` of the
 limit, so that the next walk is many builds away, sparing support folders and entries
-made or used in the last `RECENT` seconds. See docs/adr/0018-cache-size-limit-and-salt.md.
+made or used in the last `RECENT` seconds. See docs/adr/0017-cache-size-limit-and-salt.md.
 """
 
 from __future__ import annotations

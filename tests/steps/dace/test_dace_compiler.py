@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import os
 import subprocess
@@ -26,6 +27,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+from tests import _support as shared
+from tests._support import place, random_array, read_only
 
 dace = pytest.importorskip("dace")
 
@@ -52,7 +56,7 @@ I32 = sc.Field[[I, J], sc.int32]
 I64 = sc.Field[[I, J], sc.int64]
 B = sc.Field[[I, J], sc.bool_]
 LAYOUTS = ("C", "F", "sliced", "reversed")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 # --- programs ---------------------------------------------------------------------------------
@@ -137,32 +141,6 @@ def affine_program(f: F64, out: F64) -> None:
 # --- arrays ---------------------------------------------------------------------------------
 
 
-def random_array(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind == "i":
-        return rng.integers(-50, 50, size=shape).astype(dtype)
-    return (rng.random(shape) * 4.0 - 2.0).astype(dtype)
-
-
-def place(base: np.ndarray, layout: str, rng: np.random.Generator) -> np.ndarray:
-    """`base`'s values as a C or Fortran array, or a strided (`sliced`) or negatively
-    strided (`reversed`) view of a bigger buffer."""
-    if layout == "C":
-        return np.ascontiguousarray(base)
-    if layout == "F":
-        return np.asfortranarray(base)
-    parent = random_array(tuple(2 * n + 3 for n in base.shape), base.dtype, rng)
-    if layout == "sliced":
-        view = parent[tuple(slice(1, 1 + 2 * n, 2) for n in base.shape)]
-    else:
-        view = parent[tuple(slice(2 * n, 0, -2) for n in base.shape)]
-    assert view.shape == base.shape
-    view[...] = base
-    return view
-
-
 def arguments(
     program: sc.Program, shape: tuple[int, int], scalars: dict[str, Any], seed: int
 ) -> list[Any]:
@@ -175,22 +153,10 @@ def arguments(
     ]
 
 
-def run_both(
-    program: sc.Program, compiled: Callable[..., None], args: list[Any], layout: str
-) -> None:
-    """`program` embedded on copies, `compiled` on `layout` arrays: every field equal."""
-    rng = np.random.default_rng(len(layout))
-    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    program(*expected)
-    placed = [place(a, layout, rng) if isinstance(a, np.ndarray) else a for a in args]
-    compiled(*placed)
-    for param, got, want in zip(program.ir.params, placed, expected):
-        if isinstance(got, np.ndarray):
-            assert got.dtype == want.dtype
-            if want.dtype.kind == "f":
-                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=param.name)
-            else:
-                np.testing.assert_array_equal(got, want, err_msg=f"{param.name} ({layout})")
+# compiled against embedded, relative and absolute, for every float dtype
+run_both = functools.partial(
+    shared.run_both, tolerance={np.dtype(np.float64): 1e-6, np.dtype(np.float32): 1e-6}
+)
 
 
 # --- toolchains ---------------------------------------------------------------------------
@@ -228,7 +194,9 @@ def test_examples_match_embedded_and_reference(
         with subtests.test(layout=layout):
             inputs = module.make_inputs(module.DEFAULT_SHAPE, np.random.default_rng(seed))
             reference = module.reference(**{k: v.copy() for k, v in inputs.items()})
-            placed = {k: place(v, layout, np.random.default_rng(seed)) for k, v in inputs.items()}
+            placed = {
+                k: place(v, layout, np.random.default_rng(seed)).array for k, v in inputs.items()
+            }
             bound(*placed.values())
             for name, value in reference.items():
                 np.testing.assert_allclose(placed[name], value, rtol=1e-12, err_msg=name)
@@ -283,12 +251,6 @@ def _replace(index: int, value: Callable[[Any], Any]) -> Callable[[list[Any]], l
     return change
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array = array.copy()
-    array.flags.writeable = False
-    return array
-
-
 BAD_CALLS: dict[str, Callable[[list[Any]], list[Any]]] = {
     "too_few": lambda args: args[:-1],
     "too_many": lambda args: [*args, 1.0],
@@ -297,7 +259,7 @@ BAD_CALLS: dict[str, Callable[[list[Any]], list[Any]]] = {
     "dtype_of_an_output": _replace(8, lambda v: v.astype(np.int32)),
     "ndim": _replace(1, lambda v: v[0]),
     "shape_inconsistent": _replace(2, lambda v: np.zeros((5, 5), np.int32)),
-    "read_only_output": _replace(5, _read_only),
+    "read_only_output": _replace(5, read_only),
     "list_for_a_field": _replace(3, lambda v: v.tolist()),
     "float_for_int32": _replace(12, lambda v: 1.5),
     "int32_overflow": _replace(12, lambda v: 2**31),
@@ -596,7 +558,7 @@ def test_init_reading_the_symbols_is_redone_when_they_change(tmp_path: Path) -> 
     for shape in ((3, 4), (40, 50), (3, 4), (7, 2), (40, 50)):
         f = np.random.default_rng(shape[0]).random(shape)
         for layout in ("C", "F"):
-            g = place(f, layout, np.random.default_rng(0))
+            g = place(f, layout, np.random.default_rng(0)).array
             out = np.zeros_like(g)
             entry(g, out)
             np.testing.assert_array_equal(out, 2.0 * g + 1.0)

@@ -18,12 +18,12 @@ import pytest
 
 import stencilchain as sc
 from stencilchain.errors import CacheSecurityError, StencilchainError
-from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.caches import trust
 from stencilchain.steps.caches.build_cache import MARKER_NAME, BuildCache
 from stencilchain.steps.caches.cache_root import CacheLocation, cache_root
 from stencilchain.steps.caches.translation_cache import TranslationCache
 from stencilchain.steps.settings import CacheLifetime
+from tests._support import family_toolchain
 
 KEY = "entry_0123456789abcdef"
 TRANSLATION_KEY = "ab" + "0123456789" * 6
@@ -243,14 +243,6 @@ def cache_security_double(f: sc.Field[[I, J], sc.float64], out: sc.Field[[I, J],
     _double(f, out=out)
 
 
-def _toolchain(family: str, cache_dir: Path) -> Toolchain:
-    """A fresh toolchain (its own compiled-program pool) on the cache in `cache_dir`."""
-    from stencilchain.containers import build_container
-
-    container = build_container({}, cache_dir=cache_dir)
-    return container.gtfn.toolchain() if family == "gtfn" else container.dace.toolchain()
-
-
 @pytest.mark.parametrize("family", ["gtfn", "dace"])
 @pytest.mark.parametrize("where", ["build folder", "builds folder", "translation entry"])
 def test_end_to_end_a_cache_entry_others_can_write_is_refused(
@@ -259,7 +251,7 @@ def test_end_to_end_a_cache_entry_others_can_write_is_refused(
     if family == "dace":
         pytest.importorskip("dace")
     cache_dir = tmp_path / "cache"
-    first = _toolchain(family, cache_dir)
+    first = family_toolchain(family, cache_dir)
     compiled = first.compile(cache_security_double)
     f = np.arange(20.0).reshape(4, 5)
     out = np.zeros_like(f)
@@ -274,10 +266,10 @@ def test_end_to_end_a_cache_entry_others_can_write_is_refused(
     }[where]
     _widen(path, stat.S_IWOTH)
     with pytest.raises(CacheSecurityError) as error:
-        _toolchain(family, cache_dir).compile(cache_security_double)
+        family_toolchain(family, cache_dir).compile(cache_security_double)
     assert f" {path} is writable by others" in str(error.value)
     path.chmod(0o600 if path.is_file() else 0o700)
-    again = _toolchain(family, cache_dir).compile(cache_security_double)
+    again = family_toolchain(family, cache_dir).compile(cache_security_double)
     assert again.artifact.build_dir == compiled.artifact.build_dir
     assert not again.artifact.built  # trusted again: loaded, not rebuilt
 
