@@ -67,7 +67,12 @@ def test_directives_after_the_last_system_include_leave_the_prelude() -> None:
 def test_a_unit_without_system_includes_has_no_prelude(tmp_path: Path) -> None:
     assert prelude_of('#include "mine.h"\nint f() { return 1; }\n') == ""
     cache = BuildCache(tmp_path)
-    assert prelude_options(cache, ["c++"], "int f();\n", tools_identity="t", family="x") == []
+    assert (
+        prelude_options(
+            cache, ["c++"], "int f();\n", tools_identity="t", family="x", environment=None
+        )
+        == []
+    )
     assert not list(tmp_path.iterdir())
 
 
@@ -81,7 +86,9 @@ def test_the_prelude_is_precompiled_once_read_by_gcc_and_changes_no_object(
     tmp_path: Path,
 ) -> None:
     cache = BuildCache(tmp_path / "cache")
-    options = prelude_options(cache, _flags(), UNIT, tools_identity="t", family="dace")
+    options = prelude_options(
+        cache, _flags(), UNIT, tools_identity="t", family="dace", environment=None
+    )
     assert options[:1] == ["-include"] and options[-1] == "-Winvalid-pch"
     header = Path(options[1])
     assert header.name == HEADER and header.with_name(HEADER + ".gch").is_file()
@@ -89,13 +96,18 @@ def test_the_prelude_is_precompiled_once_read_by_gcc_and_changes_no_object(
     assert entry.kind == SUPPORT and entry.family == "dace"
     # a second unit with the same prelude and flags reads the same header, built once
     again = prelude_options(
-        cache, _flags(), UNIT + "int more;\n", tools_identity="t", family="dace"
+        cache, _flags(), UNIT + "int more;\n", tools_identity="t", family="dace", environment=None
     )
     assert again == options and len(list(cache.entries())) == 1
     # other flags or another compiler identity: another header
-    other = prelude_options(cache, [*_flags(), "-O2"], UNIT, tools_identity="t", family="dace")
+    other = prelude_options(
+        cache, [*_flags(), "-O2"], UNIT, tools_identity="t", family="dace", environment=None
+    )
     assert other != options
-    assert prelude_options(cache, _flags(), UNIT, tools_identity="u", family="dace") != options
+    assert (
+        prelude_options(cache, _flags(), UNIT, tools_identity="u", family="dace", environment=None)
+        != options
+    )
 
     unit = tmp_path / "unit.cpp"
     unit.write_text(UNIT.replace('#include "local.h"\n', ""))
@@ -124,10 +136,15 @@ def test_the_prelude_is_precompiled_once_read_by_gcc_and_changes_no_object(
 @needs_cxx
 def test_a_prelude_folder_that_lost_its_header_is_built_again(tmp_path: Path) -> None:
     cache = BuildCache(tmp_path)
-    options = prelude_options(cache, _flags(), UNIT, tools_identity="t", family="dace")
+    options = prelude_options(
+        cache, _flags(), UNIT, tools_identity="t", family="dace", environment=None
+    )
     gch = Path(options[1] + ".gch")
     gch.unlink()
-    assert prelude_options(cache, _flags(), UNIT, tools_identity="t", family="dace") == options
+    assert (
+        prelude_options(cache, _flags(), UNIT, tools_identity="t", family="dace", environment=None)
+        == options
+    )
     assert gch.is_file()
 
 
@@ -135,14 +152,17 @@ def test_a_prelude_folder_that_lost_its_header_is_built_again(tmp_path: Path) ->
 def test_a_prelude_that_cannot_be_precompiled_leaves_the_unit_as_it_is(tmp_path: Path) -> None:
     cache = BuildCache(tmp_path)
     unit = "#include <no_such_header_of_stencilchain.h>\nint f();\n"
-    assert prelude_options(cache, _flags(), unit, tools_identity="t", family="dace") == []
+    assert (
+        prelude_options(cache, _flags(), unit, tools_identity="t", family="dace", environment=None)
+        == []
+    )
     assert SUPPORT not in [e.kind for e in cache.entries()]  # no complete folder
 
 
 @needs_cxx
 def test_gold_is_used_where_the_compiler_can_link_with_it() -> None:
     assert CXX is not None
-    flags = fast_linker_flags(CXX)
+    flags = fast_linker_flags(CXX, None)
     probe = subprocess.run([CXX, GOLD, "-Wl,--version"], capture_output=True, text=True)
     assert flags == ((GOLD,) if probe.returncode == 0 and "GNU gold" in probe.stdout else ())
-    assert fast_linker_flags("/no/such/compiler") == ()
+    assert fast_linker_flags("/no/such/compiler", None) == ()
