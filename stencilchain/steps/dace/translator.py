@@ -104,7 +104,7 @@ from stencilchain.steps.cpp.expressions import (
     position,
 )
 from stencilchain.steps.cpp.literals import literal
-from stencilchain.steps.cpp.scans import scan_level
+from stencilchain.steps.cpp.scans import SCAN_BLOCK, scan_level
 from stencilchain.steps.dace.extra import require_dace
 from stencilchain.steps.dace.lock import DACE_LOCK
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
@@ -174,9 +174,8 @@ _CPP_RESERVED = frozenset(_CPP_RESERVED_WORDS.split())
 
 # GPU thread-block shapes per map dimensionality (the last map parameter is x).
 _GPU_BLOCK_SIZE = {1: [256, 1, 1], 2: [64, 4, 1]}
-# Columns a CPU scan walks together where the axis is not the arrays' fastest dimension.
-SCAN_BLOCK = 256
-# ... and where it is (C order): enough interleaved columns to overlap their divisions.
+# Columns a CPU scan walks together where the axis is the arrays' fastest dimension (C
+# order; elsewhere SCAN_BLOCK): enough interleaved columns to overlap their divisions.
 SCAN_BLOCK_NARROW = 64
 _GPU_BLOCK_SIZE_3D = [32, 4, 2]
 # The tile of a tiled call (`add_tiled_call`): points along the innermost dimension, and
@@ -712,8 +711,8 @@ class _SDFGBuilder:
         params = dict(self.params)
         origins: dict[str, dict[Dimension, str]] = {}
         for stage in plan.stages:
-            lo = dict(zip(call_dims, stage.lo))
-            hi = dict(zip(call_dims, stage.hi))
+            lo = dict(zip(call_dims, stage.low))
+            hi = dict(zip(call_dims, stage.high))
             shape = {d: size[d] + hi[d] - lo[d] for d in order}
             strides, stride = {}, 1
             for d in reversed(order):
@@ -733,9 +732,9 @@ class _SDFGBuilder:
         written: dict[str, Any] = {}
         writes: dict[str, Any] = {}
         steps: list[tuple[ir.Expr, tuple[str | None, ...], tuple[int, ...], tuple[int, ...]]]
-        steps = [(s.body, (s.name,), s.lo, s.hi) for s in plan.stages]
+        steps = [(s.expr, (s.name,), s.low, s.high) for s in plan.stages]
         zero = tuple(0 for _ in call_dims)
-        steps.append((plan.body, outs, zero, zero))
+        steps.append((plan.result, outs, zero, zero))
         for k, (body, targets, lo_t, hi_t) in enumerate(steps):
             lo = dict(zip(call_dims, lo_t))
             hi = dict(zip(call_dims, hi_t))
@@ -1131,7 +1130,7 @@ def _tile_size(
     def fits() -> bool:
         for stage in plan.stages:
             points = stage.type.dtype.numpy.itemsize
-            for d, lo, hi in zip(dims, stage.lo, stage.hi):
+            for d, lo, hi in zip(dims, stage.low, stage.high):
                 points *= (inner if d == order[-1] else outer) + hi - lo
             if points > STACK_BYTES:
                 return False

@@ -22,7 +22,7 @@ from stencilchain.steps.cpp.expressions import (
 )
 from stencilchain.steps.cpp.package_text import package_text
 from stencilchain.steps.cpp.scan_chains import chained_temporaries, scan_chains
-from stencilchain.steps.cpp.scans import scan_block, scan_column
+from stencilchain.steps.cpp.scans import SCAN_BLOCK, scan_block, scan_column
 from stencilchain.steps.cpp.signature import (
     FieldArg,
     ProgramSignature,
@@ -41,14 +41,15 @@ from stencilchain.steps.gtfn.tiling import (
     Materialization,
     Stage,
     TilePlan,
+    describe,
+    element_bytes,
     plan_tiles,
+    tile_sizes,
 )
 from stencilchain.steps.settings import DataLayout
 from stencilchain.steps.stages import ProgramSource, step_settings
 
 CUDA_BLOCK_SIZE = 256
-# Columns a CPU scan walks together when the axis is not the arrays' fastest dimension.
-SCAN_BLOCK = 256
 # Columns a chain of CPU scans (`scan_chains`) walks together: where the axis is the
 # arrays' fastest dimension (C order), enough columns for independent divisions to overlap;
 # else a wide block along the fastest dimension (long unit-stride runs per level). The
@@ -611,9 +612,9 @@ class _Translator:
         plan = self.plans[index]
         name = self.tiled_kernel(index, call, dims, inner)
         order = loop_order(dims, inner)
-        sizes = plan.tile_sizes(inner)
+        sizes = tile_sizes(plan, inner)
         haloed = [d for k, d in enumerate(dims) if k != inner and sizes[k] > 1]
-        lines = [f"// {line}" for line in plan.describe(inner)]
+        lines = [f"// {line}" for line in describe(plan, inner)]
         for d in dims:
             lines.append(
                 f"const std::int64_t sc_range_{d.name} = {bound_var(d, 'stop')} - {bound_var(d, 'start')};"
@@ -638,7 +639,7 @@ class _Translator:
             bytes_of = " + ".join(f"{p}" for p in per_stage)
             lines += [
                 f"std::int64_t sc_side = {MAX_TILE};",
-                f"while (sc_side > {MIN_TILE} && ({bytes_of}) * {plan.dtype_bytes} > {TILE_BUDGET_BYTES}) sc_side /= 2;",
+                f"while (sc_side > {MIN_TILE} && ({bytes_of}) * {element_bytes(plan)} > {TILE_BUDGET_BYTES}) sc_side /= 2;",
             ]
             lines += [
                 f"const std::int64_t sc_tile_{d.name} = std::min<std::int64_t>(sc_side, sc_range_{d.name});"
