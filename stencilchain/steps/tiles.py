@@ -88,9 +88,7 @@ class CostFunction(Protocol):
         ...
 
 
-def plan_tiles(
-    body: ir.Expr, dims: tuple[Dimension, ...], cost: CostFunction
-) -> TilePlan | None:
+def plan_tiles(body: ir.Expr, dims: tuple[Dimension, ...], cost: CostFunction) -> TilePlan | None:
     """The stages that `cost` keeps of `body` (a call's inlined body over `dims`), or None
     when it keeps none or the body has a node that the family does not tile. Round by
     round the cost function chooses among the candidates of the result and the stages kept
