@@ -1,6 +1,6 @@
 """Where an inlined expression evaluates each of its sub-expressions: the offsets from the
-current point, per node. The tile planners of both CPU translations (steps/gtfn/tiling.py,
-steps/dace/tiling.py) find with it the intermediates read at several offsets."""
+current point, per node. The tile planner of both CPU translations (steps/tiles.py) finds
+with it the intermediates read at several offsets."""
 
 from __future__ import annotations
 

@@ -34,7 +34,8 @@ class NodeTraits:
     every operand is a literal. `reads_position`: its value depends on the global index
     along its `dim` (so a split of `dim` over ranks changes it). `reads_table`: reads a
     connectivity table. `makes_tuple`: its value is a tuple. `changes_dims`: its value is
-    over other dimensions than its operand's."""
+    over other dimensions than its operand's. `calls_math`: an operation that calls a math
+    function (a cost model weighs it above arithmetic)."""
 
     reach: Reach
     leaf: bool = False
@@ -44,6 +45,7 @@ class NodeTraits:
     reads_table: bool = False
     makes_tuple: bool = False
     changes_dims: bool = False
+    calls_math: bool = False
 
 
 _OPERATION = NodeTraits(Reach.POINT, operation=True, foldable=True)
@@ -55,7 +57,7 @@ NODE_TRAITS: Mapping[type[ir.Expr], NodeTraits] = {
     ir.Unary: _OPERATION,
     ir.Binary: _OPERATION,
     ir.Where: _OPERATION,
-    ir.MathCall: _OPERATION,
+    ir.MathCall: NodeTraits(Reach.POINT, operation=True, foldable=True, calls_math=True),
     ir.Cast: _OPERATION,
     ir.Call: NodeTraits(Reach.CALLEE),
     ir.ScanCall: NodeTraits(Reach.COLUMN),

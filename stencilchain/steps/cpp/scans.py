@@ -15,6 +15,10 @@ from stencilchain.program import ir
 from stencilchain.steps.cpp.expressions import ExpressionEmitter
 from stencilchain.steps.cpp.literals import literal
 
+# Columns a CPU scan walks together where the axis is not the arrays' fastest dimension
+# (both families).
+SCAN_BLOCK = 256
+
 # The C++ of the argument passed for a scan parameter, at the current level.
 ArgumentReader = Callable[[ir.Param, ir.Expr], str]
 # The statement storing `value` as state element `k` at the current level.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.steps.cpp.scans import scan_level
+from stencilchain.steps.cpp.scans import SCAN_BLOCK, scan_level
 from stencilchain.steps.dace.build_context import BuildContext
 from stencilchain.steps.dace.call_blocks import (
     call_block,
@@ -35,9 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SCAN_BLOCK", "SCAN_BLOCK_NARROW", "add_scan_call"]
 
-# Columns a CPU scan walks together where the axis is not the arrays' fastest dimension.
-SCAN_BLOCK = 256
-# ... and where it is (C order): enough interleaved columns to overlap their divisions.
+# Columns a CPU scan walks together where the axis is the arrays' fastest dimension (C
+# order; elsewhere SCAN_BLOCK): enough interleaved columns to overlap their divisions.
 SCAN_BLOCK_NARROW = 64
 
 

@@ -114,8 +114,8 @@ def add_tiles(
     params = dict(ctx.params)
     origins: dict[str, dict[Dimension, str]] = {}
     for stage in plan.stages:
-        lo = dict(zip(call_dims, stage.lo))
-        hi = dict(zip(call_dims, stage.hi))
+        lo = dict(zip(call_dims, stage.low))
+        hi = dict(zip(call_dims, stage.high))
         shape = {d: size[d] + hi[d] - lo[d] for d in order}
         strides, stride = {}, 1
         for d in reversed(order):
@@ -135,9 +135,9 @@ def add_tiles(
     written: dict[str, Any] = {}
     writes: dict[str, Any] = {}
     steps: list[tuple[ir.Expr, tuple[str | None, ...], tuple[int, ...], tuple[int, ...]]]
-    steps = [(s.body, (s.name,), s.lo, s.hi) for s in plan.stages]
+    steps = [(s.expr, (s.name,), s.low, s.high) for s in plan.stages]
     zero = tuple(0 for _ in call_dims)
-    steps.append((plan.body, outs, zero, zero))
+    steps.append((plan.result, outs, zero, zero))
     for k, (body, targets, lo_t, hi_t) in enumerate(steps):
         lo = dict(zip(call_dims, lo_t))
         hi = dict(zip(call_dims, hi_t))
@@ -212,7 +212,7 @@ def tile_size(
     def fits() -> bool:
         for stage in plan.stages:
             points = stage.type.dtype.numpy.itemsize
-            for d, lo, hi in zip(dims, stage.lo, stage.hi):
+            for d, lo, hi in zip(dims, stage.low, stage.high):
                 points *= (inner if d == order[-1] else outer) + hi - lo
             if points > STACK_BYTES:
                 return False

@@ -1,23 +1,7 @@
-"""Which intermediates of a call's inlined body the DaCe CPU translation materializes in
-per-tile buffers (compound stencils such as hdiff), and the stages that compute them.
-
-A field operator call is translated to one expression of the program's fields (calls
-inlined). A sub-expression that the body evaluates at several offsets (hdiff's Laplacian
-at five points, each limited flux at two) is recomputed at each of them by a pointwise
-map. Under auto-optimization on the CPU such a call instead runs the way GridTools
-schedules it: a parallel map over tiles of the domain, and inside each tile one
-sequential map per stage, writing a buffer of the tile's size plus the halo its
-readers need, the last stage writing the outputs (see `DaCeTranslator`).
-
-The cost model (the same as the GTFN stage extraction's): a field-valued sub-expression
-that is not a plain read is materialized when it is evaluated at `n >= 2` distinct
-offsets and `(n - 1) * ops` (ops: its operations) exceeds `STORE_LOAD`, the cost of
-storing and reloading a value. Of a candidate nested in another candidate only the outer
-one is kept, unless the inner one is evaluated at more offsets (hdiff's Laplacian inside
-a flux). Only bodies made of pointwise operations, cartesian shifts and reads of fields
-over exactly the call's dimensions are tiled: evaluating any of those on the whole box
-of a stage (its corners included) reads only inside the call's per-dimension halo, and
-never traps (the emitter's integer division guards, IEEE floats).
+"""DaCe's side of the tile planner (`steps/tiles.py`): its cost function, which keeps in one
+pass over the whole body every candidate worth a store and a load that no candidate evaluated
+at as many offsets holds, and the fusion of a program's temporaries into the calls that read
+them (the tiles then hold them). The SDFG of the tiles is `DaCeTranslator`'s (ADR 0013).
 
 Pure IR analysis: importing this module does not import DaCe.
 """
@@ -25,85 +9,71 @@ Pure IR analysis: importing this module does not import DaCe.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.evaluation import Offsets, evaluation_offsets, node_count
+from stencilchain.program.evaluation import node_count
+from stencilchain.program.node_traits import NodeTraits, Reach, traits_of
 from stencilchain.program.transforms import substitute
+from stencilchain.steps import tiles
+from stencilchain.steps.tiles import Candidate, Choice, Stage, TilePlan, operation_count
 
-__all__ = ["MAX_FUSED_NODES", "STORE_LOAD", "Stage", "TilePlan", "fuse_temporaries", "plan_tiles"]
+__all__ = [
+    "MAX_FUSED_NODES",
+    "STORE_LOAD",
+    "DaCeCost",
+    "Stage",
+    "TilePlan",
+    "fuse_temporaries",
+    "plan_tiles",
+    "tileable",
+]
 
 # The cost, in operations, of storing a value in a tile buffer and loading it back.
 STORE_LOAD = 2
-# The node classes a tiled body may contain.
-_POINTWISE = (ir.Literal, ir.Ref, ir.Shift, ir.Unary, ir.Binary, ir.Where, ir.MathCall, ir.Cast)
-_OPERATIONS = (ir.Unary, ir.Binary, ir.Where, ir.MathCall, ir.Cast)
 # The largest body (in nodes, shared sub-expressions counted each time) that fusing a
 # program's temporaries into their readers may make.
 MAX_FUSED_NODES = 4000
 
 
 @dataclasses.dataclass(frozen=True)
-class Stage:
-    """One materialized intermediate: `body` (other buffers read as `Ref`s to their
-    names) computed into buffer `name` on the box `lo[d] <= offset <= hi[d]` around each
-    point of a tile (offsets relative to the call's output point, per call dimension)."""
+class DaCeCost:
+    """Keeps, in one pass, each candidate evaluated at `n` offsets of the whole body with
+    `(n - 1) * ops > STORE_LOAD` (`ops`: its operations) unless a larger such candidate
+    holds it and is evaluated at as many offsets (hdiff: the Laplacian inside a flux is
+    kept, evaluated at five offsets against the flux's two); smallest first."""
 
-    name: str
-    body: ir.Expr
-    lo: Offsets
-    hi: Offsets
+    prefix: str
+    holds_tile: bool = False
 
-    @property
-    def type(self) -> ir.FieldType:
-        assert isinstance(self.body.type, ir.FieldType)
-        return self.body.type
+    def tiles(self, traits: NodeTraits) -> bool:
+        return _tiled(traits)
 
-
-@dataclasses.dataclass(frozen=True)
-class TilePlan:
-    """The stages of a tiled call, producers first, and the call's body reading them."""
-
-    stages: tuple[Stage, ...]
-    body: ir.Expr
+    def choose(self, candidates: Sequence[Candidate], dims: tuple[Dimension, ...]) -> Choice:
+        worth = [
+            c for c in candidates if (len(c.positions) - 1) * operation_count(c.expr) > STORE_LOAD
+        ]
+        kept = [
+            c
+            for c in worth
+            if not any(
+                p is not c and len(c.positions) <= len(p.positions) and _inside(p.expr, c.expr)
+                for p in worth
+            )
+        ]
+        # a sub-expression is smaller than its container: producers first
+        kept.sort(key=lambda c: node_count(c.expr))
+        return Choice(tuple((c, float(operation_count(c.expr))) for c in kept), final=True)
 
 
 def plan_tiles(body: ir.Expr, dims: tuple[Dimension, ...], prefix: str) -> TilePlan | None:
     """The stages materializing `body`'s intermediates (buffers named `<prefix>buf<k>`),
-    or None when the body is not tiled (nothing worth materializing, or a node that the
-    tiled translation does not handle)."""
-    if len(dims) < 2 or not _tileable(body, dims):
+    or None when the body is not tiled (nothing worth materializing, or a node or a field
+    that the tiled translation does not handle)."""
+    if len(dims) < 2 or not tileable(body, dims):
         return None
-    offsets = evaluation_offsets(body, dims)
-    candidates: list[ir.Expr] = [
-        e
-        for e, at in offsets.items()
-        if isinstance(e.type, ir.FieldType)
-        and isinstance(e, _OPERATIONS)
-        and len(at) >= 2
-        and (len(at) - 1) * _ops(e) > STORE_LOAD
-    ]
-    kept = [
-        c
-        for c in candidates
-        if not any(
-            p is not c and len(offsets[c]) <= len(offsets[p]) and _contains(p, c)
-            for p in candidates
-        )
-    ]
-    if not kept:
-        return None
-    kept.sort(key=node_count)  # a sub-expression is smaller than its container: producers first
-    names: dict[ir.Expr, str] = {e: f"{prefix}buf{k}" for k, e in enumerate(kept)}
-    stages = []
-    for e in kept:
-        at = offsets[e]
-        lo = tuple(min(o[k] for o in at) for k in range(len(dims)))
-        hi = tuple(max(o[k] for o in at) for k in range(len(dims)))
-        stage_body = ir.map_children(e, lambda c: _replace(c, names))
-        stages.append(Stage(names[e], stage_body, lo, hi))
-    return TilePlan(tuple(stages), _replace(body, names))
+    return tiles.plan_tiles(body, dims, DaCeCost(f"{prefix}buf"))
 
 
 def fuse_temporaries(
@@ -141,7 +111,7 @@ def fuse_temporaries(
                 made[name] = element
         if any(not program.is_temporary(o) for o in call.outs):
             dims = tuple(dd.dim for dd in call.domain.dims)
-            if not _tileable(body, dims) or any(
+            if not tileable(body, dims) or any(
                 isinstance(e.type, ir.FieldType) and e.type.dims != dims for e in elements
             ):
                 return None
@@ -160,30 +130,38 @@ def _smaller_than(expr: ir.Expr, limit: int) -> bool:
     return True
 
 
-def _tileable(expr: ir.Expr, dims: tuple[Dimension, ...]) -> bool:
-    if isinstance(expr, ir.MakeTuple):
-        return all(_tileable(e, dims) for e in expr.elems)
-    if not isinstance(expr, _POINTWISE):
-        return False
-    if isinstance(expr, ir.Ref) and isinstance(expr.type, ir.FieldType):
-        return expr.type.dims == dims
-    if isinstance(expr, ir.Shift) and any(d not in dims for d, _ in expr.offsets):
-        return False
-    return all(_tileable(c, dims) for c in ir.children(expr))
+def tileable(expr: ir.Expr, dims: tuple[Dimension, ...]) -> bool:
+    """Whether the tiled SDFG handles `expr`: only nodes that `DaCeCost.tiles`, fields over
+    exactly `dims`, shifts along them."""
+    seen: set[int] = set()
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if not _tiled(traits_of(e)):
+            return False
+        if isinstance(e, ir.Ref) and isinstance(e.type, ir.FieldType) and e.type.dims != dims:
+            return False
+        if isinstance(e, ir.Shift) and any(d not in dims for d, _ in e.offsets):
+            return False
+        stack.extend(ir.children(e))
+    return True
 
 
-def _ops(expr: ir.Expr) -> int:
-    own = 1 if isinstance(expr, _OPERATIONS) else 0
-    return own + sum(_ops(c) for c in ir.children(expr))
+def _tiled(traits: NodeTraits) -> bool:
+    """Pointwise operations, shifts, literals, reads and tuples of them: evaluated on a
+    stage's whole box, corners included, they read only inside the call's halo and never
+    trap (the emitter's integer division guards, IEEE floats)."""
+    return (
+        traits.operation
+        or traits.reach is Reach.OFFSET
+        or traits.makes_tuple
+        or (traits.leaf and not traits.reads_position)
+    )
 
 
-def _contains(outer: ir.Expr, inner: ir.Expr) -> bool:
-    return any(c == inner or _contains(c, inner) for c in ir.children(outer))
-
-
-def _replace(expr: ir.Expr, names: Mapping[ir.Expr, str]) -> ir.Expr:
-    name = names.get(expr)
-    if name is not None:
-        assert isinstance(expr.type, ir.FieldType)
-        return ir.Ref(name, expr.type)
-    return ir.map_children(expr, lambda c: _replace(c, names))
+def _inside(outer: ir.Expr, inner: ir.Expr) -> bool:
+    """Whether `inner` is a sub-expression of `outer` (not `outer` itself)."""
+    return any(c == inner or _inside(c, inner) for c in ir.children(outer))

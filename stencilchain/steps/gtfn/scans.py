@@ -10,14 +10,12 @@ from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.steps.cpp.loop_order import loop_order, stride_dispatch
 from stencilchain.steps.cpp.scan_chains import chained_temporaries
-from stencilchain.steps.cpp.scans import scan_block
+from stencilchain.steps.cpp.scans import SCAN_BLOCK, scan_block
 from stencilchain.steps.cpp.signature import bound_var, domain_loop, index_var
 from stencilchain.steps.gtfn.bodies import scan_body, scan_readers
 from stencilchain.steps.gtfn.context import TranslationContext, extents
 from stencilchain.steps.settings import DataLayout
 
-# Columns a CPU scan walks together when the axis is not the arrays' fastest dimension.
-SCAN_BLOCK = 256
 # Columns a chain of CPU scans (`scan_chains`) walks together: where the axis is the
 # arrays' fastest dimension (C order), enough columns for independent divisions to overlap;
 # else a wide block along the fastest dimension (long unit-stride runs per level). The

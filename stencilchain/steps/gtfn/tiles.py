@@ -19,7 +19,16 @@ from stencilchain.steps.gtfn.kernels import (
     team_or_caller,
     unit_test,
 )
-from stencilchain.steps.gtfn.tiling import INNER_TILE, MAX_TILE, MIN_TILE, TILE_BUDGET_BYTES, Stage
+from stencilchain.steps.gtfn.tiling import (
+    INNER_TILE,
+    MAX_TILE,
+    MIN_TILE,
+    TILE_BUDGET_BYTES,
+    Stage,
+    describe,
+    element_bytes,
+    tile_sizes,
+)
 
 
 def tiled_launch(
@@ -32,9 +41,9 @@ def tiled_launch(
     plan = ctx.plans[index]
     name = tiled_kernel(ctx, index, call, dims, inner)
     order = loop_order(dims, inner)
-    sizes = plan.tile_sizes(inner)
+    sizes = tile_sizes(plan, inner)
     haloed = [d for k, d in enumerate(dims) if k != inner and sizes[k] > 1]
-    lines = [f"// {line}" for line in plan.describe(inner)]
+    lines = [f"// {line}" for line in describe(plan, inner)]
     for d in dims:
         lines.append(
             f"const std::int64_t sc_range_{d.name} = {bound_var(d, 'stop')} - {bound_var(d, 'start')};"
@@ -59,7 +68,7 @@ def tiled_launch(
         bytes_of = " + ".join(f"{p}" for p in per_stage)
         lines += [
             f"std::int64_t sc_side = {MAX_TILE};",
-            f"while (sc_side > {MIN_TILE} && ({bytes_of}) * {plan.dtype_bytes} > {TILE_BUDGET_BYTES}) sc_side /= 2;",
+            f"while (sc_side > {MIN_TILE} && ({bytes_of}) * {element_bytes(plan)} > {TILE_BUDGET_BYTES}) sc_side /= 2;",
         ]
         lines += [
             f"const std::int64_t sc_tile_{d.name} = std::min<std::int64_t>(sc_side, sc_range_{d.name});"

@@ -58,7 +58,7 @@ def _sdfg(program: Any, auto_optimize: bool) -> Any:
 def test_hdiff_materializes_the_laplacian_and_the_two_fluxes() -> None:
     plan = plan_tiles(_body(hdiff.hdiff_program), (I, J, K), "p_")
     assert plan is not None
-    boxes = [(s.lo, s.hi) for s in plan.stages]
+    boxes = [(s.low, s.high) for s in plan.stages]
     # the Laplacian first (read by both fluxes), on the tile plus one point each side in
     # I and J; the x flux one point below in I, the y flux one below in J
     assert boxes == [((-1, -1, 0), (1, 1, 0)), ((-1, 0, 0), (0, 0, 0)), ((0, -1, 0), (0, 0, 0))]

@@ -22,7 +22,13 @@ from stencilchain.examples import hdiff, laplacian
 from stencilchain.program.device import Device
 from stencilchain.program.transforms import substitute, transform_program
 from stencilchain.steps.gtfn.cmake_project import PROGRAM_UNIT_FLAGS
-from stencilchain.steps.gtfn.tiling import Materialization, TilePlan, plan_tiles
+from stencilchain.steps.gtfn.tiling import (
+    Materialization,
+    TilePlan,
+    buffer_bytes,
+    plan_tiles,
+    tile_sizes,
+)
 from stencilchain.steps.gtfn.translation import GTFNTranslationStep
 
 I, J, K = hdiff.I, hdiff.J, hdiff.K
@@ -108,9 +114,9 @@ def test_tiles_fit_the_budget_and_the_innermost_dimension_is_long() -> None:
     plan = plan_of(hdiff.PROGRAM, Materialization.ALWAYS)
     assert plan is not None
     for inner in range(3):
-        sizes = plan.tile_sizes(inner)
+        sizes = tile_sizes(plan, inner)
         assert sizes[inner] == 256
-        assert plan.buffer_bytes(sizes) <= 256 * 1024 or min(sizes) <= 4
+        assert buffer_bytes(plan, sizes) <= 256 * 1024 or min(sizes) <= 4
 
 
 # --- the generated code -----------------------------------------------------------------------
