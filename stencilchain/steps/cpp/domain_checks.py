@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.embedded import empty_message, window_message
+from stencilchain.program.domains import empty_message, window_message
 from stencilchain.steps.cpp.signature import bound_var, scalar_var, size_var
 
 
