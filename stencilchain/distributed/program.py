@@ -25,6 +25,7 @@ from stencilchain.errors import DecompositionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import field_operator_reads
+from stencilchain.program.node_traits import position_dim, traits_of
 from stencilchain.program.program import Backend, Program
 
 
@@ -242,7 +243,8 @@ def _local(value: Any) -> Any:
 def _require_distributable(program: ir.Program, split: Sequence[Dimension]) -> None:
     """DecompositionError for what a program cannot do on a split grid: absolute indices
     along a split dimension (index, concat_where, domain bounds from a scalar or beyond
-    the halo), and neighbour tables."""
+    the halo), and neighbour tables. The nodes refused are those whose traits say
+    `reads_position` (program/node_traits.py)."""
     where = f"program {program.name} cannot run on a grid split along {', '.join(d.name for d in split)}"
     for p in program.params:
         if isinstance(p.type, ir.TableType):
@@ -266,12 +268,10 @@ def _require_distributable(program: ir.Program, split: Sequence[Dimension]) -> N
                 )
     for fop in program.field_operators:
         for node in _walk(fop.body):
-            if isinstance(node, ir.Index) and node.dim in split:
-                raise DecompositionError(f"{where}: {fop.name} uses index({node.dim.name})")
-            if isinstance(node, ir.ConcatWhere) and node.dim in split:
-                raise DecompositionError(
-                    f"{where}: {fop.name} uses concat_where along {node.dim.name}"
-                )
+            traits = traits_of(node)
+            if traits.reads_position and position_dim(node) in split:
+                written = traits.written.format(dim=position_dim(node).name)
+                raise DecompositionError(f"{where}: {fop.name} uses {written}")
 
 
 def _walk(expr: ir.Expr) -> Iterator[ir.Expr]:

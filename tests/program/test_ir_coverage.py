@@ -215,3 +215,4 @@ def test_the_traits_agree_with_the_nodes() -> None:
         assert traits.leaf == (not ir._sub_expressions(node)), node.__name__
         if traits.reads_position:
             assert "dim" in {f.name for f in dataclasses.fields(node)}, node.__name__
+            assert "{dim}" in traits.written, node.__name__  # what the refusals say
