@@ -12,15 +12,10 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument, tracing_program
+from stencilchain.program.ir_walk import refs_in, replace
 from stencilchain.program.names import check_program_names
 from stencilchain.program.pretty import format_expr
-from stencilchain.program.scan_lowering import (
-    innermost_scan_call,
-    read_offsets,
-    refs_in,
-    replace,
-    scan_domain,
-)
+from stencilchain.program.scan_lowering import innermost_scan_call, read_offsets, scan_domain
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute

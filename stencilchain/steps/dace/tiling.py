@@ -29,7 +29,8 @@ from collections.abc import Mapping
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.evaluation import Offsets, evaluation_offsets, node_count
+from stencilchain.program.ir_walk import node_count
+from stencilchain.program.offsets import Offsets, evaluation_offsets
 from stencilchain.program.transforms import substitute
 
 __all__ = ["MAX_FUSED_NODES", "STORE_LOAD", "Stage", "TilePlan", "fuse_temporaries", "plan_tiles"]

@@ -43,8 +43,8 @@ from collections.abc import Mapping
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.evaluation import Offsets, evaluation_offsets, node_count
-from stencilchain.program.scan_lowering import refs_in, replace
+from stencilchain.program.ir_walk import node_count, refs_in, replace
+from stencilchain.program.offsets import Offsets, evaluation_offsets
 
 READ_COST = 0.5
 MATH_COST = 8.0
