@@ -10,11 +10,13 @@ from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.embedded import run_embedded
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument, tracing_program
 from stencilchain.program.ir_walk import refs_in, replace
 from stencilchain.program.names import check_program_names
 from stencilchain.program.pretty import format_expr
+from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.scan_lowering import innermost_scan_call, read_offsets, scan_domain
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
@@ -29,42 +31,6 @@ class Backend(Protocol):
     def name(self) -> str: ...
 
     def executor(self, program: Program) -> Callable[..., None]: ...
-
-
-class ProgramArg:
-    """A program parameter or temporary while the program is traced: it can only be
-    passed to calls."""
-
-    __slots__ = ("ref", "temporary", "trace")
-
-    def __init__(self, trace: ProgramTrace, ref: ir.Ref, temporary: bool = False) -> None:
-        self.trace = trace
-        self.ref = ref
-        self.temporary = temporary
-
-    @property
-    def kind(self) -> str:
-        return "temporary" if self.temporary else "program parameter"
-
-    def __repr__(self) -> str:
-        return f"<{self.kind} {self.ref.name}: {self.ref.type!r}>"
-
-    def _no_arithmetic(self, *_: object) -> None:
-        raise DefinitionError(
-            f"{self.kind} '{self.ref.name}' used in an expression; a program only calls "
-            "field operators, arithmetic belongs in a @field_operator"
-        )
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arithmetic
-    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __call__ = _no_arithmetic
-    __lt__ = __le__ = __gt__ = __ge__ = __and__ = __or__ = __invert__ = _no_arithmetic
-    __rand__ = __ror__ = __xor__ = __rxor__ = __floordiv__ = __rfloordiv__ = _no_arithmetic
-    __mod__ = __rmod__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _no_arithmetic
-    __matmul__ = __rmatmul__ = __pos__ = __abs__ = _no_arithmetic
-
-    def __array_ufunc__(self, *_: object, **__: object) -> None:
-        """`np.sqrt(f)` or `np.float64(2) * f` on a program parameter."""
-        self._no_arithmetic()
 
 
 class ProgramTrace:
@@ -819,8 +785,6 @@ class Program:
     def __call__(self, /, *args: Any, **kwargs: Any) -> None:
         """Run the program with NumPy; arguments by position or by parameter name."""
         if self._embedded is None:
-            from stencilchain.program.embedded import run_embedded
-
             self._embedded = run_embedded.executor(self)
         self._embedded(*bind_arguments(self.ir, args, kwargs))
 
