@@ -24,6 +24,8 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.hashing import sha256_of
+from stencilchain.program.intervals import Bound as Bound
+from stencilchain.program.intervals import Interval as Interval
 
 # --- types -------------------------------------------------------------------
 
@@ -244,29 +246,6 @@ class NeighborReduce:
 
 
 @dataclasses.dataclass(frozen=True)
-class Interval:
-    """The indices `[max(starts), min(stops))` along one dimension; no start is unbounded
-    below, no stop unbounded above (`Bound`s: from the start or from the end)."""
-
-    starts: tuple[Bound, ...]
-    stops: tuple[Bound, ...]
-
-    def resolve(self, size: int) -> tuple[int | None, int | None]:
-        """[start, stop) for this size; None where the interval is unbounded."""
-        start = max(b.resolve(size) for b in self.starts) if self.starts else None
-        stop = min(b.resolve(size) for b in self.stops) if self.stops else None
-        return start, stop
-
-    def __repr__(self) -> str:
-        def side(bounds: tuple[Bound, ...], fn: str, none: str) -> str:
-            if not bounds:
-                return none
-            return repr(bounds[0]) if len(bounds) == 1 else f"{fn}({', '.join(map(repr, bounds))})"
-
-        return f"[{side(self.starts, 'max', '-inf')}, {side(self.stops, 'min', 'inf')})"
-
-
-@dataclasses.dataclass(frozen=True)
 class ConcatWhere:
     """`sc.concat_where`: `true` at the points whose index along `dim` lies in one of
     `intervals`, `false` elsewhere. Each branch is evaluated only where it is selected, so
@@ -462,40 +441,6 @@ class ScanOperatorDef:
     def return_type(self) -> FieldType | TupleType:
         types = tuple(FieldType(self.dims, lit.type) for lit in self.init)
         return TupleType(types) if self.tuple_state else types[0]
-
-
-@dataclasses.dataclass(frozen=True)
-class Bound:
-    """One end of a domain: `value` from the start, or (from_end) `size + value`; or, with
-    `param` (an integer scalar parameter of the program), that parameter's value at the
-    call plus `value`, a negative parameter value counting from the end like a literal
-    bound (`size + p`, then `+ value`). `from_end` is False for a parameter bound.
-
-    `anchor` is what the bound is counted from: two bounds with the same anchor compare by
-    `value` for every array size and every argument."""
-
-    value: int
-    from_end: bool
-    param: str | None = None
-
-    @property
-    def anchor(self) -> tuple[bool, str]:
-        return (self.from_end, self.param or "")
-
-    def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> int:
-        if self.param is not None:
-            if scalars is None:
-                raise ValueError(f"bound {self!r} needs the value of parameter {self.param}")
-            p = int(scalars[self.param])
-            return (size + p if p < 0 else p) + self.value
-        return size + self.value if self.from_end else self.value
-
-    def __repr__(self) -> str:
-        if self.param is not None:
-            return self.param if self.value == 0 else f"{self.param}{self.value:+d}"
-        if self.from_end:
-            return "end" if self.value == 0 else f"end{self.value:+d}"
-        return str(self.value)
 
 
 @dataclasses.dataclass(frozen=True)

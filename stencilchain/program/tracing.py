@@ -16,7 +16,8 @@ import numpy as np
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
-from stencilchain.program.dimensions import Dimension, Offset
+from stencilchain.program.decisions import decide
+from stencilchain.program.dimensions import Dimension, Offset, Traced
 from stencilchain.program.dtypes import (
     ScalarType,
     default_literal_dtype,
@@ -37,7 +38,7 @@ scan_being_traced: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 
-class Symbol:
+class Symbol(Traced):
     """A traced value: a field or a scalar expression of a field operator."""
 
     __slots__ = ("expr",)
@@ -172,10 +173,9 @@ class Symbol:
         return binary("rshift", other, self)
 
     def __bool__(self) -> bool:
-        """An `if` on a bool scalar is traced both ways (stencilchain.program.branches);
+        """An `if` on a bool scalar is traced both ways (program/branches.py,
+        program/decisions.py);
         on anything else it is a DefinitionError."""
-        from stencilchain.program.branches import decide
-
         return decide(self)
 
     def __iter__(self) -> None:
