@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import stencilchain as sc
-from stencilchain.program import ir, semantics
+from stencilchain.program import ir, ir_nodes, semantics
 from stencilchain.steps.cpp import expressions
 
 # The modules that define the visitors; every ExprVisitor subclass they hold is checked.
@@ -212,7 +212,7 @@ def test_the_traits_agree_with_the_nodes() -> None:
     from stencilchain.program.node_traits import NODE_TRAITS
 
     for node, traits in NODE_TRAITS.items():
-        assert traits.leaf == (not ir._sub_expressions(node)), node.__name__
+        assert traits.leaf == (not ir_nodes._sub_expressions(node)), node.__name__
         if traits.reads_position:
             assert "dim" in {f.name for f in dataclasses.fields(node)}, node.__name__
             assert "{dim}" in traits.written, node.__name__  # what the refusals say
