@@ -119,5 +119,3 @@ def selected(
         if a < b:
             parts.append((a, b))
     return parts
-
-

@@ -96,7 +96,6 @@ MATH: dict[str, Callable[..., Any]] = {
 }
 
 
-
 def neighbor_identity(op: str, dtype: np.dtype[Any]) -> Any:
     """The value of a neighbour reduction over no neighbour at all: 0 for a sum; for max
     and min -inf and +inf (floats) or the dtype's minimum and maximum (integers)."""
