@@ -9,7 +9,7 @@ from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 
 if TYPE_CHECKING:
-    from stencilchain.program.program import ProgramTrace
+    from stencilchain.program.program_trace import ProgramTrace
 
 
 class ProgramArg:
