@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from stencilchain.errors import DefinitionError
+from stencilchain.program.constructs import where
 from stencilchain.program.decisions import Path, Undecided, current_path
-from stencilchain.program.tracing import Symbol, where
+from stencilchain.program.tracing import Symbol
 
 # Tracing that runs one function more often than this is a DefinitionError: every
 # condition doubles the number of paths.
