@@ -36,6 +36,7 @@ Box = Mapping[Dimension, tuple[int, int]]
 Value = Union[np.ndarray, np.generic, tuple[Any, ...]]
 FieldSource = Callable[[Box], np.ndarray]
 
+
 class Evaluator(ir.ExprVisitor[Value]):
     """Evaluates field-operator bodies of one program over boxes: `visit(expr, env, box)`
     gives the value of `expr` over `box`, with parameters bound in `env`."""
