@@ -33,14 +33,7 @@ from stencilchain.errors import (
 )
 from stencilchain.program.arguments import frozen_table
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
-from stencilchain.program.device import Device
-from stencilchain.program.dimensions import HORIZONTAL, LOCAL, VERTICAL, Dimension, Offset
-from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
-from stencilchain.program.field_operator import FieldOperator, field_operator
-from stencilchain.program.program import Program, program
-from stencilchain.program.regions import size
-from stencilchain.program.scan_operator import ScanOperator, scan_operator
-from stencilchain.program.tracing import (
+from stencilchain.program.constructs import (
     astype,
     broadcast,
     concat_where,
@@ -50,6 +43,12 @@ from stencilchain.program.tracing import (
     neighbor_sum,
     where,
 )
+from stencilchain.program.device import Device
+from stencilchain.program.dimensions import HORIZONTAL, LOCAL, VERTICAL, Dimension, Offset, size
+from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
+from stencilchain.program.field_operator import FieldOperator, field_operator
+from stencilchain.program.program import Program, program
+from stencilchain.program.scan_operator import ScanOperator, scan_operator
 from stencilchain.program.types import Field, Table
 
 if TYPE_CHECKING:

@@ -43,7 +43,8 @@ def make_dace_backend(
         DeprecationWarning,
         stacklevel=2,
     )
-    from stencilchain.containers import build_container, override_step
+    from stencilchain.containers.application import build_container
+    from stencilchain.containers.overrides import override_step
 
     config_fields = {f.name for f in dataclasses.fields(DaCeConfig)}
     step_builders: dict[str, Callable[..., Any]] = {

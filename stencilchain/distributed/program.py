@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from stencilchain.distributed.decomposition import Decomposition, sizes_text
@@ -25,6 +25,8 @@ from stencilchain.errors import DecompositionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import field_operator_reads
+from stencilchain.program.ir_walk import nodes
+from stencilchain.program.node_traits import position_dim, traits_of
 from stencilchain.program.program import Backend, Program
 
 
@@ -242,7 +244,8 @@ def _local(value: Any) -> Any:
 def _require_distributable(program: ir.Program, split: Sequence[Dimension]) -> None:
     """DecompositionError for what a program cannot do on a split grid: absolute indices
     along a split dimension (index, concat_where, domain bounds from a scalar or beyond
-    the halo), and neighbour tables."""
+    the halo), and neighbour tables. The nodes refused are those whose traits say
+    `reads_position` (program/node_traits.py)."""
     where = f"program {program.name} cannot run on a grid split along {', '.join(d.name for d in split)}"
     for p in program.params:
         if isinstance(p.type, ir.TableType):
@@ -265,17 +268,9 @@ def _require_distributable(program: ir.Program, split: Sequence[Dimension]) -> N
                     "(a global position); give its bounds from the array's start and end"
                 )
     for fop in program.field_operators:
-        for node in _walk(fop.body):
-            if isinstance(node, ir.Index) and node.dim in split:
-                raise DecompositionError(f"{where}: {fop.name} uses index({node.dim.name})")
-            if isinstance(node, ir.ConcatWhere) and node.dim in split:
-                raise DecompositionError(
-                    f"{where}: {fop.name} uses concat_where along {node.dim.name}"
-                )
+        for node in nodes(fop.body):
+            traits = traits_of(node)
+            if traits.reads_position and position_dim(node) in split:
+                written = traits.written.format(dim=position_dim(node).name)
+                raise DecompositionError(f"{where}: {fop.name} uses {written}")
 
-
-def _walk(expr: ir.Expr) -> Iterator[ir.Expr]:
-    """`expr` and every expression below it."""
-    yield expr
-    for child in ir.children(expr):
-        yield from _walk(child)

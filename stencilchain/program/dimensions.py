@@ -1,4 +1,5 @@
-"""Dimensions and the offsets written as `I + 1`."""
+"""Dimensions, the offsets written as `I + 1`, and the conditions written as `K == 0` or
+`K >= sc.size(K) - 1` (regions of the index along a dimension, program/regions.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from stencilchain.errors import DefinitionError
+from stencilchain.program import regions
 
 # The kinds of dimension: the axes of a grid or mesh (structured, or the entities of an
 # unstructured mesh: cells, edges, vertices), and the neighbour slots of a connectivity.
@@ -80,14 +82,28 @@ class Dimension:
         return _condition(self, "ge", other)
 
 
+class Traced:
+    """The base class of the values recorded while tracing (tracing.Symbol): a dimension
+    compared with one says what to compare it with instead (a condition on values is
+    sc.where's)."""
+
+    __slots__ = ()
+
+
 def _condition(dim: Dimension, op: str, other: object) -> Any:
     """`dim <op> other` as a condition on the index along `dim` (a `regions.Region`);
     NotImplemented for values that are neither numbers nor sizes (e.g. `K == None`)."""
-    from stencilchain.program import regions, tracing
-
-    if isinstance(other, (int, float, np.number, regions.Size, tracing.Symbol)):
+    if isinstance(other, (int, float, np.number, regions.Size, Traced)):
         return regions.compare(dim, op, other)
     return NotImplemented
+
+
+def size(dim: object) -> regions.Size:
+    """The size of the arrays along `dim`, for conditions counted from the end:
+    `sc.concat_where(K == sc.size(K) - 1, a, b)`."""
+    if not isinstance(dim, Dimension):
+        raise DefinitionError(f"sc.size takes a sc.Dimension, got {dim!r}")
+    return regions.Size(dim)
 
 
 @dataclasses.dataclass(frozen=True)

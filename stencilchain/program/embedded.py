@@ -1,4 +1,5 @@
-"""The embedded executor: runs a program with vectorized NumPy. It defines the semantics.
+"""The embedded executor: runs a program with vectorized NumPy, by the meaning of the
+operations (program/semantics.py) and of the domains (program/domains.py).
 
 Each call evaluates its field operator over the call's domain (a box of index ranges),
 or runs its scan operator level by level along the axis, vectorized over the columns.
@@ -21,10 +22,12 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from stencilchain.errors import DomainError, EmptyDomainWarning
+from stencilchain.errors import EmptyDomainWarning
 from stencilchain.program import ir
 from stencilchain.program.arguments import ArgumentChecker, bind_arguments
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.domains import empty_domain_message, resolve_domain, selected
+from stencilchain.program.semantics import REDUCTIONS, literal_value, neighbor_identity, operate
 
 if TYPE_CHECKING:
     from stencilchain.program.program import Program
@@ -32,180 +35,6 @@ if TYPE_CHECKING:
 Box = Mapping[Dimension, tuple[int, int]]
 Value = Union[np.ndarray, np.generic, tuple[Any, ...]]
 FieldSource = Callable[[Box], np.ndarray]
-
-# The NumPy function of each operator and math function: what they mean.
-BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": np.true_divide,
-    "pow": np.power,
-    "eq": np.equal,
-    "ne": np.not_equal,
-    "lt": np.less,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ge": np.greater_equal,
-    # NumPy's integer semantics: `//` and `%` give 0 where the divisor is 0, MIN // -1
-    # wraps to MIN; a shift by a count outside [0, bits) gives 0 (>> of a negative: -1)
-    "floordiv": np.floor_divide,
-    "mod": np.remainder,
-    "lshift": np.left_shift,
-    "rshift": np.right_shift,
-    # logical on bool values, bitwise on integers
-    "and": np.bitwise_and,
-    "or": np.bitwise_or,
-    "xor": np.bitwise_xor,
-}
-UNARY: dict[str, Callable[[Any], Any]] = {"neg": np.negative, "not": np.invert}
-# Neighbour reductions (missing neighbours are replaced by `neighbor_identity` first).
-REDUCTIONS: dict[str, Callable[..., Any]] = {"sum": np.sum, "max": np.max, "min": np.min}
-
-
-def _gamma_of(x: float) -> float:
-    """The Gamma function of one float, with C's tgamma at its poles and overflow."""
-    try:
-        return math.gamma(x)
-    except ValueError:  # a pole (0 or a negative integer) or -inf
-        return math.copysign(math.inf, x) if x == 0 else math.nan
-    except OverflowError:
-        return math.inf
-
-
-_GAMMA = np.frompyfunc(_gamma_of, 1, 1)
-
-
-def gamma(x: Any) -> Any:
-    """The Gamma function, elementwise (NumPy has no ufunc for it): computed in double
-    precision by Python's math.gamma and rounded to the argument's dtype."""
-    values = np.asarray(x)
-    return np.asarray(_GAMMA(values.astype(np.float64)), dtype=object).astype(values.dtype)[()]
-
-
-MATH: dict[str, Callable[..., Any]] = {
-    "sqrt": np.sqrt,
-    "exp": np.exp,
-    "log": np.log,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "arcsin": np.arcsin,
-    "arccos": np.arccos,
-    "arctan": np.arctan,
-    "arctan2": np.arctan2,
-    "sinh": np.sinh,
-    "cosh": np.cosh,
-    "tanh": np.tanh,
-    "arcsinh": np.arcsinh,
-    "arccosh": np.arccosh,
-    "arctanh": np.arctanh,
-    "cbrt": np.cbrt,
-    "gamma": gamma,
-    "abs": np.abs,
-    "minimum": np.minimum,
-    "maximum": np.maximum,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "trunc": np.trunc,
-    "fmod": np.fmod,
-    "isnan": np.isnan,
-    "isinf": np.isinf,
-    "isfinite": np.isfinite,
-}
-
-
-def resolve_domain(
-    call: ir.ProgramCall,
-    sizes: Mapping[Dimension, int],
-    program_name: str,
-    scalars: Mapping[str, Any] | None = None,
-) -> dict[Dimension, tuple[int, int]] | None:
-    """The call's box for these sizes and the values of the parameters its bounds name
-    (`scalars`); None when it is empty. A box whose reads leave the arrays is a DomainError."""
-    box = {dd.dim: dd.resolve(sizes[dd.dim], scalars) for dd in call.domain.dims}
-    if any(stop <= start for start, stop in box.values()):
-        return None  # an empty domain does nothing, whatever its other bounds
-    for dd in call.domain.dims:
-        size = sizes[dd.dim]
-        start, stop = box[dd.dim]
-        lo, hi = dd.halo
-        if start - lo < 0 or stop + hi > size or start < 0 or stop > size:
-            raise DomainError(
-                f"call of {call.callee} in {program_name}(): domain {dd.dim.name}: "
-                f"[{start}, {stop}) with reads from {dd.dim.name}-{lo} to {dd.dim.name}+{hi} "
-                f"leaves the array of size {size} along {dd.dim.name}"
-            )
-        for window in dd.windows:
-            where = window.resolve(start, stop, size)
-            if where is None:
-                continue
-            ws, we = where
-            rlo, rhi = window.reads
-            if ws + rlo < 0 or we + rhi > size:
-                raise DomainError(
-                    window_message(
-                        call.callee, program_name, dd.dim, window, (start, stop, ws, we, size)
-                    )
-                )
-    return box
-
-
-def empty_domain_message(
-    call: ir.ProgramCall,
-    sizes: Mapping[Dimension, int],
-    program_name: str,
-    scalars: Mapping[str, Any] | None = None,
-) -> str | None:
-    """What an `EmptyDomainWarning` says of a call whose domain is empty although none of
-    its arrays is (None when it is not such a call): along the first dimension where an
-    inferred domain is empty, or where an explicit one is because the arrays are no larger
-    than the call's reads (an explicit domain may be empty on purpose, by its parameters).
-    The C++ of both families emits the same test (steps/cpp/domain_checks.py)."""
-    if any(sizes[dd.dim] == 0 for dd in call.domain.dims):
-        return None  # empty arrays: there is nothing to write
-    for dd in call.domain.dims:
-        size = sizes[dd.dim]
-        start, stop = dd.resolve(size, scalars)
-        lo, hi = dd.halo
-        if stop <= start and (not call.domain.explicit or size <= lo + hi):
-            return empty_message(call.callee, program_name, dd, (start, stop, size))
-    return None
-
-
-def empty_message(
-    callee: str, program_name: str, dd: ir.DimDomain, values: tuple[int | str, int | str, int | str]
-) -> str:
-    """The EmptyDomainWarning of an empty domain along `dd`, from its start, stop and size
-    (`values`; the C++ check passes printf conversions)."""
-    start, stop, size = values
-    d = dd.dim.name
-    lo, hi = dd.halo
-    return (
-        f"call of {callee} in {program_name}(): domain {d}: [{start}, {stop}) is empty on "
-        f"arrays of size {size} along {d}, too small for what the call reads (from {d}-{lo} "
-        f"to {d}+{hi}), so the call writes nothing"
-    )
-
-
-def window_message(
-    callee: str,
-    program_name: str,
-    dim: Dimension,
-    window: ir.Window,
-    values: tuple[int | str, int | str, int | str, int | str, int | str],
-) -> str:
-    """The DomainError of a window's reads that leave the array, from the domain's start
-    and stop, the window's evaluation points [ws, we) and the size (`values`; the C++ check
-    passes printf conversions)."""
-    start, stop, ws, we, size = values
-    d = dim.name
-    rlo, rhi = window.reads
-    return (
-        f"call of {callee} in {program_name}(): domain {d}: [{start}, {stop}) with reads from "
-        f"{d}{rlo:+d} to {d}{rhi:+d} in a concat_where branch selected where {d} is in "
-        f"{window.interval!r}, at {d} in [{ws}, {we}), leaves the array of size {size} "
-        f"along {d}"
-    )
 
 
 class Evaluator(ir.ExprVisitor[Value]):
@@ -225,14 +54,6 @@ class Evaluator(ir.ExprVisitor[Value]):
         self.tables = tables or {}
         self.tables_over: dict[Dimension, tuple[Dimension, np.ndarray]] = {}
 
-    @staticmethod
-    def scalar(expr: ir.Expr) -> bool | int | float:
-        """The value of an expression of literals only."""
-        value = Evaluator({}).eval(expr, {}, {})
-        assert isinstance(value, np.generic)
-        result: bool | int | float = value.item()
-        return result
-
     def run_call(self, call: ir.ProgramCall, values: Mapping[str, Any], box: Box) -> Value:
         fop = self.fops[call.callee]
         env: dict[str, Any] = {}
@@ -251,7 +72,12 @@ class Evaluator(ir.ExprVisitor[Value]):
         return self.visit(expr, env, box)
 
     def visit_Literal(self, expr: ir.Literal, env: Mapping[str, Any], box: Box) -> Value:
-        return expr.type.numpy.type(expr.value)  # type: ignore[no-any-return]
+        return literal_value(expr)
+
+    def _pointwise(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Value:
+        return operate(expr, [self.eval(e, env, box) for e in ir.children(expr)])  # type: ignore[no-any-return]
+
+    visit_Unary = visit_Binary = visit_Where = visit_MathCall = visit_Cast = _pointwise
 
     def visit_Ref(self, expr: ir.Ref, env: Mapping[str, Any], box: Box) -> Value:
         value = env[expr.name]
@@ -263,26 +89,6 @@ class Evaluator(ir.ExprVisitor[Value]):
             start, stop = moved[dim]
             moved[dim] = (start + amount, stop + amount)
         return self.eval(expr.expr, env, moved)
-
-    def visit_Binary(self, expr: ir.Binary, env: Mapping[str, Any], box: Box) -> Value:
-        return BINARY[expr.op](self.eval(expr.left, env, box), self.eval(expr.right, env, box))  # type: ignore[no-any-return]
-
-    def visit_Unary(self, expr: ir.Unary, env: Mapping[str, Any], box: Box) -> Value:
-        return UNARY[expr.op](self.eval(expr.operand, env, box))  # type: ignore[no-any-return]
-
-    def visit_MathCall(self, expr: ir.MathCall, env: Mapping[str, Any], box: Box) -> Value:
-        return MATH[expr.fn](*(self.eval(a, env, box) for a in expr.args))  # type: ignore[no-any-return]
-
-    def visit_Where(self, expr: ir.Where, env: Mapping[str, Any], box: Box) -> Value:
-        return np.where(
-            self.eval(expr.cond, env, box),
-            self.eval(expr.true, env, box),
-            self.eval(expr.false, env, box),
-        )
-
-    def visit_Cast(self, expr: ir.Cast, env: Mapping[str, Any], box: Box) -> Value:
-        dtype = expr.type.dtype if isinstance(expr.type, ir.FieldType) else expr.type
-        return np.asarray(self.eval(expr.expr, env, box)).astype(dtype.numpy)[()]
 
     def visit_Broadcast(self, expr: ir.Broadcast, env: Mapping[str, Any], box: Box) -> Value:
         value = np.asarray(self.eval(expr.expr, env, box))
@@ -384,31 +190,6 @@ class Evaluator(ir.ExprVisitor[Value]):
         result = self.eval(expr.expr, env, box)
         assert isinstance(result, tuple)
         return result[expr.index]  # type: ignore[no-any-return]
-
-
-def neighbor_identity(op: str, dtype: np.dtype[Any]) -> Any:
-    """The value of a neighbour reduction over no neighbour at all: 0 for a sum; for max
-    and min -inf and +inf (floats) or the dtype's minimum and maximum (integers)."""
-    if op == "sum":
-        return np.zeros((), dtype)[()]
-    if np.issubdtype(dtype, np.floating):
-        return dtype.type(-np.inf if op == "max" else np.inf)
-    info = np.iinfo(dtype)
-    return dtype.type(info.min if op == "max" else info.max)
-
-
-def selected(
-    intervals: tuple[ir.Interval, ...], start: int, stop: int, size: int
-) -> list[tuple[int, int]]:
-    """The parts of `[start, stop)` inside `intervals` for this size (may overlap)."""
-    parts = []
-    for interval in intervals:
-        lo, hi = interval.resolve(size)
-        a = start if lo is None else max(start, lo)
-        b = stop if hi is None else min(stop, hi)
-        if a < b:
-            parts.append((a, b))
-    return parts
 
 
 def _lazy(evaluator: Evaluator, expr: ir.Expr, env: Mapping[str, Any]) -> FieldSource:

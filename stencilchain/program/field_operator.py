@@ -13,6 +13,7 @@ from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.branches import trace_branches
 from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.tracing import Symbol, as_expr, unify_dtype
 from stencilchain.program.types import parameter_types
 
@@ -281,8 +282,6 @@ def result_symbols(call: ir.Call | ir.ScanCall) -> Symbol | tuple[Symbol, ...]:
 
 
 def _program_trace_of(args: tuple[object, ...], kwargs: dict[str, object]) -> Any:
-    from stencilchain.program.program import ProgramArg
-
     for value in (*args, *kwargs.values()):
         values = value if isinstance(value, tuple) else (value,)
         for v in values:

@@ -1,415 +1,67 @@
 """The program IR: frozen dataclasses with a canonical serialization and a fingerprint.
 
-A `Program` is a sequence of `ProgramCall`s of `FieldOperatorDef`s and
+The expression nodes, their types and the one way to walk them are in program/ir_nodes.py
+and named here too (`ir.Shift`, `ir.ExprVisitor`), as are `ir.Bound` and `ir.Interval`
+(program/intervals.py). A `Program` is a sequence of `ProgramCall`s of `FieldOperatorDef`s and
 `ScanOperatorDef`s (column scans). A call writes program
 parameters or makes `temporaries`: program-local fields, written once by the call that
 makes them and read by later calls, that the backend allocates. A field operator's
 body is an expression tree evaluated pointwise over its call's domain; `Shift` reads
 its operand at an offset. Every expression node carries its `type`.
-
-`EXPR_NODES`, `children`, `map_children` and `ExprVisitor` are the one way to walk
-expressions: a new node class is added to `Expr` here and gets one `visit_<ClassName>`
-method in each backend's visitor (tests/program/test_ir_coverage.py names what is missing).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import typing
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Generic, TypeVar, Union
+from collections.abc import Mapping
+from typing import Any
 
-from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.hashing import sha256_of
-
-# --- types -------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class FieldType:
-    """A field over `dims` (in array-axis order) with elements of `dtype`."""
-
-    dims: tuple[Dimension, ...]
-    dtype: ScalarType
-
-    def __repr__(self) -> str:
-        return f"Field[[{', '.join(d.name for d in self.dims)}], {self.dtype}]"
-
-
-@dataclasses.dataclass(frozen=True)
-class TableType(FieldType):
-    """The type of a connectivity's neighbour table (`sc.Table[C2E]`): an integer field
-    over `(entity, local)`, e.g. `(Cell, C2EDim)`, holding indices along the source
-    dimension (-1: no neighbour, where the connectivity allows skip values). Checked like
-    any field argument, and its entries are checked to lie in range."""
-
-    connectivity: Connectivity
-
-    def __repr__(self) -> str:
-        return f"Table[{self.connectivity.name}, {self.dtype}]"
-
-
-@dataclasses.dataclass(frozen=True)
-class TupleType:
-    """The type of a tuple return: one field per element."""
-
-    elems: tuple[FieldType, ...]
-
-    def __repr__(self) -> str:
-        return f"tuple[{', '.join(map(repr, self.elems))}]"
-
-
-Type = Union[FieldType, ScalarType, TupleType]
-
-
-# --- expressions ---------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class Literal:
-    """A constant of a scalar type."""
-
-    value: bool | int | float
-    type: ScalarType
-
-
-@dataclasses.dataclass(frozen=True)
-class Ref:
-    """A parameter of the enclosing field operator (or program)."""
-
-    name: str
-    type: FieldType | ScalarType
-
-
-@dataclasses.dataclass(frozen=True)
-class Shift:
-    """`expr` read at `offsets` from the current point, e.g. f(I + 1)."""
-
-    expr: Expr
-    offsets: tuple[tuple[Dimension, int], ...]
-    type: FieldType
-
-
-# "not" is `~`: logical not of bool values, bitwise not of integers.
-UNARY_OPS = ("neg", "not")
-ARITHMETIC_OPS = ("add", "sub", "mul", "div", "pow")
-# Integers only: floor division and remainder with Python's (NumPy's) floor semantics, and
-# shifts; each has a defined result where C++ has none (docs/dsl.md, "Integers").
-INTEGER_OPS = ("floordiv", "mod", "lshift", "rshift")
-COMPARISON_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
-# Logical on bool values, bitwise on integers.
-LOGICAL_OPS = ("and", "or", "xor")
-BINARY_OPS = ARITHMETIC_OPS + INTEGER_OPS + COMPARISON_OPS + LOGICAL_OPS
-# How each binary operator is written in the DSL (and in the IR's text form).
-OP_SYMBOLS = {
-    "add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
-    "floordiv": "//", "mod": "%", "lshift": "<<", "rshift": ">>",
-    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-    "and": "&", "or": "|", "xor": "^",
-}  # fmt: skip
-# Named like NumPy's ufuncs (`gamma` is the Gamma function, C's tgamma); `power` is `**`.
-MATH_FUNCTIONS = (
-    "sqrt", "exp", "log", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2",
-    "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "cbrt", "gamma",
-    "abs", "minimum", "maximum", "floor", "ceil", "trunc", "fmod",
-    "isnan", "isinf", "isfinite",
-)  # fmt: skip
-# The math functions of two arguments; every other one takes one.
-BINARY_MATH_FUNCTIONS = ("minimum", "maximum", "arctan2", "fmod")
-# The math functions whose value is bool (whatever the argument's dtype).
-PREDICATE_FUNCTIONS = ("isnan", "isinf", "isfinite")
-
-
-@dataclasses.dataclass(frozen=True)
-class Unary:
-    """A unary operator (`-`, `~`) applied to an expression."""
-
-    op: str
-    operand: Expr
-    type: FieldType | ScalarType
-
-
-@dataclasses.dataclass(frozen=True)
-class Binary:
-    """A binary operator (arithmetic, comparison, logic) of two expressions."""
-
-    op: str
-    left: Expr
-    right: Expr
-    type: FieldType | ScalarType
-
-
-@dataclasses.dataclass(frozen=True)
-class Where:
-    """`sc.where(cond, true, false)`: the choice of two expressions, point by point."""
-
-    cond: Expr
-    true: Expr
-    false: Expr
-    type: FieldType | ScalarType
-
-
-@dataclasses.dataclass(frozen=True)
-class MathCall:
-    """A math function (`sqrt`, `minimum`, ...) of its arguments."""
-
-    fn: str
-    args: tuple[Expr, ...]
-    type: FieldType | ScalarType
-
-
-@dataclasses.dataclass(frozen=True)
-class Cast:
-    """`sc.astype`: an expression converted to another dtype."""
-
-    expr: Expr
-    type: FieldType | ScalarType
-
-
-@dataclasses.dataclass(frozen=True)
-class Call:
-    """A call of another field operator of the same program, by name."""
-
-    callee: str
-    args: tuple[Expr, ...]
-    type: FieldType | TupleType
-
-
-@dataclasses.dataclass(frozen=True)
-class ScanCall:
-    """A call of a scan operator of the same program, by name, inside a field operator: the
-    scan's result (a field, or a tuple of fields, over the scan's dimensions) at each point;
-    `axis` and `forward` are the scan's.
-
-    It lives only while a program is traced: `ProgramTrace.record_call` lowers it into
-    program calls that make temporaries (the scan's arguments, then the scan), and a Ref
-    to them, so no program and no backend holds one (`LOWERED_WHEN_TRACED`)."""
-
-    callee: str
-    args: tuple[Expr, ...]
-    axis: Dimension
-    forward: bool
-    type: FieldType | TupleType
-
-
-@dataclasses.dataclass(frozen=True)
-class Broadcast:
-    """`expr` (a scalar, or a field over a subset of `type.dims`) as a field over
-    `type.dims`: its value at a point is `expr`'s at that point's indices along `expr`'s own
-    dimensions. The one place where the dimensions of an expression change."""
-
-    expr: Expr
-    type: FieldType
-
-
-@dataclasses.dataclass(frozen=True)
-class Index:
-    """`sc.index(dim)`: the index along `dim` at each point, an int64 field over `(dim,)`
-    (NumPy's index dtype). Shifted, it is the index of the point it is read at."""
-
-    dim: Dimension
-    type: FieldType
-
-
-@dataclasses.dataclass(frozen=True)
-class NeighborShift:
-    """`expr(C2E)` or `expr(C2E[slot])`: `expr` (a field over the connectivity's source
-    dimension) read at the neighbours that the connectivity's table lists. The source
-    dimension becomes the table's entity dimension, in place; without `slot` the local
-    dimension is appended (a local field). A missing neighbour (-1) reads as 0 (False)."""
-
-    expr: Expr
-    connectivity: Connectivity
-    slot: int | None
-    type: FieldType
-
-
-# The reductions over a local dimension (NeighborReduce.op).
-NEIGHBOR_REDUCTIONS = ("sum", "max", "min")
-
-
-@dataclasses.dataclass(frozen=True)
-class NeighborReduce:
-    """`sc.neighbor_sum(expr, axis=C2EDim)` (op "sum"), `sc.max_over`, `sc.min_over`: the
-    reduction of `expr` over the local dimension `axis`, skipping the slots that the table
-    of the program's connectivity over `axis` marks missing (-1)."""
-
-    op: str
-    expr: Expr
-    axis: Dimension
-    type: FieldType
-
-
-@dataclasses.dataclass(frozen=True)
-class Interval:
-    """The indices `[max(starts), min(stops))` along one dimension; no start is unbounded
-    below, no stop unbounded above (`Bound`s: from the start or from the end)."""
-
-    starts: tuple[Bound, ...]
-    stops: tuple[Bound, ...]
-
-    def resolve(self, size: int) -> tuple[int | None, int | None]:
-        """[start, stop) for this size; None where the interval is unbounded."""
-        start = max(b.resolve(size) for b in self.starts) if self.starts else None
-        stop = min(b.resolve(size) for b in self.stops) if self.stops else None
-        return start, stop
-
-    def __repr__(self) -> str:
-        def side(bounds: tuple[Bound, ...], fn: str, none: str) -> str:
-            if not bounds:
-                return none
-            return repr(bounds[0]) if len(bounds) == 1 else f"{fn}({', '.join(map(repr, bounds))})"
-
-        return f"[{side(self.starts, 'max', '-inf')}, {side(self.stops, 'min', 'inf')})"
-
-
-@dataclasses.dataclass(frozen=True)
-class ConcatWhere:
-    """`sc.concat_where`: `true` at the points whose index along `dim` lies in one of
-    `intervals`, `false` elsewhere. Each branch is evaluated only where it is selected, so
-    its reads happen only there (`Window`s of the call's domain)."""
-
-    dim: Dimension
-    intervals: tuple[Interval, ...]
-    true: Expr
-    false: Expr
-    type: FieldType
-
-
-@dataclasses.dataclass(frozen=True)
-class MakeTuple:
-    """A tuple of expressions (a tuple-valued field operator's result)."""
-
-    elems: tuple[Expr, ...]
-    type: TupleType
-
-
-@dataclasses.dataclass(frozen=True)
-class TupleGet:
-    """Element `index` of a tuple-valued expression."""
-
-    expr: Expr
-    index: int
-    type: FieldType
-
-
-Expr = Union[
-    Literal,
-    Ref,
-    Shift,
-    Unary,
+from stencilchain.program.intervals import Bound, Interval
+from stencilchain.program.ir_nodes import (
+    ARITHMETIC_OPS,
+    BINARY_MATH_FUNCTIONS,
+    BINARY_OPS,
+    COMPARISON_OPS,
+    EXPR_NODES,
+    INTEGER_OPS,
+    LOGICAL_OPS,
+    LOWERED_WHEN_TRACED,
+    MATH_FUNCTIONS,
+    NEIGHBOR_REDUCTIONS,
+    OP_SYMBOLS,
+    PREDICATE_FUNCTIONS,
+    UNARY_OPS,
     Binary,
-    Where,
-    MathCall,
-    Cast,
-    Call,
-    ScanCall,
     Broadcast,
-    Index,
-    NeighborShift,
-    NeighborReduce,
+    Call,
+    Cast,
     ConcatWhere,
+    Expr,
+    ExprVisitor,
+    FieldType,
+    Index,
+    Literal,
     MakeTuple,
+    MathCall,
+    NeighborReduce,
+    NeighborShift,
+    Ref,
+    ScanCall,
+    Shift,
+    TableType,
     TupleGet,
-]
-# Every expression node class: the one list that visitors and the coverage test go by.
-EXPR_NODES: tuple[type[Expr], ...] = typing.get_args(Expr)
-# The nodes that only tracing makes and that the program trace lowers away: the visitors
-# of the backends never see one (tests/program/test_ir_coverage.py exempts them there).
-LOWERED_WHEN_TRACED: tuple[type[Expr], ...] = (ScanCall,)
-
-R = TypeVar("R")
-
-
-# --- one dispatch mechanism ----------------------------------------------------------
-
-
-@functools.cache
-def _sub_expressions(node: type) -> tuple[tuple[str, bool], ...]:
-    """(field name, holds a tuple) of each field of `node` that holds an Expr or a tuple of
-    Exprs, read from the dataclass annotations (once per class, on first use: not at
-    import)."""
-    hints = typing.get_type_hints(node)
-    fields: list[tuple[str, bool]] = []
-    for field in dataclasses.fields(node):
-        hint = hints[field.name]
-        if hint == Expr:
-            fields.append((field.name, False))
-        elif hint == tuple[Expr, ...]:
-            fields.append((field.name, True))
-    return tuple(fields)
-
-
-def children(expr: Expr) -> tuple[Expr, ...]:
-    """The direct sub-expressions of a node, in field order."""
-    node: type = type(expr)
-    out: list[Expr] = []
-    for name, many in _sub_expressions(node):
-        value = getattr(expr, name)
-        if many:
-            out += value
-        else:
-            out.append(value)
-    return tuple(out)
-
-
-def map_children(expr: Expr, fn: Callable[[Expr], Expr]) -> Expr:
-    """`expr` with `fn` applied to each direct sub-expression (`expr` itself when it has none)."""
-    node: type = type(expr)
-    fields = _sub_expressions(node)
-    if not fields:
-        return expr
-    changes: dict[str, Any] = {}
-    for name, many in fields:
-        value = getattr(expr, name)
-        changes[name] = tuple(fn(e) for e in value) if many else fn(value)
-    return dataclasses.replace(expr, **changes)
-
-
-class ExprVisitor(Generic[R]):
-    """Dispatches `visit(expr, *args)` to the method `visit_<ClassName>(expr, *args)`.
-
-    A subclass defines one method per node class it handles; the dispatch table is built
-    once per visitor class. `unhandled()` lists the node classes a visitor lacks, so that a
-    test can name them; visiting one of those is a TypeError that names both.
-    """
-
-    _dispatch: ClassVar[dict[type, Callable[..., Any]]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        table = {}
-        for node in EXPR_NODES:
-            method = getattr(cls, f"visit_{node.__name__}", None)
-            if method is not None:
-                table[node] = method
-        cls._dispatch = table
-
-    def visit(self, expr: Expr, *args: Any) -> R:
-        try:
-            method = self._dispatch[type(expr)]
-        except KeyError:
-            if type(expr) in LOWERED_WHEN_TRACED:
-                raise TypeError(
-                    f"internal error: {type(self).__name__} was given an IR node "
-                    f"{type(expr).__name__}, which the program trace lowers into program calls "
-                    "before any backend sees the program"
-                ) from None
-            raise TypeError(
-                f"{type(self).__name__} does not handle the IR node {type(expr).__name__}; "
-                f"define {type(self).__name__}.visit_{type(expr).__name__}"
-            ) from None
-        result: R = method(self, expr, *args)
-        return result
-
-    @classmethod
-    def unhandled(cls) -> tuple[type[Expr], ...]:
-        """The expression node classes this visitor has no `visit_<ClassName>` method for."""
-        return tuple(node for node in EXPR_NODES if node not in cls._dispatch)
-
+    TupleType,
+    Type,
+    Unary,
+    Where,
+    children,
+    map_children,
+)
+from stencilchain.program.pretty import format_program
 
 # --- definitions -----------------------------------------------------------------
 
@@ -462,40 +114,6 @@ class ScanOperatorDef:
     def return_type(self) -> FieldType | TupleType:
         types = tuple(FieldType(self.dims, lit.type) for lit in self.init)
         return TupleType(types) if self.tuple_state else types[0]
-
-
-@dataclasses.dataclass(frozen=True)
-class Bound:
-    """One end of a domain: `value` from the start, or (from_end) `size + value`; or, with
-    `param` (an integer scalar parameter of the program), that parameter's value at the
-    call plus `value`, a negative parameter value counting from the end like a literal
-    bound (`size + p`, then `+ value`). `from_end` is False for a parameter bound.
-
-    `anchor` is what the bound is counted from: two bounds with the same anchor compare by
-    `value` for every array size and every argument."""
-
-    value: int
-    from_end: bool
-    param: str | None = None
-
-    @property
-    def anchor(self) -> tuple[bool, str]:
-        return (self.from_end, self.param or "")
-
-    def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> int:
-        if self.param is not None:
-            if scalars is None:
-                raise ValueError(f"bound {self!r} needs the value of parameter {self.param}")
-            p = int(scalars[self.param])
-            return (size + p if p < 0 else p) + self.value
-        return size + self.value if self.from_end else self.value
-
-    def __repr__(self) -> str:
-        if self.param is not None:
-            return self.param if self.value == 0 else f"{self.param}{self.value:+d}"
-        if self.from_end:
-            return "end" if self.value == 0 else f"end{self.value:+d}"
-        return str(self.value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -630,8 +248,6 @@ class Program:
         return _fingerprint(self.canonical)
 
     def __str__(self) -> str:
-        from stencilchain.program.pretty import format_program
-
         return format_program(self)
 
 
@@ -674,3 +290,57 @@ def canonical_json(node: Any) -> str:
     import json  # on first use: `import stencilchain` needs no JSON
 
     return json.dumps(_encode(node), sort_keys=True, separators=(",", ":"))
+
+
+# the IR's names, its expression nodes' (program/ir_nodes.py) and bounds' too
+__all__ = [
+    "ARITHMETIC_OPS",
+    "BINARY_MATH_FUNCTIONS",
+    "BINARY_OPS",
+    "COMPARISON_OPS",
+    "EXPR_NODES",
+    "INTEGER_OPS",
+    "LOGICAL_OPS",
+    "LOWERED_WHEN_TRACED",
+    "MATH_FUNCTIONS",
+    "NEIGHBOR_REDUCTIONS",
+    "OP_SYMBOLS",
+    "PREDICATE_FUNCTIONS",
+    "UNARY_OPS",
+    "Binary",
+    "Bound",
+    "Broadcast",
+    "Call",
+    "Cast",
+    "ConcatWhere",
+    "DimDomain",
+    "Domain",
+    "Expr",
+    "ExprVisitor",
+    "FieldOperatorDef",
+    "FieldType",
+    "Index",
+    "Interval",
+    "Literal",
+    "MakeTuple",
+    "MathCall",
+    "NeighborReduce",
+    "NeighborShift",
+    "Param",
+    "Program",
+    "ProgramCall",
+    "Ref",
+    "ScanCall",
+    "ScanOperatorDef",
+    "Shift",
+    "TableType",
+    "TupleGet",
+    "TupleType",
+    "Type",
+    "Unary",
+    "Where",
+    "Window",
+    "canonical_json",
+    "children",
+    "map_children",
+]

@@ -10,6 +10,7 @@ import enum
 from collections.abc import Callable, Mapping
 
 from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
 
 
 class Reach(enum.Enum):
@@ -35,7 +36,8 @@ class NodeTraits:
     along its `dim` (so a split of `dim` over ranks changes it). `reads_table`: reads a
     connectivity table. `makes_tuple`: its value is a tuple. `changes_dims`: its value is
     over other dimensions than its operand's. `calls_math`: an operation that calls a math
-    function (a cost model weighs it above arithmetic)."""
+    function (a cost model weighs it above arithmetic). `written`: how a message names the
+    node, with `{dim}` for its `dim` (nodes that read a position)."""
 
     reach: Reach
     leaf: bool = False
@@ -46,6 +48,7 @@ class NodeTraits:
     makes_tuple: bool = False
     changes_dims: bool = False
     calls_math: bool = False
+    written: str = ""
 
 
 _OPERATION = NodeTraits(Reach.POINT, operation=True, foldable=True)
@@ -62,10 +65,12 @@ NODE_TRAITS: Mapping[type[ir.Expr], NodeTraits] = {
     ir.Call: NodeTraits(Reach.CALLEE),
     ir.ScanCall: NodeTraits(Reach.COLUMN),
     ir.Broadcast: NodeTraits(Reach.POINT, changes_dims=True),
-    ir.Index: NodeTraits(Reach.NOTHING, leaf=True, reads_position=True),
+    ir.Index: NodeTraits(Reach.NOTHING, leaf=True, reads_position=True, written="index({dim})"),
     ir.NeighborShift: NodeTraits(Reach.NEIGHBORS, reads_table=True, changes_dims=True),
     ir.NeighborReduce: NodeTraits(Reach.LOCAL, reads_table=True, changes_dims=True),
-    ir.ConcatWhere: NodeTraits(Reach.REGION, reads_position=True),
+    ir.ConcatWhere: NodeTraits(
+        Reach.REGION, reads_position=True, written="concat_where along {dim}"
+    ),
     ir.MakeTuple: NodeTraits(Reach.POINT, makes_tuple=True),
     ir.TupleGet: NodeTraits(Reach.POINT),
 }
@@ -74,6 +79,15 @@ NODE_TRAITS: Mapping[type[ir.Expr], NodeTraits] = {
 def traits_of(expr: ir.Expr) -> NodeTraits:
     """The traits of `expr`'s node class."""
     return NODE_TRAITS[type(expr)]
+
+
+def position_dim(expr: ir.Expr) -> Dimension:
+    """The dimension along which a node whose traits say `reads_position` reads the global
+    index (its `dim`)."""
+    dim = getattr(expr, "dim", None)
+    if not traits_of(expr).reads_position or not isinstance(dim, Dimension):
+        raise TypeError(f"{type(expr).__name__} reads no position")
+    return dim
 
 
 def contains(expr: ir.Expr, has: Callable[[NodeTraits], bool]) -> bool:
@@ -92,4 +106,4 @@ def contains(expr: ir.Expr, has: Callable[[NodeTraits], bool]) -> bool:
     return False
 
 
-__all__ = ["NODE_TRAITS", "NodeTraits", "Reach", "contains", "traits_of"]
+__all__ = ["NODE_TRAITS", "NodeTraits", "Reach", "contains", "position_dim", "traits_of"]

@@ -1,79 +1,85 @@
-"""A readable text form of the IR, for debugging (`str(program.ir)`)."""
+"""A readable text form of the IR, for debugging (`str(program.ir)`); it reads the nodes
+of program/ir_nodes.py, so that ir.py can give its programs this text form."""
 
 from __future__ import annotations
 
-from stencilchain.program import ir
+from typing import TYPE_CHECKING
+
+from stencilchain.program import ir_nodes
+
+if TYPE_CHECKING:
+    from stencilchain.program import ir
 
 
-def format_expr(expr: ir.Expr) -> str:
+def format_expr(expr: ir_nodes.Expr) -> str:
     """`expr` in the DSL's notation, every binary operation parenthesized."""
     return ExprFormatter().visit(expr)
 
 
-class ExprFormatter(ir.ExprVisitor[str]):
+class ExprFormatter(ir_nodes.ExprVisitor[str]):
     """`visit(expr)` gives the text of `expr`."""
 
-    def visit_Literal(self, expr: ir.Literal) -> str:
+    def visit_Literal(self, expr: ir_nodes.Literal) -> str:
         return f"{expr.value!r}:{expr.type}"
 
-    def visit_Ref(self, expr: ir.Ref) -> str:
+    def visit_Ref(self, expr: ir_nodes.Ref) -> str:
         return expr.name
 
-    def visit_Shift(self, expr: ir.Shift) -> str:
+    def visit_Shift(self, expr: ir_nodes.Shift) -> str:
         offsets = ", ".join(f"{d.name}{a:+d}" for d, a in expr.offsets)
         inner = self.visit(expr.expr)
-        if not isinstance(expr.expr, ir.Ref):
+        if not isinstance(expr.expr, ir_nodes.Ref):
             inner = f"({inner})"
         return f"{inner}({offsets})"
 
-    def visit_Binary(self, expr: ir.Binary) -> str:
-        return f"({self.visit(expr.left)} {ir.OP_SYMBOLS[expr.op]} {self.visit(expr.right)})"
+    def visit_Binary(self, expr: ir_nodes.Binary) -> str:
+        return f"({self.visit(expr.left)} {ir_nodes.OP_SYMBOLS[expr.op]} {self.visit(expr.right)})"
 
-    def visit_Unary(self, expr: ir.Unary) -> str:
+    def visit_Unary(self, expr: ir_nodes.Unary) -> str:
         return f"{'-' if expr.op == 'neg' else '~'}{self.visit(expr.operand)}"
 
-    def visit_MathCall(self, expr: ir.MathCall) -> str:
+    def visit_MathCall(self, expr: ir_nodes.MathCall) -> str:
         return f"{expr.fn}({', '.join(self.visit(a) for a in expr.args)})"
 
-    def visit_Where(self, expr: ir.Where) -> str:
+    def visit_Where(self, expr: ir_nodes.Where) -> str:
         return f"where({self.visit(expr.cond)}, {self.visit(expr.true)}, {self.visit(expr.false)})"
 
-    def visit_Cast(self, expr: ir.Cast) -> str:
-        dtype = expr.type.dtype if isinstance(expr.type, ir.FieldType) else expr.type
+    def visit_Cast(self, expr: ir_nodes.Cast) -> str:
+        dtype = expr.type.dtype if isinstance(expr.type, ir_nodes.FieldType) else expr.type
         return f"astype({self.visit(expr.expr)}, {dtype})"
 
-    def visit_Broadcast(self, expr: ir.Broadcast) -> str:
+    def visit_Broadcast(self, expr: ir_nodes.Broadcast) -> str:
         dims = ", ".join(d.name for d in expr.type.dims)
         return f"broadcast({self.visit(expr.expr)}, ({dims}))"
 
-    def visit_Index(self, expr: ir.Index) -> str:
+    def visit_Index(self, expr: ir_nodes.Index) -> str:
         return f"index({expr.dim.name})"
 
-    def visit_NeighborShift(self, expr: ir.NeighborShift) -> str:
+    def visit_NeighborShift(self, expr: ir_nodes.NeighborShift) -> str:
         inner = self.visit(expr.expr)
-        if not isinstance(expr.expr, ir.Ref):
+        if not isinstance(expr.expr, ir_nodes.Ref):
             inner = f"({inner})"
         slot = "" if expr.slot is None else f"[{expr.slot}]"
         return f"{inner}({expr.connectivity.name}{slot})"
 
-    def visit_NeighborReduce(self, expr: ir.NeighborReduce) -> str:
+    def visit_NeighborReduce(self, expr: ir_nodes.NeighborReduce) -> str:
         fn = {"sum": "neighbor_sum", "max": "max_over", "min": "min_over"}[expr.op]
         return f"{fn}({self.visit(expr.expr)}, axis={expr.axis.name})"
 
-    def visit_ConcatWhere(self, expr: ir.ConcatWhere) -> str:
+    def visit_ConcatWhere(self, expr: ir_nodes.ConcatWhere) -> str:
         where = " | ".join(f"{expr.dim.name} in {i!r}" for i in expr.intervals) or "never"
         return f"concat_where({where}, {self.visit(expr.true)}, {self.visit(expr.false)})"
 
-    def visit_Call(self, expr: ir.Call) -> str:
+    def visit_Call(self, expr: ir_nodes.Call) -> str:
         return f"{expr.callee}({', '.join(self.visit(a) for a in expr.args)})"
 
-    def visit_ScanCall(self, expr: ir.ScanCall) -> str:
+    def visit_ScanCall(self, expr: ir_nodes.ScanCall) -> str:
         return f"{expr.callee}({', '.join(self.visit(a) for a in expr.args)})"
 
-    def visit_MakeTuple(self, expr: ir.MakeTuple) -> str:
+    def visit_MakeTuple(self, expr: ir_nodes.MakeTuple) -> str:
         return f"({', '.join(self.visit(e) for e in expr.elems)})"
 
-    def visit_TupleGet(self, expr: ir.TupleGet) -> str:
+    def visit_TupleGet(self, expr: ir_nodes.TupleGet) -> str:
         return f"{self.visit(expr.expr)}[{expr.index}]"
 
 

@@ -1,17 +1,21 @@
 """Conditions on the index along one dimension (`K == 0`, `K >= sc.size(K) - 1`), as unions of
-intervals: the regions where a branch of `sc.concat_where` is selected."""
+intervals: the regions where a branch of `sc.concat_where` is selected. `Dimension`'s
+comparisons make them (program/dimensions.py), so this module imports no dimension."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from stencilchain.errors import DefinitionError
-from stencilchain.program import ir
-from stencilchain.program.dimensions import Dimension
+from stencilchain.program.intervals import Bound, Interval
 
-_EVERYWHERE = ir.Interval((), ())
+if TYPE_CHECKING:
+    from stencilchain.program.dimensions import Dimension
+
+_EVERYWHERE = Interval((), ())
 _SYMBOLS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
@@ -47,14 +51,6 @@ class Size:
         )
 
 
-def size(dim: object) -> Size:
-    """The size of the arrays along `dim`, for conditions counted from the end:
-    `sc.concat_where(K == sc.size(K) - 1, a, b)`."""
-    if not isinstance(dim, Dimension):
-        raise DefinitionError(f"sc.size takes a sc.Dimension, got {dim!r}")
-    return Size(dim)
-
-
 def _int_offset(value: Size, sign: str, other: object) -> int:
     if isinstance(other, int) and not isinstance(other, bool):
         return other
@@ -71,7 +67,7 @@ class Region:
     __slots__ = ("dim", "intervals", "text")
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, dim: Dimension, intervals: tuple[ir.Interval, ...], text: str) -> None:
+    def __init__(self, dim: Dimension, intervals: tuple[Interval, ...], text: str) -> None:
         self.dim = dim
         self.intervals = intervals
         self.text = text
@@ -122,20 +118,20 @@ class Region:
 
 
 def _tightest(
-    bounds: tuple[ir.Bound, ...], pick: Callable[[list[int]], int]
-) -> tuple[ir.Bound, ...]:
+    bounds: tuple[Bound, ...], pick: Callable[[list[int]], int]
+) -> tuple[Bound, ...]:
     """One bound per anchor (from the start, from the end): the tightest."""
     by_anchor: dict[bool, list[int]] = {}
     for b in bounds:
         by_anchor.setdefault(b.from_end, []).append(b.value)
-    return tuple(ir.Bound(pick(v), anchor) for anchor, v in sorted(by_anchor.items()))
+    return tuple(Bound(pick(v), anchor) for anchor, v in sorted(by_anchor.items()))
 
 
-def _interval(starts: tuple[ir.Bound, ...], stops: tuple[ir.Bound, ...]) -> ir.Interval:
-    return ir.Interval(_tightest(starts, max), _tightest(stops, min))
+def _interval(starts: tuple[Bound, ...], stops: tuple[Bound, ...]) -> Interval:
+    return Interval(_tightest(starts, max), _tightest(stops, min))
 
 
-def _provably_empty(interval: ir.Interval) -> bool:
+def _provably_empty(interval: Interval) -> bool:
     """Empty for every size: bounds with one anchor, or a start from the end at or after a
     stop from the start (the size is never negative)."""
     return any(
@@ -146,10 +142,10 @@ def _provably_empty(interval: ir.Interval) -> bool:
 
 
 def intersect(
-    left: tuple[ir.Interval, ...], right: tuple[ir.Interval, ...]
-) -> tuple[ir.Interval, ...]:
+    left: tuple[Interval, ...], right: tuple[Interval, ...]
+) -> tuple[Interval, ...]:
     """The intersection of two unions of intervals (pairwise), without provably empty ones."""
-    out: list[ir.Interval] = []
+    out: list[Interval] = []
     for a in left:
         for b in right:
             both = _interval(a.starts + b.starts, a.stops + b.stops)
@@ -158,16 +154,16 @@ def intersect(
     return tuple(out)
 
 
-def complement(intervals: tuple[ir.Interval, ...]) -> tuple[ir.Interval, ...]:
+def complement(intervals: tuple[Interval, ...]) -> tuple[Interval, ...]:
     """The indices in none of `intervals` (De Morgan: the intersection of each one's
     complement, the part below its start and the part from its stop on)."""
-    result: tuple[ir.Interval, ...] = (_EVERYWHERE,)
+    result: tuple[Interval, ...] = (_EVERYWHERE,)
     for interval in intervals:
-        outside: list[ir.Interval] = []
+        outside: list[Interval] = []
         if not interval.starts and not interval.stops:
             return ()
-        outside += [ir.Interval((), (b,)) for b in interval.starts]
-        outside += [ir.Interval((b,), ()) for b in interval.stops]
+        outside += [Interval((), (b,)) for b in interval.starts]
+        outside += [Interval((b,), ()) for b in interval.stops]
         result = intersect(result, tuple(outside))
     return result
 
@@ -181,9 +177,9 @@ def compare(dim: Dimension, op: str, other: object) -> Region:
             raise DefinitionError(
                 f"`{text}`: compare a dimension with its own size, sc.size({dim.name})"
             )
-        bound = ir.Bound(other.offset, from_end=True)
+        bound = Bound(other.offset, from_end=True)
     elif isinstance(other, (int, np.integer)) and not isinstance(other, (bool, np.bool_)):
-        bound = ir.Bound(int(other), from_end=False)
+        bound = Bound(int(other), from_end=False)
     else:
         hint = (
             f"write the int: {dim.name} {_SYMBOLS[op]} {int(other)}"
@@ -196,13 +192,13 @@ def compare(dim: Dimension, op: str, other: object) -> Region:
             f"index) or sc.size({dim.name}) plus or minus an int (from the end), got "
             f"{type(other).__name__}; {hint} (a condition on values is sc.where's)"
         )
-    after = ir.Bound(bound.value + 1, bound.from_end)
+    after = Bound(bound.value + 1, bound.from_end)
     intervals = {
-        "eq": (ir.Interval((bound,), (after,)),),
-        "ne": (ir.Interval((), (bound,)), ir.Interval((after,), ())),
-        "lt": (ir.Interval((), (bound,)),),
-        "le": (ir.Interval((), (after,)),),
-        "gt": (ir.Interval((after,), ()),),
-        "ge": (ir.Interval((bound,), ()),),
+        "eq": (Interval((bound,), (after,)),),
+        "ne": (Interval((), (bound,)), Interval((after,), ())),
+        "lt": (Interval((), (bound,)),),
+        "le": (Interval((), (after,)),),
+        "gt": (Interval((after,), ()),),
+        "ge": (Interval((bound,), ()),),
     }[op]
     return Region(dim, intervals, text)

@@ -3,7 +3,8 @@
 The program trace (`ProgramTrace.record_call`) takes a field operator's body, inlined and
 written in the program's names, and replaces each `ir.ScanCall`, innermost first, by
 `Ref`s to temporaries that program calls make: these functions find the scan calls, the
-offsets at which their results are read, and the names an expression reads.
+offsets at which their results are read, and the domains the scans run over (the general
+walks, `replace` and `refs_in`, are in program/ir_walk.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import scan_reach, widen
 
-Offsets = dict[Dimension, tuple[int, int]]
+# the range (lowest, highest) of the offsets of the reads, per dimension
+OffsetRanges = dict[Dimension, tuple[int, int]]
 
 
 def innermost_scan_call(expr: ir.Expr) -> ir.ScanCall | None:
@@ -24,12 +26,12 @@ def innermost_scan_call(expr: ir.Expr) -> ir.ScanCall | None:
     return expr if isinstance(expr, ir.ScanCall) else None
 
 
-def read_offsets(expr: ir.Expr, target: ir.ScanCall) -> Offsets:
+def read_offsets(expr: ir.Expr, target: ir.ScanCall) -> OffsetRanges:
     """The range of offsets, per dimension of `target`'s result, at which `expr` reads it
     (a scan reads its own arguments where its result is read)."""
-    found: Offsets = {}
+    found: OffsetRanges = {}
 
-    def walk(node: ir.Expr, shift: Offsets) -> None:
+    def walk(node: ir.Expr, shift: OffsetRanges) -> None:
         if node == target:
             for dim in _dims(target):
                 found[dim] = widen(found.get(dim), *shift.get(dim, (0, 0)))
@@ -48,29 +50,7 @@ def read_offsets(expr: ir.Expr, target: ir.ScanCall) -> Offsets:
     return found
 
 
-def replace(expr: ir.Expr, target: ir.Expr, replacement: ir.Expr) -> ir.Expr:
-    """`expr` with every sub-expression equal to `target` replaced by `replacement`."""
-    if expr == target:
-        return replacement
-    return ir.map_children(expr, lambda e: replace(e, target, replacement))
-
-
-def refs_in(*exprs: ir.Expr) -> tuple[ir.Ref, ...]:
-    """The names `exprs` read, each once, in the order they first appear."""
-    found: dict[str, ir.Ref] = {}
-
-    def walk(node: ir.Expr) -> None:
-        if isinstance(node, ir.Ref):
-            found.setdefault(node.name, node)
-        for child in ir.children(node):
-            walk(child)
-
-    for expr in exprs:
-        walk(expr)
-    return tuple(found.values())
-
-
-def scan_domain(domain: ir.Domain, scan: ir.ScanOperatorDef, offsets: Offsets) -> ir.Domain:
+def scan_domain(domain: ir.Domain, scan: ir.ScanOperatorDef, offsets: OffsetRanges) -> ir.Domain:
     """Where a scan called in a field operator runs: over the call's `domain` moved by the
     `offsets` at which its result is read, and along its axis from the domain's first level
     (forward; its last, backward) or beyond it where the result is read beyond it
@@ -80,7 +60,7 @@ def scan_domain(domain: ir.Domain, scan: ir.ScanOperatorDef, offsets: Offsets) -
     return shifted_domain(domain, scan.dims, covered)
 
 
-def shifted_domain(domain: ir.Domain, dims: tuple[Dimension, ...], offsets: Offsets) -> ir.Domain:
+def shifted_domain(domain: ir.Domain, dims: tuple[Dimension, ...], offsets: OffsetRanges) -> ir.Domain:
     """`domain` over `dims` (a subset of its own), extended by `offsets`: the region where
     a result read at those offsets from every point of `domain` is needed. Its halo is
     left (0, 0) for the call that runs over it to set."""

@@ -1,7 +1,10 @@
 """Symbolic values for tracing field operators, and the typing rules of expressions.
 
 A field operator is traced by calling its Python function once with `Symbol`s; each
-operator on a `Symbol` checks the operand types and records an IR node.
+operator on a `Symbol` checks the operand types and records an IR node. The DSL's functions
+on traced values are in program/constructs.py, the hints of its errors in
+program/operator_hints.py. Longer than most modules: Symbol's operators, shifts and the
+typing rules they share are one unit.
 """
 
 from __future__ import annotations
@@ -15,16 +18,16 @@ import numpy as np
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program import operator_hints as hints
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
-from stencilchain.program.dimensions import Dimension, Offset
+from stencilchain.program.decisions import decide
+from stencilchain.program.dimensions import Dimension, Offset, Traced
 from stencilchain.program.dtypes import (
     ScalarType,
     default_literal_dtype,
     from_numpy,
-    int64,
     literal_fits,
 )
-from stencilchain.program.regions import Region
 
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]
@@ -37,7 +40,7 @@ scan_being_traced: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 
-class Symbol:
+class Symbol(Traced):
     """A traced value: a field or a scalar expression of a field operator."""
 
     __slots__ = ("expr",)
@@ -172,10 +175,9 @@ class Symbol:
         return binary("rshift", other, self)
 
     def __bool__(self) -> bool:
-        """An `if` on a bool scalar is traced both ways (stencilchain.program.branches);
+        """An `if` on a bool scalar is traced both ways (program/branches.py,
+        program/decisions.py);
         on anything else it is a DefinitionError."""
-        from stencilchain.program.branches import decide
-
         return decide(self)
 
     def __iter__(self) -> None:
@@ -201,7 +203,7 @@ class Symbol:
                 other = other[()]  # a NumPy scalar compares as a 0-d array: unwrap it
             return reflected(self, other)
         name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
-        raise DefinitionError(_numpy_message(name, _UFUNC_HINTS.get(ufunc.__name__), self))
+        raise DefinitionError(_numpy_message(name, hints.UFUNC_HINTS.get(ufunc.__name__), self))
 
     def __array_function__(
         self,
@@ -216,29 +218,10 @@ class Symbol:
         if module == "numpy" or module.startswith("numpy."):
             module = "np" + module[len("numpy") :]
         name = getattr(func, "__name__", repr(func))
-        raise DefinitionError(_numpy_message(f"{module}.{name}", _FUNCTION_HINTS.get(name), self))
+        raise DefinitionError(_numpy_message(f"{module}.{name}", hints.FUNCTION_HINTS.get(name), self))
 
 
 # --- operators and NumPy functions that the DSL does not have -------------------------
-
-_UNSUPPORTED_OPERATORS = {
-    "@": (
-        "matrix products are not supported (a field operator computes each grid point from "
-        "its neighbours); multiply pointwise with `*`"
-    ),
-}
-
-# What to write instead of an integer operator applied to values of another kind.
-_INTEGER_OPERATOR_HINTS = {
-    "floordiv": "`//` takes integers; on floats write sc.math.floor(a / b)",
-    "mod": (
-        "`%` takes integers; on floats write a - b * sc.math.floor(a / b) "
-        "(or sc.math.fmod(a, b), the remainder with the sign of a)"
-    ),
-    "lshift": "shifts take integers; a field's neighbour is read with {shift}",
-    "rshift": "shifts take integers; a field's neighbour is read with {shift}",
-}
-
 
 def _shift_example(value: object) -> str:
     t = value.type if isinstance(value, Symbol) else None
@@ -248,8 +231,8 @@ def _shift_example(value: object) -> str:
 
 def _unsupported_operator(op: str, value: Symbol) -> DefinitionError:
     what = "divmod()" if op == "divmod" else f"`{op}`"
-    hint = _UNSUPPORTED_OPERATORS[op].format(shift=_shift_example(value))
-    return DefinitionError(f"{what} of {_describe(value)}: {hint}")
+    hint = hints.UNSUPPORTED_OPERATORS[op].format(shift=_shift_example(value))
+    return DefinitionError(f"{what} of {describe(value)}: {hint}")
 
 
 def _numpy_message(name: str, hint: str | None, value: Symbol) -> str:
@@ -261,7 +244,7 @@ def _numpy_message(name: str, hint: str | None, value: Symbol) -> str:
         f"sc.math ({', '.join(ir.MATH_FUNCTIONS)})"
     )
     return (
-        f"{name} applied to {_describe(value)}: NumPy functions do not run on traced values "
+        f"{name} applied to {describe(value)}: NumPy functions do not run on traced values "
         f"(a field operator is traced into a stencil, not run on arrays); {fix}"
     )
 
@@ -311,66 +294,17 @@ _COMPARISON_UFUNCS = frozenset(
     (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
 )
 
-_UFUNC_HINTS = {
-    **{
-        fn: f"sc.math.{fn}({'x, y' if fn in ir.BINARY_MATH_FUNCTIONS else 'x'})"
-        for fn in ir.MATH_FUNCTIONS
-    },
-    "absolute": "sc.math.abs(x) or abs(x)",
-    "fabs": "sc.math.abs(x) or abs(x)",
-    "add": "the operator `+`: a + b",
-    "subtract": "the operator `-`: a - b",
-    "multiply": "the operator `*`: a * b",
-    "divide": "the operator `/`: a / b",
-    "power": "the operator `**`: a ** b (or sc.math.power(a, b))",
-    "square": "a * a",
-    "reciprocal": "1.0 / a",
-    "negative": "the operator `-`: -a",
-    "positive": "a",
-    "equal": "the operator `==`: a == b",
-    "not_equal": "the operator `!=`: a != b",
-    "less": "the operator `<`: a < b",
-    "less_equal": "the operator `<=`: a <= b",
-    "greater": "the operator `>`: a > b",
-    "greater_equal": "the operator `>=`: a >= b",
-    "logical_and": "the operator `&` on bool values: a & b",
-    "bitwise_and": "the operator `&`: a & b",
-    "logical_or": "the operator `|` on bool values: a | b",
-    "bitwise_or": "the operator `|`: a | b",
-    "logical_not": "the operator `~` on bool values: ~a",
-    "invert": "the operator `~`: ~a",
-    "bitwise_not": "the operator `~`: ~a",
-    "logical_xor": "the operator `^` on bool values: a ^ b",
-    "bitwise_xor": "the operator `^`: a ^ b",
-    "floor_divide": "the operator `//` on integers: a // b (on floats sc.math.floor(a / b))",
-    "remainder": "the operator `%` on integers: a % b",
-    "mod": "the operator `%` on integers: a % b",
-    "divmod": "divmod(a, b) or a // b and a % b, on integers",
-    "left_shift": "the operator `<<` on integers: a << b",
-    "right_shift": "the operator `>>` on integers: a >> b",
-    "float_power": "the operator `**`: a ** b (or sc.math.power(a, b))",
-}
-
-_FUNCTION_HINTS = {
-    "where": "sc.where(cond, a, b)",
-    "select": "nested sc.where(cond, a, sc.where(...))",
-    "clip": "sc.math.minimum(sc.math.maximum(x, low), high)",
-    "astype": "sc.astype(x, sc.float32)",
-    "roll": "a shifted read such as f(I + 1)",
-}
-
-
 # --- operand handling ------------------------------------------------------------
 
 
-def _describe(value: object) -> str:
+def describe(value: object) -> str:
     if isinstance(value, Symbol):
         kind = "field" if isinstance(value.type, ir.FieldType) else "scalar"
         return f"{kind} {value.type!r}"
     return f"literal {value!r}"
 
 
-def _typed_dtype(value: Symbol | np.generic) -> ScalarType:
+def typed_dtype(value: Symbol | np.generic) -> ScalarType:
     if isinstance(value, Symbol):
         t = value.type
         return t.dtype if isinstance(t, ir.FieldType) else t
@@ -379,7 +313,7 @@ def _typed_dtype(value: Symbol | np.generic) -> ScalarType:
     return dtype
 
 
-def _check_operand(value: object, where: str) -> None:
+def check_operand(value: object, where: str) -> None:
     if isinstance(value, Symbol):
         return
     if isinstance(value, np.generic):
@@ -397,19 +331,19 @@ def _check_operand(value: object, where: str) -> None:
 def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
     """The common dtype of the operands; literals adopt it (see dtypes.py for the rules)."""
     for value in operands:
-        _check_operand(value, where)
+        check_operand(value, where)
     typed = [v for v in operands if isinstance(v, (Symbol, np.generic))]
     if not typed:
         first = operands[0]
         assert isinstance(first, (bool, int, float))
         return default_literal_dtype(first)
-    dtype = _typed_dtype(typed[0])
+    dtype = typed_dtype(typed[0])
     for other in typed[1:]:
-        other_dtype = _typed_dtype(other)
+        other_dtype = typed_dtype(other)
         if other_dtype != dtype:
             raise DefinitionError(
                 f"{where}: mismatched dtypes {dtype} and {other_dtype} "
-                f"({_describe(typed[0])} and {_describe(other)}); cast one with "
+                f"({describe(typed[0])} and {describe(other)}); cast one with "
                 f"sc.astype(x, sc.{dtype}) or sc.astype(x, sc.{other_dtype})"
             )
     for value in operands:
@@ -417,7 +351,7 @@ def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
         if is_literal and not literal_fits(value, dtype):  # type: ignore[arg-type]
             raise DefinitionError(
                 f"{where}: literal {value!r} does not fit dtype {dtype} of "
-                f"{_describe(typed[0])}; write a literal of that kind or cast with sc.astype"
+                f"{describe(typed[0])}; write a literal of that kind or cast with sc.astype"
             )
     return dtype
 
@@ -437,7 +371,7 @@ def unify_dims(operands: tuple[object, ...], where: str) -> tuple[Dimension, ...
             continue
         if len(own) == len(dims) or not set(own) <= set(dims):
             raise DefinitionError(
-                f"{where}: mismatched dimensions: {_describe(widest)} and {_describe(value)}; "
+                f"{where}: mismatched dimensions: {describe(widest)} and {describe(value)}; "
                 "an operand's dimensions must be those of the operand with the most "
                 "dimensions, in the same order, or a subset of them (which is broadcast); "
                 f"broadcast explicitly with sc.broadcast(x, ({', '.join(_union_names(fields))}))"
@@ -470,7 +404,7 @@ def as_expr(value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None
     return ir.Literal(value, dtype)
 
 
-def _result_type(
+def result_type(
     dims: tuple[Dimension, ...] | None, dtype: ScalarType
 ) -> ir.FieldType | ScalarType:
     return dtype if dims is None else ir.FieldType(dims, dtype)
@@ -501,10 +435,10 @@ def binary(op: str, left: object, right: object) -> Symbol:
     elif op in ir.INTEGER_OPS:
         if not dtype.is_integer:
             traced = next(v for v in operands if isinstance(v, Symbol))
-            hint = _INTEGER_OPERATOR_HINTS[op].format(shift=_shift_example(traced))
+            hint = hints.INTEGER_OPERATOR_HINTS[op].format(shift=_shift_example(traced))
             if dtype.is_bool:
                 hint += "; cast bool values to an integer dtype with sc.astype first"
-            raise DefinitionError(f"{where} of {_describe(traced)}: {hint}")
+            raise DefinitionError(f"{where} of {describe(traced)}: {hint}")
         result_dtype = dtype
     elif op in ir.COMPARISON_OPS:
         if dtype.is_bool and op not in ("eq", "ne"):
@@ -522,14 +456,14 @@ def binary(op: str, left: object, right: object) -> Symbol:
             op,
             as_expr(left, dtype, dims),
             as_expr(right, dtype, dims),
-            _result_type(dims, result_dtype),
+            result_type(dims, result_dtype),
         )
     )
 
 
 def unary(op: str, operand: object) -> Symbol:
     assert isinstance(operand, Symbol)
-    dtype = _typed_dtype(operand)
+    dtype = typed_dtype(operand)
     if op == "neg" and dtype.is_bool:
         raise DefinitionError("unary `-` of a bool value; use `~` for logical not")
     if op == "not" and dtype.is_float:
@@ -562,126 +496,7 @@ def math_call(fn: str, *args: object) -> Symbol:
         raise DefinitionError(f"{where} of a bool value")
     exprs = tuple(as_expr(a, dtype, dims) for a in args)
     result_dtype = ScalarType("bool") if fn in ir.PREDICATE_FUNCTIONS else dtype
-    return Symbol(ir.MathCall(fn, exprs, _result_type(dims, result_dtype)))
-
-
-def where(cond: object, true: object, false: object) -> Symbol:
-    """`true` where `cond` holds, else `false`, pointwise."""
-    if isinstance(cond, Region):
-        raise DefinitionError(
-            f"sc.where({cond.text}, ...): a condition on a dimension's index selects with "
-            f"sc.concat_where({cond.text}, a, b) (each branch evaluated only where it applies)"
-        )
-    _check_operand(cond, "sc.where condition")
-    if not isinstance(cond, Symbol):
-        raise DefinitionError("sc.where: the condition must be a traced bool value, not a literal")
-    if _typed_dtype(cond) != ScalarType("bool"):
-        raise DefinitionError(f"sc.where: the condition is {_describe(cond)}, it must be bool")
-    dtype = unify_dtype((true, false), "sc.where")
-    dims = unify_dims((cond, true, false), "sc.where")
-    return Symbol(
-        ir.Where(
-            as_expr(cond, ScalarType("bool"), dims),
-            as_expr(true, dtype, dims),
-            as_expr(false, dtype, dims),
-            _result_type(dims, dtype),
-        )
-    )
-
-
-def concat_where(cond: object, true: object, false: object) -> Symbol:
-    """`true` where the index along a dimension satisfies `cond` (`K == 0`, `K >= sc.size(K)
-    - 1`, combined with `&`, `|`, `~`), else `false`. Each branch is evaluated only where it
-    is selected, so it may read at offsets that leave the arrays where the other applies."""
-    if not isinstance(cond, Region):
-        got = _describe(cond) if isinstance(cond, (Symbol, bool, int, float)) else repr(cond)
-        raise DefinitionError(
-            f"sc.concat_where: the condition must compare a dimension with an index, such as "
-            f"K == 0, K < 2 or K >= sc.size(K) - 1 (combined with &, |, ~), got {got}; a "
-            "condition on values is sc.where(cond, a, b)"
-        )
-    scan = scan_being_traced.get()
-    if scan is not None:
-        raise DefinitionError(
-            f"sc.concat_where inside scan operator {scan}: the body of a scan sees only the "
-            "current level's values; compute it in a @field_operator into a temporary"
-        )
-    dtype = unify_dtype((true, false), "sc.concat_where")
-    index_field = Symbol(ir.Index(cond.dim, ir.FieldType((cond.dim,), int64)))
-    dims = unify_dims((index_field, true, false), f"sc.concat_where({cond.text}, ...)")
-    assert dims is not None
-    return Symbol(
-        ir.ConcatWhere(
-            cond.dim,
-            cond.intervals,
-            as_expr(true, dtype, dims),
-            as_expr(false, dtype, dims),
-            ir.FieldType(dims, dtype),
-        )
-    )
-
-
-def broadcast(value: object, dims: object) -> Symbol:
-    """`value` (a field over a subset of `dims`, a scalar or a literal) as a field over
-    `dims`, in that order: its value at each point is `value`'s at that point's indices along
-    its own dimensions."""
-    if not isinstance(dims, (tuple, list)) or not all(isinstance(d, Dimension) for d in dims):
-        raise DefinitionError(
-            f"sc.broadcast: the dimensions must be a tuple of sc.Dimension, got {dims!r}"
-        )
-    target = tuple(dims)
-    if not target or len(set(target)) != len(target):
-        raise DefinitionError(
-            "sc.broadcast: the dimensions must be distinct and at least one, got "
-            f"({', '.join(d.name for d in target)})"
-        )
-    _check_operand(value, "sc.broadcast")
-    if isinstance(value, Symbol):
-        t = value.type
-        if isinstance(t, ir.FieldType) and not set(t.dims) <= set(target):
-            missing = ", ".join(d.name for d in t.dims if d not in target)
-            raise DefinitionError(
-                f"sc.broadcast of {_describe(value)} to ({', '.join(d.name for d in target)}): "
-                f"the target lacks {missing}; a field is broadcast to a superset of its "
-                "dimensions"
-            )
-        dtype = _typed_dtype(value)
-        if isinstance(t, ir.FieldType) and t.dims == target:
-            return value
-        return Symbol(ir.Broadcast(value.expr, ir.FieldType(target, dtype)))
-    dtype = unify_dtype((value,), "sc.broadcast")
-    return Symbol(ir.Broadcast(as_expr(value, dtype), ir.FieldType(target, dtype)))
-
-
-def index(dim: object) -> Symbol:
-    """The index along `dim` at each point: an int64 field over `(dim,)`, broadcast like any
-    field over fewer dimensions (`sc.where(sc.index(K) == 0, a, b)`)."""
-    if not isinstance(dim, Dimension):
-        raise DefinitionError(f"sc.index takes a sc.Dimension, got {dim!r}")
-    scan = scan_being_traced.get()
-    if scan is not None:
-        raise DefinitionError(
-            f"sc.index inside scan operator {scan}: the body of a scan sees only the current "
-            f"level's values; pass sc.index({dim.name}) to the scan as an argument from the "
-            "field operator that calls it (a field over the scan's dimensions: "
-            f"sc.broadcast(sc.index({dim.name}), dims))"
-        )
-    return Symbol(ir.Index(dim, ir.FieldType((dim,), int64)))
-
-
-def astype(value: object, dtype: ScalarType) -> Symbol:
-    """`value` converted to `dtype` (the one explicit conversion of the DSL)."""
-    if not isinstance(dtype, ScalarType):
-        raise DefinitionError(f"sc.astype: {dtype!r} is not a dtype; use e.g. sc.float32")
-    if not isinstance(value, Symbol):
-        raise DefinitionError(
-            "sc.astype takes a traced field or scalar; write the literal directly"
-        )
-    t = value.type
-    if (t.dtype if isinstance(t, ir.FieldType) else t) == dtype:
-        return value
-    new_type = ir.FieldType(t.dims, dtype) if isinstance(t, ir.FieldType) else dtype
-    return Symbol(ir.Cast(value.expr, new_type))
+    return Symbol(ir.MathCall(fn, exprs, result_type(dims, result_dtype)))
 
 
 def _offsets_text(offsets: tuple[object, ...]) -> str:
@@ -706,7 +521,7 @@ def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
     t = value.type
     if not isinstance(t, ir.FieldType):
         raise DefinitionError(
-            f"cannot shift a scalar ({_describe(value)}); only fields have neighbours"
+            f"cannot shift a scalar ({describe(value)}); only fields have neighbours"
         )
     if any(isinstance(off, (Connectivity, NeighborSlot)) for off in offsets):
         if len(offsets) != 1:
@@ -763,7 +578,7 @@ def neighbor_shift(value: Symbol, offset: Connectivity | NeighborSlot) -> Symbol
     )
     t = value.type
     assert isinstance(t, ir.FieldType)
-    written = f"{_describe(value)}({offset!r})"
+    written = f"{describe(value)}({offset!r})"
     if conn.source not in t.dims:
         raise DefinitionError(
             f"{written}: {conn.name} reads {conn.source.name} entities, but the field is "
@@ -783,46 +598,3 @@ def neighbor_shift(value: Symbol, offset: Connectivity | NeighborSlot) -> Symbol
     if slot is None:
         dims += (conn.local,)
     return Symbol(ir.NeighborShift(value.expr, conn, slot, ir.FieldType(dims, t.dtype)))
-
-
-def _neighbor_reduce(op: str, fn: str, value: object, axis: object) -> Symbol:
-    where = f"sc.{fn}"
-    if not isinstance(axis, Dimension) or not axis.is_local:
-        raise DefinitionError(
-            f"{where}: axis= must be a local dimension (declared with kind=sc.LOCAL), got "
-            f"{axis!r}; a reduction runs over the neighbour slots of a connectivity"
-        )
-    if not (isinstance(value, Symbol) and isinstance(value.type, ir.FieldType)):
-        raise DefinitionError(f"{where}: expected a local field over {axis.name}, got {value!r}")
-    t = value.type
-    if axis not in t.dims:
-        raise DefinitionError(
-            f"{where}: {_describe(value)} is not over {axis.name}; reduce a local field such "
-            f"as f(C2E) over its local dimension"
-        )
-    if t.dtype.is_bool:
-        raise DefinitionError(
-            f"{where}: {_describe(value)} is bool; cast it with sc.astype to count or compare"
-        )
-    dims = tuple(d for d in t.dims if d != axis)
-    if not dims:
-        raise DefinitionError(f"{where}: the result would have no dimension")
-    return Symbol(ir.NeighborReduce(op, value.expr, axis, ir.FieldType(dims, t.dtype)))
-
-
-def neighbor_sum(value: object, axis: object) -> Symbol:
-    """The sum of a local field over its local dimension `axis`, skipping missing
-    neighbours (the sum over none is 0)."""
-    return _neighbor_reduce("sum", "neighbor_sum", value, axis)
-
-
-def max_over(value: object, axis: object) -> Symbol:
-    """The maximum over `axis`, skipping missing neighbours; over none it is -inf for
-    floats and the dtype's minimum for integers."""
-    return _neighbor_reduce("max", "max_over", value, axis)
-
-
-def min_over(value: object, axis: object) -> Symbol:
-    """The minimum over `axis`, skipping missing neighbours; over none it is +inf for
-    floats and the dtype's maximum for integers."""
-    return _neighbor_reduce("min", "min_over", value, axis)

@@ -1,7 +1,7 @@
 """IR transforms: inlining of field-operator calls and constant folding.
 
-Both keep the meaning exactly (the embedded executor gives the same result before
-and after); translations apply them when `enable_transforms` is on.
+Both keep the meaning exactly (program/semantics.py: the embedded executor gives the same
+result before and after); translations apply them when `enable_transforms` is on.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from stencilchain.program import ir
-from stencilchain.program.embedded import Evaluator
+from stencilchain.program.node_traits import traits_of
+from stencilchain.program.semantics import scalar
 
 
 def substitute(expr: ir.Expr, bindings: Mapping[str, ir.Expr]) -> ir.Expr:
@@ -48,19 +49,16 @@ def _push_shift(expr: ir.Shift) -> ir.Expr:
     return expr
 
 
-# The operations on values: those of literals only have a value at translation time.
-_FOLDABLE = (ir.Binary, ir.Unary, ir.MathCall, ir.Cast, ir.Where)
-
-
 def fold_constants(expr: ir.Expr) -> ir.Expr:
-    """`expr` with operations on literals only replaced by their value (NumPy semantics)."""
+    """`expr` with operations on literals only replaced by their value (NumPy semantics):
+    those of the nodes whose traits say `foldable`."""
     expr = ir.map_children(expr, fold_constants)
-    if isinstance(expr, _FOLDABLE):
+    if traits_of(expr).foldable:
         kids = ir.children(expr)
         if kids and all(isinstance(k, ir.Literal) for k in kids):
             assert not isinstance(expr.type, (ir.FieldType, ir.TupleType))
             with np.errstate(all="ignore"):
-                value = Evaluator.scalar(expr)
+                value = scalar(expr)
             return ir.Literal(value, expr.type)
     return expr
 

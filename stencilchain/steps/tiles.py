@@ -11,9 +11,9 @@ from typing import Protocol
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.evaluation import Offsets, evaluation_offsets
+from stencilchain.program.ir_walk import refs_in
 from stencilchain.program.node_traits import NodeTraits, Reach, contains, traits_of
-from stencilchain.program.scan_lowering import refs_in
+from stencilchain.program.offsets import Offsets, evaluation_offsets
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import stencilchain as sc
-from stencilchain.program import embedded, ir
+from stencilchain.program import ir, ir_nodes, semantics
 from stencilchain.steps.cpp import expressions
 
 # The modules that define the visitors; every ExprVisitor subclass they hold is checked.
@@ -94,29 +94,29 @@ def test_an_incomplete_visitor_is_flagged() -> None:
 # --- tables -------------------------------------------------------------------------------
 
 MATH_TABLES = {
-    "the embedded executor (embedded.MATH)": embedded.MATH,
+    "the meaning of the operations (semantics.MATH)": semantics.MATH,
     "the C++ emitter (cpp.expressions.MATH)": expressions.MATH,
 }
 
 
-@pytest.mark.parametrize("table", MATH_TABLES, ids=["embedded", "cpp"])
+@pytest.mark.parametrize("table", MATH_TABLES, ids=["semantics", "cpp"])
 def test_every_math_function_has_an_entry(table: str) -> None:
     lacking = [fn for fn in ir.MATH_FUNCTIONS if fn not in MATH_TABLES[table]]
     assert not lacking, f"{table} has no entry for {', '.join(lacking)}"
 
 
 def test_every_neighbour_reduction_has_an_entry() -> None:
-    lacking = [op for op in ir.NEIGHBOR_REDUCTIONS if op not in embedded.REDUCTIONS]
-    assert not lacking, f"the embedded executor has no reduction for {', '.join(lacking)}"
+    lacking = [op for op in ir.NEIGHBOR_REDUCTIONS if op not in semantics.REDUCTIONS]
+    assert not lacking, f"program/semantics.py has no reduction for {', '.join(lacking)}"
     for op in ir.NEIGHBOR_REDUCTIONS:  # the value over no neighbour, which C++ also uses
-        embedded.neighbor_identity(op, sc.float32.numpy)
-        embedded.neighbor_identity(op, sc.int64.numpy)
+        semantics.neighbor_identity(op, sc.float32.numpy)
+        semantics.neighbor_identity(op, sc.int64.numpy)
 
 
 def test_every_operator_has_an_entry() -> None:
-    lacking = [op for op in ir.BINARY_OPS if op not in embedded.BINARY]
-    lacking += [op for op in ir.UNARY_OPS if op not in embedded.UNARY]
-    assert not lacking, f"the embedded executor has no entry for {', '.join(lacking)}"
+    lacking = [op for op in ir.BINARY_OPS if op not in semantics.BINARY]
+    lacking += [op for op in ir.UNARY_OPS if op not in semantics.UNARY]
+    assert not lacking, f"program/semantics.py has no entry for {', '.join(lacking)}"
     # pow is a function call (or squarings), the integer operations guarded expressions,
     # every other binary operator one infix operator (bitwise too for the logical ones)
     lacking = [
@@ -212,6 +212,7 @@ def test_the_traits_agree_with_the_nodes() -> None:
     from stencilchain.program.node_traits import NODE_TRAITS
 
     for node, traits in NODE_TRAITS.items():
-        assert traits.leaf == (not ir._sub_expressions(node)), node.__name__
+        assert traits.leaf == (not ir_nodes._sub_expressions(node)), node.__name__
         if traits.reads_position:
             assert "dim" in {f.name for f in dataclasses.fields(node)}, node.__name__
+            assert "{dim}" in traits.written, node.__name__  # what the refusals say

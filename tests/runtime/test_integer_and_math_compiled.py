@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import stencilchain as sc
-from stencilchain.program import embedded
+from stencilchain.program import semantics
 from tests._support import family_toolchain
 
 I = sc.Dimension("I")
@@ -220,7 +220,7 @@ class NumPyMath:
 
     def __getattr__(self, name: str) -> Any:
         if name == "gamma":
-            return embedded.gamma
+            return semantics.gamma
         return getattr(np, name)
 
 

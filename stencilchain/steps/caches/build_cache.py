@@ -24,8 +24,8 @@ import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import stencilchain.steps.caches.entries as kinds
 from stencilchain.errors import CacheDirectoryError
-from stencilchain.steps.caches import entries as kinds
 from stencilchain.steps.caches.entries import CacheEntry, settings_dict, times
 from stencilchain.steps.caches.files import (
     atomic_write,

@@ -23,12 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import stencilchain.steps.caches.entries as kinds
 from stencilchain._version import package_version
 from stencilchain.errors import CacheSecurityError
 from stencilchain.program import ir
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
-from stencilchain.steps.caches import entries as kinds
 from stencilchain.steps.caches.entries import CacheEntry, settings_dict, times
 from stencilchain.steps.caches.files import (
     atomic_write,

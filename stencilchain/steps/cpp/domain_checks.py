@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.embedded import empty_message, window_message
+from stencilchain.program.domains import empty_message, window_message
 from stencilchain.steps.cpp.signature import bound_var, scalar_var, size_var
 
 
@@ -109,7 +109,7 @@ def open_domain(program_name: str, call: ir.ProgramCall) -> list[str]:
 def empty_domain_check(program_name: str, call: ir.ProgramCall) -> list[str]:
     """The `else` branch of a call's `nonempty` test: the message of an EmptyDomainWarning
     in `err` (status stays 0; the module warns after the run) where the domain is empty
-    although no array is, like `stencilchain.program.embedded.empty_domain_message`; the
+    although no array is, like `stencilchain.program.domains.empty_domain_message`; the
     first such call's message is kept."""
     tests = []
     for dd in call.domain.dims:

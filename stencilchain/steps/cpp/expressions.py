@@ -27,7 +27,7 @@ from stencilchain.program import ir
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
-from stencilchain.program.embedded import neighbor_identity
+from stencilchain.program.semantics import neighbor_identity
 from stencilchain.steps.cpp.domain_checks import bound_value
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.cpp.signature import index_var

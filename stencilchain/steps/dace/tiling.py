@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.evaluation import node_count
+from stencilchain.program.ir_walk import node_count
 from stencilchain.program.node_traits import NodeTraits, Reach, traits_of
 from stencilchain.program.transforms import substitute
 from stencilchain.steps import tiles

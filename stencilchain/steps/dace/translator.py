@@ -10,7 +10,7 @@ Halo check: the SDFG does not check that a domain's reads stay inside the arrays
 embedded executor raises DomainError there). The reads reach `ir.DimDomain.halo` below
 the start and above the stop, and those inside a concat_where's branch its `windows`; the
 caller (the Python call path of the DaCe toolchain) must do the check with
-`stencilchain.program.embedded.resolve_domain` on the sizes before calling the SDFG.
+`stencilchain.program.domains.resolve_domain` on the sizes before calling the SDFG.
 Inferred domains stay inside by construction; explicit ones can leave the arrays (a start
 counted from the end on a small array, a stop beyond the size).
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.scan_lowering import refs_in
+from stencilchain.program.ir_walk import refs_in
 from stencilchain.steps.cpp.signature import FieldArg, bound_var, size_var
 from stencilchain.steps.gtfn.context import TranslationContext, names_of
 

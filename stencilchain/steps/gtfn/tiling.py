@@ -10,8 +10,9 @@ from collections.abc import Sequence
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.evaluation import evaluation_offsets, node_count
+from stencilchain.program.ir_walk import node_count
 from stencilchain.program.node_traits import NodeTraits, Reach, traits_of
+from stencilchain.program.offsets import evaluation_offsets
 from stencilchain.steps import tiles
 from stencilchain.steps.tiles import Candidate, Choice, Stage, TilePlan, is_field_read
 

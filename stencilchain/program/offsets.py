@@ -7,7 +7,7 @@ from __future__ import annotations
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 
-Offsets = tuple[int, ...]  # per dimension of `dims`, in its order
+Offsets = tuple[int, ...]  # one offset per dimension of `dims`, in its order
 
 
 def evaluation_offsets(expr: ir.Expr, dims: tuple[Dimension, ...]) -> dict[ir.Expr, set[Offsets]]:
@@ -39,9 +39,4 @@ def evaluation_offsets(expr: ir.Expr, dims: tuple[Dimension, ...]) -> dict[ir.Ex
     return at
 
 
-def node_count(expr: ir.Expr) -> int:
-    """The nodes of `expr` as a tree (a shared sub-expression counted where it occurs)."""
-    return 1 + sum(node_count(c) for c in ir.children(expr))
-
-
-__all__ = ["Offsets", "evaluation_offsets", "node_count"]
+__all__ = ["Offsets", "evaluation_offsets"]

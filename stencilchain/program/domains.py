@@ -1,0 +1,121 @@
+"""The boxes that program calls run over: a call's domain resolved for the arrays' sizes
+and the scalar arguments, the parts of a range a concat_where branch is selected in, and
+the messages of a domain that leaves the arrays or is empty (the C++ checks of both
+families print the same ones, steps/cpp/domain_checks.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stencilchain.errors import DomainError
+from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+
+
+def resolve_domain(
+    call: ir.ProgramCall,
+    sizes: Mapping[Dimension, int],
+    program_name: str,
+    scalars: Mapping[str, Any] | None = None,
+) -> dict[Dimension, tuple[int, int]] | None:
+    """The call's box for these sizes and the values of the parameters its bounds name
+    (`scalars`); None when it is empty. A box whose reads leave the arrays is a DomainError."""
+    box = {dd.dim: dd.resolve(sizes[dd.dim], scalars) for dd in call.domain.dims}
+    if any(stop <= start for start, stop in box.values()):
+        return None  # an empty domain does nothing, whatever its other bounds
+    for dd in call.domain.dims:
+        size = sizes[dd.dim]
+        start, stop = box[dd.dim]
+        lo, hi = dd.halo
+        if start - lo < 0 or stop + hi > size or start < 0 or stop > size:
+            raise DomainError(
+                f"call of {call.callee} in {program_name}(): domain {dd.dim.name}: "
+                f"[{start}, {stop}) with reads from {dd.dim.name}-{lo} to {dd.dim.name}+{hi} "
+                f"leaves the array of size {size} along {dd.dim.name}"
+            )
+        for window in dd.windows:
+            where = window.resolve(start, stop, size)
+            if where is None:
+                continue
+            ws, we = where
+            rlo, rhi = window.reads
+            if ws + rlo < 0 or we + rhi > size:
+                raise DomainError(
+                    window_message(
+                        call.callee, program_name, dd.dim, window, (start, stop, ws, we, size)
+                    )
+                )
+    return box
+
+
+def empty_domain_message(
+    call: ir.ProgramCall,
+    sizes: Mapping[Dimension, int],
+    program_name: str,
+    scalars: Mapping[str, Any] | None = None,
+) -> str | None:
+    """What an `EmptyDomainWarning` says of a call whose domain is empty although none of
+    its arrays is (None when it is not such a call): along the first dimension where an
+    inferred domain is empty, or where an explicit one is because the arrays are no larger
+    than the call's reads (an explicit domain may be empty on purpose, by its parameters).
+    The C++ of both families emits the same test (steps/cpp/domain_checks.py)."""
+    if any(sizes[dd.dim] == 0 for dd in call.domain.dims):
+        return None  # empty arrays: there is nothing to write
+    for dd in call.domain.dims:
+        size = sizes[dd.dim]
+        start, stop = dd.resolve(size, scalars)
+        lo, hi = dd.halo
+        if stop <= start and (not call.domain.explicit or size <= lo + hi):
+            return empty_message(call.callee, program_name, dd, (start, stop, size))
+    return None
+
+
+def empty_message(
+    callee: str, program_name: str, dd: ir.DimDomain, values: tuple[int | str, int | str, int | str]
+) -> str:
+    """The EmptyDomainWarning of an empty domain along `dd`, from its start, stop and size
+    (`values`; the C++ check passes printf conversions)."""
+    start, stop, size = values
+    d = dd.dim.name
+    lo, hi = dd.halo
+    return (
+        f"call of {callee} in {program_name}(): domain {d}: [{start}, {stop}) is empty on "
+        f"arrays of size {size} along {d}, too small for what the call reads (from {d}-{lo} "
+        f"to {d}+{hi}), so the call writes nothing"
+    )
+
+
+def window_message(
+    callee: str,
+    program_name: str,
+    dim: Dimension,
+    window: ir.Window,
+    values: tuple[int | str, int | str, int | str, int | str, int | str],
+) -> str:
+    """The DomainError of a window's reads that leave the array, from the domain's start
+    and stop, the window's evaluation points [ws, we) and the size (`values`; the C++ check
+    passes printf conversions)."""
+    start, stop, ws, we, size = values
+    d = dim.name
+    rlo, rhi = window.reads
+    return (
+        f"call of {callee} in {program_name}(): domain {d}: [{start}, {stop}) with reads from "
+        f"{d}{rlo:+d} to {d}{rhi:+d} in a concat_where branch selected where {d} is in "
+        f"{window.interval!r}, at {d} in [{ws}, {we}), leaves the array of size {size} "
+        f"along {d}"
+    )
+
+
+def selected(
+    intervals: tuple[ir.Interval, ...], start: int, stop: int, size: int
+) -> list[tuple[int, int]]:
+    """The parts of `[start, stop)` inside `intervals` for this size (may overlap)."""
+    parts = []
+    for interval in intervals:
+        lo, hi = interval.resolve(size)
+        a = start if lo is None else max(start, lo)
+        b = stop if hi is None else min(stop, hi)
+        if a < b:
+            parts.append((a, b))
+    return parts

@@ -1,0 +1,67 @@
+"""The bounds of index ranges in the IR: a `Bound` counted from the start, from the end or
+from a scalar parameter, and an `Interval` of them (where a concat_where branch is
+selected). They depend on nothing else of the IR, so that the conditions written on
+dimensions (program/regions.py) are made of them without importing the IR."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Bound:
+    """One end of a domain: `value` from the start, or (from_end) `size + value`; or, with
+    `param` (an integer scalar parameter of the program), that parameter's value at the
+    call plus `value`, a negative parameter value counting from the end like a literal
+    bound (`size + p`, then `+ value`). `from_end` is False for a parameter bound.
+
+    `anchor` is what the bound is counted from: two bounds with the same anchor compare by
+    `value` for every array size and every argument."""
+
+    value: int
+    from_end: bool
+    param: str | None = None
+
+    @property
+    def anchor(self) -> tuple[bool, str]:
+        return (self.from_end, self.param or "")
+
+    def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> int:
+        if self.param is not None:
+            if scalars is None:
+                raise ValueError(f"bound {self!r} needs the value of parameter {self.param}")
+            p = int(scalars[self.param])
+            return (size + p if p < 0 else p) + self.value
+        return size + self.value if self.from_end else self.value
+
+    def __repr__(self) -> str:
+        if self.param is not None:
+            return self.param if self.value == 0 else f"{self.param}{self.value:+d}"
+        if self.from_end:
+            return "end" if self.value == 0 else f"end{self.value:+d}"
+        return str(self.value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    """The indices `[max(starts), min(stops))` along one dimension; no start is unbounded
+    below, no stop unbounded above (`Bound`s: from the start or from the end)."""
+
+    starts: tuple[Bound, ...]
+    stops: tuple[Bound, ...]
+
+    def resolve(self, size: int) -> tuple[int | None, int | None]:
+        """[start, stop) for this size; None where the interval is unbounded."""
+        start = max(b.resolve(size) for b in self.starts) if self.starts else None
+        stop = min(b.resolve(size) for b in self.stops) if self.stops else None
+        return start, stop
+
+    def __repr__(self) -> str:
+        def side(bounds: tuple[Bound, ...], fn: str, none: str) -> str:
+            if not bounds:
+                return none
+            return repr(bounds[0]) if len(bounds) == 1 else f"{fn}({', '.join(map(repr, bounds))})"
+
+        return f"[{side(self.starts, 'max', '-inf')}, {side(self.stops, 'min', 'inf')})"

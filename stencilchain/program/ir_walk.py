@@ -1,0 +1,42 @@
+"""General walks over IR expressions: their nodes, their size, the names they read, and
+the expression with some of its nodes replaced."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from stencilchain.program import ir
+
+
+def nodes(expr: ir.Expr) -> Iterator[ir.Expr]:
+    """`expr` and every expression below it (a shared sub-expression where it occurs)."""
+    yield expr
+    for child in ir.children(expr):
+        yield from nodes(child)
+
+
+def node_count(expr: ir.Expr) -> int:
+    """The nodes of `expr` as a tree (a shared sub-expression counted where it occurs)."""
+    return 1 + sum(node_count(c) for c in ir.children(expr))
+
+
+def replace(expr: ir.Expr, target: ir.Expr, replacement: ir.Expr) -> ir.Expr:
+    """`expr` with every sub-expression equal to `target` replaced by `replacement`."""
+    if expr == target:
+        return replacement
+    return ir.map_children(expr, lambda e: replace(e, target, replacement))
+
+
+def refs_in(*exprs: ir.Expr) -> tuple[ir.Ref, ...]:
+    """The names `exprs` read, each once, in the order they first appear."""
+    found: dict[str, ir.Ref] = {}
+
+    def walk(node: ir.Expr) -> None:
+        if isinstance(node, ir.Ref):
+            found.setdefault(node.name, node)
+        for child in ir.children(node):
+            walk(child)
+
+    for expr in exprs:
+        walk(expr)
+    return tuple(found.values())

@@ -1,0 +1,499 @@
+"""The trace of a program's function: the calls it makes, recorded as program calls with
+their arguments, outputs, temporaries and domains (program/call_domains.py), checked as
+they are made and finished into an ir.Program."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stencilchain.errors import DefinitionError, user_location
+from stencilchain.program import ir
+from stencilchain.program.call_domains import (
+    WindowReads,
+    check_temporary_reads,
+    dim_windows,
+    domain_of_call,
+)
+from stencilchain.program.connectivity import Connectivity
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
+from stencilchain.program.field_operator import FieldOperator, check_argument
+from stencilchain.program.ir_walk import refs_in, replace
+from stencilchain.program.pretty import format_expr
+from stencilchain.program.program_args import ProgramArg
+from stencilchain.program.scan_lowering import innermost_scan_call, read_offsets, scan_domain
+from stencilchain.program.scan_operator import ScanOperator
+from stencilchain.program.tracing import Symbol
+from stencilchain.program.transforms import inline_calls, substitute
+
+
+class ProgramTrace:
+    """Records the calls made while a program function runs."""
+
+    def __init__(self, name: str, params: tuple[ir.Param, ...]) -> None:
+        self.name = name
+        self.params = params
+        self.calls: list[ir.ProgramCall] = []
+        self.fops: dict[str, ir.FieldOperatorDef] = {}
+        # every field operator that calls name, also those lowered into others
+        self.seen_fops: dict[str, ir.FieldOperatorDef] = {}
+        self.scans: dict[str, ir.ScanOperatorDef] = {}
+        self.written: dict[str, ir.Domain] = {}
+        self.temporaries: list[ir.Param] = []
+        # per call that made temporaries: their names, the call and where it was made
+        self.makers: list[tuple[tuple[str, ...], str, tuple[str, int] | None]] = []
+
+    def record_call(
+        self, fop: FieldOperator | ScanOperator, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProgramArg | tuple[ProgramArg, ...] | None:
+        """Record `fop(*args, **kwargs)` (a field or scan operator). With `out=`, the call
+        writes those fields and returns None; without, it makes temporaries and returns them."""
+        kwargs = dict(kwargs)
+        out = kwargs.pop("out", None)
+        domain = kwargs.pop("domain", None)
+        where = f"call of {fop.name} in program {self.name}"
+        scans = {fop.name: fop.definition} if isinstance(fop, ScanOperator) else fop.scans()
+        lowered = isinstance(fop, FieldOperator) and bool(scans)
+        self._register(fop.definitions(), scans, where, in_program=not lowered)
+        exprs = []
+        for param, arg in zip(fop.definition.params, fop.bind(args, kwargs)):
+            if isinstance(arg, ProgramArg):
+                if arg.trace is not self:
+                    raise DefinitionError(f"{where}: argument from another program")
+                arg = Symbol(arg.ref)
+            elif isinstance(arg, Symbol):
+                raise DefinitionError(
+                    f"{where}: a traced field operator value cannot reach a program"
+                )
+            exprs.append(check_argument(fop.name, param, arg))
+        if lowered:
+            assert isinstance(fop, FieldOperator)
+            return self._record_with_scans(fop, tuple(exprs), out, domain, where)
+        made = self._make_temporaries(fop.return_type, where) if out is None else None
+        if made is not None:
+            out = made if isinstance(fop.return_type, ir.TupleType) else made[0]
+        outs = self._outputs(fop, out, where)
+        read, windows, windowed = self._reads(fop.definition, tuple(exprs), where)
+        self._check_outputs_not_read_around(where, outs, read, windowed)
+        out_type = fop.return_type
+        dims = out_type.dims if isinstance(out_type, ir.FieldType) else out_type.elems[0].dims
+        call_domain = domain_of_call(self, where, dims, read, domain, windows)
+        self.calls.append(ir.ProgramCall(fop.name, tuple(exprs), outs, call_domain))
+        for name in outs:
+            self.written[name] = call_domain
+        if made is not None:
+            self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
+            self.makers.append((outs, where, user_location()))
+            return made if isinstance(fop.return_type, ir.TupleType) else made[0]
+        return None
+
+    def _check_gathered_read(self, where: str, name: str, dims: set[Dimension]) -> None:
+        """A field read through a neighbour table along `dims` may be read anywhere along
+        them: a temporary must hold values over the whole of each."""
+        written = self.written.get(name)
+        if written is None or not self.is_temporary(name):
+            return
+        for wd in written.dims:
+            if wd.dim in dims and (
+                wd.starts != (ir.Bound(0, False),) or wd.stops != (ir.Bound(0, True),)
+            ):
+                raise DefinitionError(
+                    f"{where}: reads temporary '{name}' through a neighbour table along "
+                    f"{wd.dim.name}, so anywhere along it, but the call that made it wrote "
+                    f"only {wd!r}; make it over all of {wd.dim.name}"
+                )
+
+    def is_temporary(self, name: str) -> bool:
+        return any(t.name == name for t in self.temporaries)
+
+    def _register(
+        self,
+        fops: Mapping[str, ir.FieldOperatorDef],
+        scans: Mapping[str, ir.ScanOperatorDef],
+        where: str,
+        in_program: bool,
+    ) -> None:
+        """Check the names of the operators a call uses against those seen before, and keep
+        them: the field operators only when the program calls them as they are
+        (`in_program`; one that calls scans is lowered into others)."""
+        for name, definition in fops.items():
+            known = self.seen_fops.get(name)
+            if known is not None and known != definition:
+                raise DefinitionError(f"{where}: two different field operators are named {name}")
+            if name in self.scans or name in scans:
+                raise DefinitionError(
+                    f"{where}: a field operator and a scan operator are both named {name}"
+                )
+            self.seen_fops[name] = definition
+            if in_program:
+                self.fops[name] = definition
+        for name, scan in scans.items():
+            known_scan = self.scans.get(name)
+            if known_scan is not None and known_scan != scan:
+                raise DefinitionError(f"{where}: two different scan operators are named {name}")
+            if name in self.seen_fops:
+                raise DefinitionError(
+                    f"{where}: a field operator and a scan operator are both named {name}"
+                )
+            self.scans[name] = scan
+
+    def _reads(
+        self,
+        definition: ir.FieldOperatorDef | ir.ScanOperatorDef,
+        exprs: tuple[ir.Expr, ...],
+        where: str,
+    ) -> tuple[Extents, WindowReads, Extents]:
+        """How a call of `definition` with arguments `exprs` (Refs to program fields, or
+        scalars) reads each program field (`_bind_reads`)."""
+        if isinstance(definition, ir.ScanOperatorDef):  # reads its arguments at the point
+            reads = Reads(
+                {
+                    p.name: {d: (0, 0) for d in p.type.dims}
+                    for p in definition.params
+                    if isinstance(p.type, ir.FieldType)
+                },
+                {},
+            )
+        else:
+            reads = field_operator_reads(definition, self.fops)
+            for param, expr in zip(definition.params, exprs):
+                if isinstance(expr, ir.Ref) and param.name in reads.gathered:
+                    self._check_gathered_read(where, expr.name, reads.gathered[param.name])
+        names = {p.name: e.name for p, e in zip(definition.params, exprs) if isinstance(e, ir.Ref)}
+        return self._bind_reads(reads, names)
+
+    def _bind_reads(
+        self, reads: Reads, names: Mapping[str, str]
+    ) -> tuple[Extents, WindowReads, Extents]:
+        """The reads of the program fields that `names` binds the parameters to: `read`
+        everywhere; `windows`, per dimension, the reads only where a concat_where's branch
+        is selected; `windowed`, those same reads as offsets per field. A field that an
+        earlier call wrote holds values only where that call wrote: its window reads count
+        as reads everywhere (the conservative side)."""
+        read: Extents = {}
+        windows: WindowReads = {}
+        windowed: Extents = {}
+        for param, name in names.items():
+            for dim, (lo, hi) in reads.extents.get(param, {}).items():
+                _widen(read, name, dim, lo, hi)
+            for dim, by_window in reads.windows.get(param, {}).items():
+                for (interval, shift), (lo, hi) in by_window.items():
+                    if name in self.written:
+                        _widen(read, name, dim, shift + lo, shift + hi)
+                        continue
+                    _widen(windowed, name, dim, shift + lo, shift + hi)
+                    by_dim = windows.setdefault(dim, {})
+                    by_dim[(interval, shift)] = widen(by_dim.get((interval, shift)), lo, hi)
+        return read, windows, windowed
+
+    def _check_outputs_not_read_around(
+        self, where: str, outs: tuple[str, ...], read: Extents, windowed: Extents
+    ) -> None:
+        for name in outs:
+            for ext in (read.get(name, {}), windowed.get(name, {})):
+                for dim, (lo, hi) in ext.items():
+                    if (lo, hi) != (0, 0):
+                        raise DefinitionError(
+                            f"{where}: writes '{name}', which it also reads at offsets "
+                            f"{dim.name}{lo:+d}..{dim.name}{hi:+d}; write to another field"
+                        )
+
+    def _record_with_scans(
+        self,
+        fop: FieldOperator,
+        exprs: tuple[ir.Expr, ...],
+        out: object,
+        domain: object,
+        where: str,
+    ) -> ProgramArg | tuple[ProgramArg, ...] | None:
+        """Record a call of `fop`, which calls scan operators, as program calls that the
+        backends run as ever: over the call's domain D (inferred or given as for any call,
+        a scan reading its arguments where its result is read), innermost scan first, a
+        field operator computes the scan's arguments that are not program fields into
+        temporaries, and the scan runs over D extended by the offsets at which its result
+        is read (along its axis from D's first level on, forward, or its last down:
+        `scan_domain`), into temporaries; then the rest of the body, reading those, writes `out`."""
+        rt = fop.return_type
+        if out is not None:
+            outs: tuple[str, ...] | None = self._outputs(fop, out, where)
+        else:
+            outs = None
+        body = inline_calls(fop.definition.body, fop.definitions())
+        body = substitute(body, {p.name: e for p, e in zip(fop.definition.params, exprs)})
+        walker = ExtentsWalker({})
+        walker.visit(body, {}, {}, {})
+        for name, gathered in walker.gathered.items():
+            self._check_gathered_read(where, name, gathered)
+        names = {**{n: n for n in walker.extents}, **{n: n for n in walker.windows}}
+        read, windows, windowed = self._bind_reads(Reads(walker.extents, walker.windows), names)
+        if outs is not None:
+            self._check_outputs_not_read_around(where, outs, read, windowed)
+        dims = rt.dims if isinstance(rt, ir.FieldType) else rt.elems[0].dims
+        call_domain = domain_of_call(self, where, dims, read, domain, windows)
+        while (scan_call := innermost_scan_call(body)) is not None:
+            scan = self.scans[scan_call.callee]
+            domain_of_scan = scan_domain(call_domain, scan, read_offsets(body, scan_call))
+            args = self._scan_arguments(fop, scan, scan_call, domain_of_scan, where)
+            results = self._record_lowered(where, scan, args, None, domain_of_scan)
+            refs = tuple(ir.Ref(name, self._field_type(name)) for name in results)
+            value = _tuple_of(refs) if scan.tuple_state else refs[0]
+            body = inline_calls(replace(body, scan_call, value), {})
+        final = ir.FieldOperatorDef(
+            self._new_fop_name(f"{fop.name}__call{len(self.calls)}"), _params_of(body), body
+        )
+        args = tuple(ir.Ref(p.name, p.type) for p in final.params)
+        outs = self._record_lowered(where, final, args, outs, call_domain)
+        if out is not None:
+            return None
+        made = tuple(ProgramArg(self, ir.Ref(n, self._field_type(n)), temporary=True) for n in outs)
+        self.makers.append((outs, where, user_location()))
+        return made if isinstance(rt, ir.TupleType) else made[0]
+
+    def _scan_arguments(
+        self,
+        fop: FieldOperator,
+        scan: ir.ScanOperatorDef,
+        scan_call: ir.ScanCall,
+        scan_domain: ir.Domain,
+        where: str,
+    ) -> tuple[ir.Expr, ...]:
+        """The arguments of a program call of `scan` for `scan_call`: program fields and
+        scalars as they are; every other field argument computed into a temporary by one
+        field operator over the scan's domain."""
+        for param, arg in zip(scan.params, scan_call.args):
+            if not isinstance(param.type, ir.FieldType) and not isinstance(
+                arg, (ir.Ref, ir.Literal)
+            ):
+                raise DefinitionError(
+                    f"{where}: argument '{param.name}' of scan operator {scan.name}, called "
+                    f"in field operator {fop.name}, is the scalar expression "
+                    f"{format_expr(arg)}; a scan's scalar arguments are scalar parameters of "
+                    "the program or literals (pass the value as a program parameter)"
+                )
+
+        def is_computed(param: ir.Param, arg: ir.Expr) -> bool:
+            return isinstance(param.type, ir.FieldType) and not isinstance(arg, ir.Ref)
+
+        computed = [a for p, a in zip(scan.params, scan_call.args) if is_computed(p, a)]
+        if not computed:
+            return scan_call.args
+        body = computed[0] if len(computed) == 1 else _tuple_of(computed)
+        name = self._new_fop_name(f"{fop.name}__{scan.name}_args{len(self.calls)}")
+        args_fop = ir.FieldOperatorDef(name, _params_of(body), body)
+        refs = tuple(ir.Ref(p.name, p.type) for p in args_fop.params)
+        made = iter(self._record_lowered(where, args_fop, refs, None, scan_domain))
+        return tuple(
+            ir.Ref(next(made), param.type) if is_computed(param, arg) else arg
+            for param, arg in zip(scan.params, scan_call.args)
+        )
+
+    def _new_fop_name(self, name: str) -> str:
+        """`name`, with underscores added while an operator of this program has it."""
+        while name in self.seen_fops or name in self.fops or name in self.scans:
+            name += "_"
+        return name
+
+    def _field_type(self, name: str) -> ir.FieldType:
+        """The type of the field parameter or temporary called `name`."""
+        for p in (*self.params, *self.temporaries):
+            if p.name == name and isinstance(p.type, ir.FieldType):
+                return p.type
+        raise KeyError(name)
+
+    def _record_lowered(
+        self,
+        where: str,
+        definition: ir.FieldOperatorDef | ir.ScanOperatorDef,
+        args: tuple[ir.Expr, ...],
+        outs: tuple[str, ...] | None,
+        domain: ir.Domain,
+    ) -> tuple[str, ...]:
+        """Record a call that lowering a scan made, over `domain` (its bounds given, its
+        halo set here from the call's reads), writing `outs` or new temporaries (None);
+        returns the names written."""
+        if isinstance(definition, ir.FieldOperatorDef):
+            self.fops[definition.name] = definition
+        if outs is None:
+            made = self._make_temporaries(definition.return_type, where)
+            self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
+            outs = tuple(t.ref.name for t in made)
+        read, windows, _ = self._reads(definition, args, where)
+        dims = []
+        for dd in domain.dims:
+            lo = max([0] + [-ext[dd.dim][0] for ext in read.values() if dd.dim in ext])
+            hi = max([0] + [ext[dd.dim][1] for ext in read.values() if dd.dim in ext])
+            if len(dd.starts) == 1 and len(dd.stops) == 1:
+                check_temporary_reads(self, where, dd.dim, dd.starts[0], dd.stops[0], read)
+            held = dim_windows(windows.get(dd.dim, {}), lo, hi)
+            dims.append(ir.DimDomain(dd.dim, dd.starts, dd.stops, (lo, hi), held))
+        call_domain = ir.Domain(tuple(dims), explicit=domain.explicit)
+        self.calls.append(ir.ProgramCall(definition.name, args, outs, call_domain))
+        for name in outs:
+            self.written[name] = call_domain
+        return outs
+
+    def _make_temporaries(
+        self, rt: ir.FieldType | ir.TupleType, where: str
+    ) -> tuple[ProgramArg, ...]:
+        """New temporaries for a result of type `rt`, one per field."""
+        types = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
+        sized = {d for p in self.params if isinstance(p.type, ir.FieldType) for d in p.type.dims}
+        taken = {p.name for p in self.params} | {t.name for t in self.temporaries}
+        made: list[ProgramArg] = []
+        for ftype in types:
+            unsized = [d.name for d in ftype.dims if d not in sized]
+            if unsized:
+                raise DefinitionError(
+                    f"{where}: without out= the result becomes a temporary over "
+                    f"{', '.join(d.name for d in ftype.dims)}, but no field parameter of "
+                    f"{self.name} is over {', '.join(unsized)}, so its size is unknown; "
+                    "write the result to a field parameter with out="
+                )
+            name = f"tmp{len(self.temporaries) + len(made)}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            made.append(ProgramArg(self, ir.Ref(name, ftype), temporary=True))
+        return tuple(made)
+
+    def _outputs(
+        self, fop: FieldOperator | ScanOperator, out: object, where: str
+    ) -> tuple[str, ...]:
+        rt = fop.return_type
+        expected = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
+        given = out if isinstance(out, tuple) else (out,)
+        if isinstance(rt, ir.TupleType) != isinstance(out, tuple) or len(given) != len(expected):
+            raise DefinitionError(
+                f"{where}: {fop.name} returns {rt!r}; out= must be "
+                + (
+                    f"a tuple of {len(expected)} fields"
+                    if isinstance(rt, ir.TupleType)
+                    else "one field"
+                )
+            )
+        names = []
+        for position, (value, etype) in enumerate(zip(given, expected)):
+            slot = f"out[{position}]" if isinstance(out, tuple) else "out="
+            if isinstance(value, ProgramArg) and value.temporary and value.ref.name in self.written:
+                raise DefinitionError(
+                    f"{where}: {slot} is temporary '{value.ref.name}', which an earlier call "
+                    "made; a temporary is written once, by the call that makes it (call "
+                    "without out= to make a new one, or write to a field parameter)"
+                )
+            if not isinstance(value, ProgramArg) or value.ref.type != etype:
+                got = (
+                    f"{value.ref.type!r} (parameter '{value.ref.name}')"
+                    if isinstance(value, ProgramArg)
+                    else repr(value)
+                )
+                raise DefinitionError(f"{where}: {slot} needs a program field {etype!r}, got {got}")
+            if value.ref.name in names:
+                raise DefinitionError(f"{where}: '{value.ref.name}' appears twice in out=")
+            names.append(value.ref.name)
+        return tuple(names)
+
+    def _check_tables(self) -> None:
+        """Every connectivity that a field operator reads through has one table parameter,
+        of that very connectivity; the sizes of its dimensions are known; no two tables
+        number their slots with the same local dimension."""
+        used: dict[str, Connectivity] = {}
+        users: dict[str, str] = {}
+        for fop in self.fops.values():
+            found: dict[str, Connectivity] = {}
+            _connectivities_in(fop.body, found)
+            for name, conn in found.items():
+                other = used.setdefault(name, conn)
+                users.setdefault(name, fop.name)
+                if other != conn:
+                    raise DefinitionError(
+                        f"program {self.name}: two different connectivities are named {name} "
+                        f"(in field operators {users[name]} and {fop.name}); rename one"
+                    )
+        tables = [p for p in self.params if isinstance(p.type, ir.TableType)]
+        sized = {d for p in self.params if isinstance(p.type, ir.FieldType) for d in p.type.dims}
+        for name, conn in used.items():
+            given = [p for p in tables if p.type.connectivity.name == name]  # type: ignore[union-attr]
+            if not given:
+                raise DefinitionError(
+                    f"program {self.name}: field operator {users[name]} reads through "
+                    f"connectivity {name}, but the program has no table for it; add a "
+                    f"parameter `{name.lower()}: sc.Table[{name}]`"
+                )
+            if len(given) > 1:
+                raise DefinitionError(
+                    f"program {self.name}: parameters {', '.join(p.name for p in given)} are "
+                    f"all tables of {name}; give one"
+                )
+            if given[0].type.connectivity != conn:  # type: ignore[union-attr]
+                raise DefinitionError(
+                    f"program {self.name}: parameter '{given[0].name}' is a table of another "
+                    f"connectivity named {name} than the one field operator {users[name]} "
+                    "reads through; declare each connectivity once"
+                )
+            if conn.source not in sized:
+                raise DefinitionError(
+                    f"program {self.name}: reads through {name} fields over "
+                    f"{conn.source.name}, but no field parameter is over {conn.source.name}, "
+                    "so its size is unknown"
+                )
+        locals_seen: dict[Dimension, str] = {}
+        for p in tables:
+            conn = p.type.connectivity  # type: ignore[union-attr]
+            other_name = locals_seen.setdefault(conn.local, conn.name)
+            if other_name != conn.name:
+                raise DefinitionError(
+                    f"program {self.name}: connectivities {other_name} and {conn.name} both "
+                    f"number their neighbour slots with {conn.local.name}; give each its own "
+                    "local dimension, so that a reduction knows which neighbours are missing"
+                )
+
+    def finish(self) -> ir.Program:
+        if not self.calls:
+            raise DefinitionError(f"program {self.name} calls no field operator")
+        read = {a.name for call in self.calls for a in call.args if isinstance(a, ir.Ref)}
+        for names, where, location in self.makers:
+            if not read.intersection(names):
+                what = f"temporary '{names[0]}'" if len(names) == 1 else f"temporaries {names}"
+                raise DefinitionError(
+                    f"{where}: makes {what} that no later call reads (no out= was given); "
+                    "write the result to a field parameter with out=, or drop the call",
+                    location,
+                )
+        self._check_tables()
+        fops = tuple(self.fops.values())  # collected by following calls: all are used
+        return ir.Program(
+            self.name,
+            self.params,
+            fops,
+            tuple(self.calls),
+            tuple(self.temporaries),
+            tuple(self.scans.values()),
+        )
+
+
+def _connectivities_in(expr: ir.Expr, found: dict[str, Connectivity]) -> None:
+    if isinstance(expr, ir.NeighborShift):
+        found.setdefault(expr.connectivity.name, expr.connectivity)
+    for child in ir.children(expr):
+        _connectivities_in(child, found)
+
+
+def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:
+    """A tuple of field expressions."""
+    types = tuple(e.type for e in elems)
+    assert all(isinstance(t, ir.FieldType) for t in types)
+    return ir.MakeTuple(tuple(elems), ir.TupleType(types))  # type: ignore[arg-type]
+
+
+def _params_of(body: ir.Expr) -> tuple[ir.Param, ...]:
+    """The parameters of a field operator made of `body`, written in a program's names:
+    the names it reads, in the order they first appear."""
+    return tuple(ir.Param(ref.name, ref.type) for ref in refs_in(body))
+
+
+def _widen(
+    reads: dict[str, dict[Dimension, tuple[int, int]]], name: str, dim: Dimension, lo: int, hi: int
+) -> None:
+    by_dim = reads.setdefault(name, {})
+    by_dim[dim] = widen(by_dim.get(dim), lo, hi)
