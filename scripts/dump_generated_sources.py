@@ -39,7 +39,9 @@ def main(out: Path) -> None:
                     )(program)
                     (out / f"{name}.gtfn.{tag}.{src.language}").write_text(src.source_code)
                     for flavor in ("capi", "pybind11"):
-                        ext = GTFNBindingsStep(device=device, data_layout=layout, flavor=flavor)(src)
+                        ext = GTFNBindingsStep(device=device, data_layout=layout, flavor=flavor)(
+                            src
+                        )
                         (out / f"{name}.gtfn.{tag}.{flavor}.bindings").write_text(
                             ext.binding_source.source_code
                         )

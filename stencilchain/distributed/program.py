@@ -273,4 +273,3 @@ def _require_distributable(program: ir.Program, split: Sequence[Dimension]) -> N
             if traits.reads_position and position_dim(node) in split:
                 written = traits.written.format(dim=position_dim(node).name)
                 raise DecompositionError(f"{where}: {fop.name} uses {written}")
-

@@ -117,9 +117,7 @@ class Region:
         return self._other("|", other)
 
 
-def _tightest(
-    bounds: tuple[Bound, ...], pick: Callable[[list[int]], int]
-) -> tuple[Bound, ...]:
+def _tightest(bounds: tuple[Bound, ...], pick: Callable[[list[int]], int]) -> tuple[Bound, ...]:
     """One bound per anchor (from the start, from the end): the tightest."""
     by_anchor: dict[bool, list[int]] = {}
     for b in bounds:
@@ -141,9 +139,7 @@ def _provably_empty(interval: Interval) -> bool:
     )
 
 
-def intersect(
-    left: tuple[Interval, ...], right: tuple[Interval, ...]
-) -> tuple[Interval, ...]:
+def intersect(left: tuple[Interval, ...], right: tuple[Interval, ...]) -> tuple[Interval, ...]:
     """The intersection of two unions of intervals (pairwise), without provably empty ones."""
     out: list[Interval] = []
     for a in left:

@@ -60,7 +60,9 @@ def scan_domain(domain: ir.Domain, scan: ir.ScanOperatorDef, offsets: OffsetRang
     return shifted_domain(domain, scan.dims, covered)
 
 
-def shifted_domain(domain: ir.Domain, dims: tuple[Dimension, ...], offsets: OffsetRanges) -> ir.Domain:
+def shifted_domain(
+    domain: ir.Domain, dims: tuple[Dimension, ...], offsets: OffsetRanges
+) -> ir.Domain:
     """`domain` over `dims` (a subset of its own), extended by `offsets`: the region where
     a result read at those offsets from every point of `domain` is needed. Its halo is
     left (0, 0) for the call that runs over it to set."""

@@ -218,10 +218,13 @@ class Symbol(Traced):
         if module == "numpy" or module.startswith("numpy."):
             module = "np" + module[len("numpy") :]
         name = getattr(func, "__name__", repr(func))
-        raise DefinitionError(_numpy_message(f"{module}.{name}", hints.FUNCTION_HINTS.get(name), self))
+        raise DefinitionError(
+            _numpy_message(f"{module}.{name}", hints.FUNCTION_HINTS.get(name), self)
+        )
 
 
 # --- operators and NumPy functions that the DSL does not have -------------------------
+
 
 def _shift_example(value: object) -> str:
     t = value.type if isinstance(value, Symbol) else None
@@ -404,9 +407,7 @@ def as_expr(value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None
     return ir.Literal(value, dtype)
 
 
-def result_type(
-    dims: tuple[Dimension, ...] | None, dtype: ScalarType
-) -> ir.FieldType | ScalarType:
+def result_type(dims: tuple[Dimension, ...] | None, dtype: ScalarType) -> ir.FieldType | ScalarType:
     return dtype if dims is None else ir.FieldType(dims, dtype)
 
 

@@ -102,8 +102,7 @@ def compile_many(
             workers, thread_name_prefix="stencilchain-build"
         ) as executor:
             futures = {
-                executor.submit(_attempt, toolchain, build_jobs, distinct[fp]): fp
-                for fp in missing
+                executor.submit(_attempt, toolchain, build_jobs, distinct[fp]): fp for fp in missing
             }
             try:
                 for future in concurrent.futures.as_completed(futures):

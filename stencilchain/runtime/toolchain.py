@@ -116,7 +116,9 @@ class Toolchain:
         workflow; `hook` sees its stages, when they run). `build_jobs` bounds the parallel
         jobs of a native build (None: the compilation step's own); it changes no output."""
         program_ir = program.ir if isinstance(program, Program) else program
-        workflow = self.workflow if build_jobs is None else self.workflow.with_build_jobs(build_jobs)
+        workflow = (
+            self.workflow if build_jobs is None else self.workflow.with_build_jobs(build_jobs)
+        )
         return self.pools.get_or_build(
             self.identity,
             program_ir.fingerprint(),

@@ -536,7 +536,10 @@ def test_missing_out():
 
     assert_located(info.value, "no-out")
     assert_names(
-        info.value, "call of lap in program no_out", "temporary 'tmp0'", "no later call reads",
+        info.value,
+        "call of lap in program no_out",
+        "temporary 'tmp0'",
+        "no later call reads",
         "out=",
     )
 

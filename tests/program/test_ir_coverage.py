@@ -155,7 +155,9 @@ def every_node(f: F, a: sc.float64, g: FIJ) -> FIJ:
     picked = sc.where(f > a, sc.math.sqrt(f), first)  # Where, MathCall, Binary, Ref
     cast = sc.astype(sc.astype(picked, sc.float32), sc.float64) + 2.0  # Cast, Literal
     edge = sc.concat_where(J == 0, g(J + 1), g)  # ConcatWhere
-    return cast * running_sum(edge) + sc.astype(sc.index(J), sc.float64)  # ScanCall, Broadcast, Index
+    return cast * running_sum(edge) + sc.astype(
+        sc.index(J), sc.float64
+    )  # ScanCall, Broadcast, Index
 
 
 Cell, Edge = sc.Dimension("Cell"), sc.Dimension("Edge")

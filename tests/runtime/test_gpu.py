@@ -65,7 +65,9 @@ def test_gpu_results_equal_the_embedded_executor(gtfn_gpu: Any, module: Any) -> 
 
 @needs_nvcc
 @pytest.mark.slow
-@pytest.mark.parametrize("module", [hdiff, hdiff_staged], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize(
+    "module", [hdiff, hdiff_staged], ids=lambda m: m.__name__.rsplit(".", 1)[-1]
+)
 def test_dace_gpu_sdfg_builds_and_refuses_host_arrays(session_cache_dir: Path, module: Any) -> None:
     """hdiff_staged's temporaries are GPU transients that DaCe allocates."""
     pytest.importorskip("dace")

@@ -65,7 +65,15 @@ def test_a_temporary_over_edges_is_gathered(toolchain: Any) -> None:
     rng = np.random.default_rng(3)
     c2e, e2v = m.tables(rng)
     v = rng.standard_normal(m.N_VERTICES)
-    both(m.through_a_temporary, toolchain, v, c2e, e2v, np.zeros(m.N_EDGES), outs=[np.zeros(m.N_CELLS)])
+    both(
+        m.through_a_temporary,
+        toolchain,
+        v,
+        c2e,
+        e2v,
+        np.zeros(m.N_EDGES),
+        outs=[np.zeros(m.N_CELLS)],
+    )
 
 
 @pytest.mark.parametrize("kind", ["torus", "rectangle"])

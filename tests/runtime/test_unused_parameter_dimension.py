@@ -80,9 +80,7 @@ def arguments(program: sc.Program, seed: int) -> list[Any]:
 
 
 @pytest.mark.parametrize("toolchain", TOOLCHAINS)
-@pytest.mark.parametrize(
-    "program", [take_first, pass_on, two_dimensions], ids=lambda p: p.ir.name
-)
+@pytest.mark.parametrize("program", [take_first, pass_on, two_dimensions], ids=lambda p: p.ir.name)
 def test_matches_the_embedded_executor(
     program: sc.Program, toolchain: str, request: pytest.FixtureRequest
 ) -> None:

@@ -45,9 +45,7 @@ def _workspace_toolchain(cache_dir: Path, auto_optimize: bool) -> Any:
     container = build_container(
         {}, cache_dir=cache_dir, auto_optimize=auto_optimize, external_workspace=True
     )
-    container.dace.name.override(
-        "run_dace_cpu_workspace" + ("" if auto_optimize else "_noopt")
-    )
+    container.dace.name.override("run_dace_cpu_workspace" + ("" if auto_optimize else "_noopt"))
     return container.dace.toolchain()
 
 
@@ -76,9 +74,13 @@ def test_the_temporaries_case_matches_embedded(workspace_toolchain: Any, subtest
             arguments = make_arguments(TEMPORARIES_CASE, sizes, {}, seed)
             needed = bound.workspace_size(*arguments.values())
             # every temporary that some call reads, at most, in whole elements
-            assert 0 < needed <= sum(
-                int(np.prod([sizes[d] for d in t.type.dims])) * t.type.dtype.numpy.itemsize
-                for t in TEMPORARIES_CASE.program.ir.temporaries
+            assert (
+                0
+                < needed
+                <= sum(
+                    int(np.prod([sizes[d] for d in t.type.dims])) * t.type.dtype.numpy.itemsize
+                    for t in TEMPORARIES_CASE.program.ir.temporaries
+                )
             )
             bound.set_workspace(np.empty(needed, np.uint8))
             with subtests.test(sizes=repr(sizes), layout=layout):
@@ -142,7 +144,9 @@ def test_a_workspace_too_small_is_a_clear_error(workspace_toolchain: Any) -> Non
     bound = lap_lap.with_backend(workspace_toolchain)
     needed = bound.workspace_size(f, out)
     bound.set_workspace(np.empty(needed - 8, np.uint8))
-    with pytest.raises(sc.WorkspaceError, match=f"has {needed - 8} bytes, but this call needs {needed}"):
+    with pytest.raises(
+        sc.WorkspaceError, match=f"has {needed - 8} bytes, but this call needs {needed}"
+    ):
         bound(f, out)
     assert np.all(out == 3.0)
     # a larger call through a workspace sized for a smaller one
@@ -164,9 +168,7 @@ def test_a_workspace_too_small_is_a_clear_error(workspace_toolchain: Any) -> Non
     ],
     ids=["dtype", "ndim", "strided", "misaligned", "list"],
 )
-def test_bad_buffers_are_refused(
-    noopt_workspace_toolchain: Any, buffer: Any, problem: str
-) -> None:
+def test_bad_buffers_are_refused(noopt_workspace_toolchain: Any, buffer: Any, problem: str) -> None:
     bound = lap_lap.with_backend(noopt_workspace_toolchain)
     with pytest.raises(sc.WorkspaceError, match=problem):
         bound.set_workspace(buffer)

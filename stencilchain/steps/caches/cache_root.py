@@ -50,9 +50,7 @@ class CacheLocation:
     def build_cache(self) -> BuildCache:
         """The build cache here, trusted only if no other user can write to it or to a
         folder up to `root`."""
-        return BuildCache(
-            self.builds, cache_root=self.root, salt=self.salt, families=self.families
-        )
+        return BuildCache(self.builds, cache_root=self.root, salt=self.salt, families=self.families)
 
 
 def cache_location(
