@@ -15,6 +15,9 @@ stays float32 (literals are cast), integer `+ - *`, unary `-`, `abs` and `**` wr
 are static_casts. Where C++ has undefined behaviour NumPy has a value, and the emitted
 code is guarded to give it: integer `//`, `%` and fmod by 0 give 0, MIN // -1 wraps to
 MIN, shifts by a count outside [0, bits) give 0 (and -1 for `>>` of a negative value).
+
+Longer than most modules: it is one visitor with a method per IR node, and the guards
+above are the meaning of those methods, so they stay beside them.
 """
 
 from __future__ import annotations
