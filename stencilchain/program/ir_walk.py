@@ -15,6 +15,20 @@ def nodes(expr: ir.Expr) -> Iterator[ir.Expr]:
         yield from nodes(child)
 
 
+def distinct_nodes(expr: ir.Expr) -> Iterator[ir.Expr]:
+    """`expr` and every expression below it, each shared sub-expression (the same object)
+    once: a walk that stays linear on the DAGs that inlining makes."""
+    seen: set[int] = set()
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        stack.extend(ir.children(e))
+
+
 def node_count(expr: ir.Expr) -> int:
     """The nodes of `expr` as a tree (a shared sub-expression counted where it occurs)."""
     return 1 + sum(node_count(c) for c in ir.children(expr))

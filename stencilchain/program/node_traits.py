@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.ir_walk import distinct_nodes
 
 
 class Reach(enum.Enum):
@@ -93,17 +94,7 @@ def position_dim(expr: ir.Expr) -> Dimension:
 def contains(expr: ir.Expr, has: Callable[[NodeTraits], bool]) -> bool:
     """Whether `expr` or any node below it has traits for which `has` is true (each shared
     sub-expression looked at once)."""
-    seen: set[int] = set()
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if has(NODE_TRAITS[type(e)]):
-            return True
-        stack.extend(ir.children(e))
-    return False
+    return any(has(NODE_TRAITS[type(e)]) for e in distinct_nodes(expr))
 
 
 __all__ = ["NODE_TRAITS", "NodeTraits", "Reach", "contains", "position_dim", "traits_of"]

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.ir_walk import node_count
+from stencilchain.program.ir_walk import distinct_nodes, node_count
 from stencilchain.program.node_traits import NodeTraits, Reach, traits_of
 from stencilchain.program.transforms import substitute
 from stencilchain.steps import tiles
@@ -133,20 +133,13 @@ def _smaller_than(expr: ir.Expr, limit: int) -> bool:
 def tileable(expr: ir.Expr, dims: tuple[Dimension, ...]) -> bool:
     """Whether the tiled SDFG handles `expr`: only nodes that `DaCeCost.tiles`, fields over
     exactly `dims`, shifts along them."""
-    seen: set[int] = set()
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
+    for e in distinct_nodes(expr):
         if not _tiled(traits_of(e)):
             return False
         if isinstance(e, ir.Ref) and isinstance(e.type, ir.FieldType) and e.type.dims != dims:
             return False
         if isinstance(e, ir.Shift) and any(d not in dims for d, _ in e.offsets):
             return False
-        stack.extend(ir.children(e))
     return True
 
 
