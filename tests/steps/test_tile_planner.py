@@ -11,8 +11,8 @@ import pytest
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import bool_, float64
+from stencilchain.program.ir_walk import replace
 from stencilchain.program.node_traits import NODE_TRAITS, NodeTraits
-from stencilchain.program.scan_lowering import replace
 from stencilchain.steps import tiles
 from stencilchain.steps.dace.tiling import DaCeCost
 from stencilchain.steps.dace.tiling import plan_tiles as dace_plan
