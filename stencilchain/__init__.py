@@ -107,6 +107,7 @@ __all__ = [
     "program",
     "scan_operator",
     "size",
+    "trace",
     "where",
 ]
 
