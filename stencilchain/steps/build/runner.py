@@ -14,6 +14,7 @@ which passes the signal on to the compilers it keeps in groups of their own.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -209,17 +210,13 @@ def compiler_message(output: str, max_lines: int = 60) -> str:
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """End a job still running and everything it started: SIGTERM to its group (Ninja
     passes it on), then SIGKILL if it is not gone in GUARD_SECONDS."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
     try:
         process.wait(timeout=GUARD_SECONDS)
     except subprocess.TimeoutExpired:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.wait()
 
 
