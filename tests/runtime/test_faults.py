@@ -458,6 +458,17 @@ def marker_names_another_module(cache: BuiltCache) -> Path:
     return cache.folder
 
 
+def marker_without_file_sizes(cache: BuiltCache) -> Path:
+    """A marker as written before builds recorded their files' sizes and hashes: the build
+    is made again once, never trusted unchecked."""
+    marker = cache.folder / MARKER_NAME
+    content = json.loads(marker.read_text())
+    for entry in ("file_sizes", "file_hashes"):
+        content["metadata"].pop(entry)
+    marker.write_text(json.dumps(content))
+    return cache.folder
+
+
 CORRUPTIONS: dict[str, Callable[[BuiltCache], Path]] = {
     f.__name__: f
     for f in (
@@ -472,6 +483,7 @@ CORRUPTIONS: dict[str, Callable[[BuiltCache], Path]] = {
         another_programs_folder,
         marker_of_another_program,
         marker_names_another_module,
+        marker_without_file_sizes,
     )
 }
 
