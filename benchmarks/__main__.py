@@ -15,7 +15,7 @@ from benchmarks.run import DEFAULT_JSON, main
 
 
 def _entry(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--plot", type=Path)
     parser.add_argument("--from", dest="source", type=Path)
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
