@@ -515,6 +515,27 @@ def test_a_corrupt_cache_entry_is_logged_once_and_built_again(
     assert again["results"]["fault_smooth"]["built"] is False
 
 
+def test_verify_finds_a_library_damaged_at_the_same_size(built_cache: BuiltCache) -> None:
+    """What a first call does not see before it loads the file (DaCe's SDFG library is
+    loaded only then): `verify_build`, behind `stencilchain cache verify`, reads the hashes."""
+    from stencilchain.steps.build.cached_build import verify_build
+
+    metadata = built_cache.marker()["metadata"]
+    assert verify_build(built_cache.folder, metadata) == ""
+    name = "dace_library" if "dace_library" in metadata else "module"
+    path = built_cache.folder / metadata[name]
+    original = path.read_bytes()
+    damaged = bytearray(original)
+    damaged[len(damaged) // 3] ^= 0x5A
+    path.write_bytes(bytes(damaged))  # no process has it loaded: the workers have ended
+    try:
+        problem = verify_build(built_cache.folder, metadata)
+    finally:
+        path.write_bytes(original)  # the next fault test finds the build intact
+    assert problem == f"has a {metadata[name]!r} whose content changed since it was built (sha256)"
+    assert verify_build(built_cache.folder, metadata) == ""
+
+
 def _build_marker_fault(kind: str, folder: Path) -> None:
     marker = folder / MARKER_NAME
     if kind == "garbage":
