@@ -53,6 +53,7 @@ from stencilchain.program.types import Field, Table
 
 if TYPE_CHECKING:
     from stencilchain import backends
+    from stencilchain.runtime.tracing import trace
 
 from stencilchain._version import __version__
 
@@ -106,6 +107,7 @@ __all__ = [
     "program",
     "scan_operator",
     "size",
+    "trace",
     "where",
 ]
 
@@ -115,4 +117,8 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return importlib.import_module("stencilchain.backends")
+    if name == "trace":  # a timeline of what stencilchain does (runtime/tracing.py)
+        from stencilchain.runtime.tracing import trace
+
+        return trace
     raise AttributeError(f"module 'stencilchain' has no attribute {name!r}")

@@ -9,7 +9,13 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, cast
 
-from stencilchain.app import commands_cache, commands_demo, commands_program, commands_settings
+from stencilchain.app import (
+    commands_cache,
+    commands_demo,
+    commands_program,
+    commands_settings,
+    commands_trace,
+)
 from stencilchain.app.errors import exit_status, one_line
 from stencilchain.containers.log_level import show_warnings
 
@@ -21,6 +27,7 @@ examples:
   stencilchain run stencils.py:smooth --shape 512x512 --check
   stencilchain cache explain stencils.py:smooth --backend run_gtfn_cpu
   stencilchain config                        every setting and where it came from
+  stencilchain trace render trace.json t.png a trace (STENCILCHAIN_TRACE) as a timeline
 
 Settings come from STENCILCHAIN_* environment variables (see `stencilchain config`).
 """
@@ -65,6 +72,7 @@ def make_parser() -> argparse.ArgumentParser:
     commands_program.add_parsers(sub, common)
     commands_settings.add_parsers(sub, common)
     commands_cache.add_parser(sub, common)
+    commands_trace.add_parser(sub, common)
     return parser
 
 

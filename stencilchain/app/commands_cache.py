@@ -1,4 +1,4 @@
-"""`stencilchain cache info | list | clear | prune | explain`: the persistent caches."""
+"""`stencilchain cache info | list | clear | prune | explain | verify`: the persistent caches."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from stencilchain.app.output import note, print_json, table
 from stencilchain.app.toolchains import DEFAULT_BACKEND, require_toolchain
 from stencilchain.app.units import format_age, format_size, parse_age, parse_size
 from stencilchain.containers import build_container
+from stencilchain.steps.build.cached_build import UNVERIFIED, verify_build
+from stencilchain.steps.caches import entries as kinds
 
 
 def add_parser(
@@ -71,6 +73,19 @@ def add_parser(
     explain.add_argument("--backend", default=DEFAULT_BACKEND, help="a pre-built toolchain")
     explain.add_argument("--json", action="store_true")
     explain.set_defaults(run=run_explain)
+    verify = actions.add_parser(
+        "verify",
+        parents=[common],
+        help="check every build's files against the sizes and hashes recorded when it was built",
+        description="Read every complete build folder and check each file its marker records: "
+        "present, of the size it was built with, and of the same content (sha256). Reports the "
+        "damaged ones (exit status 1) and, with --fix, removes them, so that the next use "
+        "builds them again. Builds recorded by an older version without hashes are reported "
+        "as unverified.",
+    )
+    verify.add_argument("--fix", action="store_true", help="remove the damaged builds")
+    verify.add_argument("--json", action="store_true")
+    verify.set_defaults(run=run_verify)
 
 
 def _caches() -> inventory.Caches:
@@ -233,3 +248,43 @@ def run_explain(args: argparse.Namespace) -> int:
             print(f"    {detail}")
     print("  -> " + ("loads from the cache, no compilation" if would_hit else "would compile"))
     return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    caches = _caches()
+    damaged, unverified, checked = [], [], 0
+    for entry in caches.builds.entries():
+        if entry.kind == kinds.DAMAGED:
+            damaged.append((entry, entry.problem))
+        elif entry.kind == kinds.BUILD:
+            checked += 1
+            problem = verify_build(entry.path, entry.metadata)
+            if problem == UNVERIFIED:
+                unverified.append(entry)
+            elif problem:
+                damaged.append((entry, problem))
+    removal = inventory.remove(caches, [e for e, _ in damaged]) if args.fix else None
+    removed = {e.path for e in removal.removed} if removal is not None else set()
+    if args.json:
+        print_json(
+            {
+                "checked": checked,
+                "damaged": [
+                    {**inventory.as_dict(e), "problem": p, "removed": e.path in removed}
+                    for e, p in damaged
+                ],
+                "unverified": [str(e.path) for e in unverified],
+            }
+        )
+    elif not args.quiet:
+        for entry, problem in damaged:
+            fixed = " (removed)" if entry.path in removed else ""
+            print(f"damaged {entry.name} {entry.path}: {problem}{fixed}")
+        for entry in unverified:
+            print(f"unverified {entry.name} {entry.path}: {UNVERIFIED}")
+        verb = "removed" if args.fix else "found"
+        print(f"{checked} builds checked in {caches.builds.root}: {verb} {len(damaged)} damaged")
+    if removal is not None:
+        for e in removal.busy:
+            note(f"skipped {e.path}: another process is building it", quiet=args.quiet)
+    return 1 if damaged and not args.fix else 0

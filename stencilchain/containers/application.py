@@ -11,6 +11,7 @@ from stencilchain.containers.dace import DaCeContainer
 from stencilchain.containers.environment import read_build_environment, settings_from_environ
 from stencilchain.containers.gtfn import GTFNContainer
 from stencilchain.containers.log_level import apply_log_level
+from stencilchain.containers.trace_file import apply_trace
 from stencilchain.runtime.metrics import MetricsRegistry
 from stencilchain.runtime.pools import CompiledProgramPools
 from stencilchain.runtime.toolchain import CompiledProgram
@@ -48,7 +49,8 @@ def build_container(
 ) -> ApplicationContainer:
     """A container configured from `environ` (default: os.environ, read now, once).
     `STENCILCHAIN_LOG_LEVEL` of `environ` is applied to the `stencilchain` logger (see
-    containers/log_level.py).
+    containers/log_level.py), and `STENCILCHAIN_TRACE` starts a trace written to that file
+    at exit (containers/trace_file.py).
 
     Keyword `overrides` replace single settings (e.g. `cache_dir=tmp_path`) after the
     environment is read; they are validated like the environment's values.
@@ -58,6 +60,7 @@ def build_container(
 
     values = settings_from_environ(environ)
     apply_log_level(environ)
+    apply_trace(environ)
     for name, value in overrides.items():
         setting = SETTINGS_BY_NAME.get(name)
         if setting is None:

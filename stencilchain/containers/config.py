@@ -334,8 +334,23 @@ LOG_LEVEL: Setting[str | None] = Setting(
     from_text=_log_level,
     types=(str, type(None)),
 )
+# Not a setting of the configs: a trace file, started when a container is built and written
+# at exit (containers/trace_file.py); it changes no output of a toolchain.
+TRACE: Setting[Path | None] = Setting(
+    name="trace",
+    env="STENCILCHAIN_TRACE",
+    type_name="path",
+    default=None,
+    default_text="unset",
+    accepted="a file path (`~` is expanded; `{pid}` is replaced by the process id)",
+    meaning="Record a timeline of translations, builds (with the cache's answer), loads and "
+    "every program call, written at exit as Chrome trace-event JSON (Perfetto, "
+    "chrome://tracing, `stencilchain trace render`). Environment only, not the config file.",
+    from_text=lambda raw: Path(raw).expanduser(),
+    types=(Path, type(None)),
+)
 # every STENCILCHAIN_* variable
-VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE, LOG_LEVEL)
+VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE, LOG_LEVEL, TRACE)
 
 SETTINGS_BY_NAME: Mapping[str, Setting[Any]] = {s.name: s for s in SETTINGS}
 SETTINGS_BY_ENV: Mapping[str, Setting[Any]] = {s.env: s for s in VARIABLES}

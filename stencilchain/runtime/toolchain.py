@@ -24,6 +24,7 @@ from stencilchain.program.arguments import ArgumentChecker, TableChecks, bind_ar
 from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
+from stencilchain.runtime import tracing
 from stencilchain.runtime.build_policy import BuildPolicy
 from stencilchain.runtime.compile_log import log_load, log_stage
 from stencilchain.runtime.compile_many import CompileReport, compile_many
@@ -143,10 +144,14 @@ class Toolchain:
         self, program: ir.Program, hook: StageHook | None, workflow: CompileWorkflow
     ) -> CompiledProgram:
         times: dict[str, float] = {}
+        recording = tracing.active()  # a trace that starts mid-build sees the next one
+        began = time.perf_counter()
 
         def observe(report: StageReport) -> None:
             times[report.stage] = report.seconds
             log_stage(report, program.name, self.name, self.family, workflow)
+            if recording is not None:
+                tracing.record_stage(recording, report, program.name, self.name, self.family)
             if hook is not None:
                 hook(report)
 
@@ -163,6 +168,17 @@ class Toolchain:
             entry = artifact.load()
         loaded = time.perf_counter() - start
         log_load(program.name, self.name, self.family, artifact.module_path, loaded)
+        if recording is not None:
+            tracing.record_load(
+                recording, program.name, self.name, artifact.module_path, start, loaded
+            )
+            recording.complete(
+                program.name,
+                "compile",
+                began,
+                time.perf_counter() - began,
+                {"program": program.name, "toolchain": self.name, "family": self.family},
+            )
         if self.config.metrics:
             entry_metrics = self.metrics.entry(self.name, program.name)
             entry_metrics.steps.update(times)
@@ -228,7 +244,13 @@ class BoundProgram(functools.partial[None]):
             compiled = self.toolchain.compile(self.program)
             self._compiled = compiled
             self._route(self._call_path(compiled))
+            tracing.register(self)
         return self._compiled
+
+    def _reroute(self) -> None:
+        """Take the call path for whether a trace is on now (tracing calls this)."""
+        if self._compiled is not None:
+            self._route(self._call_path(self._compiled))
 
     def workspace_size(self, /, *args: Any, **kwargs: Any) -> int:
         """The bytes of workspace a call with `args` needs (the arguments are checked as
@@ -263,6 +285,14 @@ class BoundProgram(functools.partial[None]):
             self._route(self._call_path(self._compiled))
 
     def _call_path(self, compiled: CompiledProgram) -> Callable[..., Any]:
+        """The call path, wrapped to record each call while a trace is on."""
+        path = self._untraced_path(compiled)
+        recording = tracing.active()
+        if recording is None:
+            return path
+        return tracing.traced_call(path, recording, self.program.name, self.toolchain.name)
+
+    def _untraced_path(self, compiled: CompiledProgram) -> Callable[..., Any]:
         entry = compiled.entry
         metrics = self.toolchain.config.metrics
         if not compiled.workspace and not metrics:

@@ -302,8 +302,8 @@ def require_family(family: str) -> None:
 
 
 def slow_compiler(folder: Path) -> tuple[Path, Path, Path]:
-    """(wrapper, flag, compiling): a C++ compiler that, while `flag` exists, touches
-    `compiling` and sleeps instead of compiling a unit of fault_smooth."""
+    """(wrapper, flag, compiling): a C++ compiler that, while `flag` exists, writes its
+    process id to `compiling` and sleeps instead of compiling a unit of fault_smooth."""
     real = shutil.which("c++")
     assert real is not None
     flag, compiling = folder / "slow", folder / "compiling"
@@ -312,7 +312,7 @@ def slow_compiler(folder: Path) -> tuple[Path, Path, Path]:
     wrapper.write_text(
         "#!/bin/sh\n"
         'case "$*" in *fault_smooth*" -c "*|*" -c "*fault_smooth*)\n'
-        f'  if [ -e "{flag}" ]; then touch "{compiling}"; exec sleep 120; fi;;\n'
+        f'  if [ -e "{flag}" ]; then echo $$ > "{compiling}"; exec sleep 120; fi;;\n'
         "esac\n"
         f'exec "{real}" "$@"\n'
     )
@@ -458,6 +458,17 @@ def marker_names_another_module(cache: BuiltCache) -> Path:
     return cache.folder
 
 
+def marker_without_file_sizes(cache: BuiltCache) -> Path:
+    """A marker as written before builds recorded their files' sizes and hashes: the build
+    is made again once, never trusted unchecked."""
+    marker = cache.folder / MARKER_NAME
+    content = json.loads(marker.read_text())
+    for entry in ("file_sizes", "file_hashes"):
+        content["metadata"].pop(entry)
+    marker.write_text(json.dumps(content))
+    return cache.folder
+
+
 CORRUPTIONS: dict[str, Callable[[BuiltCache], Path]] = {
     f.__name__: f
     for f in (
@@ -472,6 +483,7 @@ CORRUPTIONS: dict[str, Callable[[BuiltCache], Path]] = {
         another_programs_folder,
         marker_of_another_program,
         marker_names_another_module,
+        marker_without_file_sizes,
     )
 }
 
@@ -501,6 +513,27 @@ def test_a_corrupt_cache_entry_is_logged_once_and_built_again(
     assert_correct(again)
     assert warnings_of(again) == []
     assert again["results"]["fault_smooth"]["built"] is False
+
+
+def test_verify_finds_a_library_damaged_at_the_same_size(built_cache: BuiltCache) -> None:
+    """What a first call does not see before it loads the file (DaCe's SDFG library is
+    loaded only then): `verify_build`, behind `stencilchain cache verify`, reads the hashes."""
+    from stencilchain.steps.build.cached_build import verify_build
+
+    metadata = built_cache.marker()["metadata"]
+    assert verify_build(built_cache.folder, metadata) == ""
+    name = "dace_library" if "dace_library" in metadata else "module"
+    path = built_cache.folder / metadata[name]
+    original = path.read_bytes()
+    damaged = bytearray(original)
+    damaged[len(damaged) // 3] ^= 0x5A
+    path.write_bytes(bytes(damaged))  # no process has it loaded: the workers have ended
+    try:
+        problem = verify_build(built_cache.folder, metadata)
+    finally:
+        path.write_bytes(original)  # the next fault test finds the build intact
+    assert problem == f"has a {metadata[name]!r} whose content changed since it was built (sha256)"
+    assert verify_build(built_cache.folder, metadata) == ""
 
 
 def _build_marker_fault(kind: str, folder: Path) -> None:
@@ -664,6 +697,84 @@ def test_a_build_killed_while_compiling_is_rebuilt_by_the_next_process(
     assert Path(report["results"]["fault_smooth"]["build_dir"]) == folder
     assert (folder / MARKER_NAME).exists()
     assert warnings_of(report) == []  # an unfinished build is not damage: nothing to say
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+RUNNER_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from stencilchain.steps.build.runner import BuildRunner
+
+folder = Path(sys.argv[1])
+with BuildRunner(folder, dict(os.environ)) as runner:
+    runner.start(["sh", "-c", f"sleep 100 & echo $! > {folder}/pid; wait"], "a sleeper")
+    time.sleep(100)
+"""
+
+
+def test_a_killed_runner_ends_the_process_group_of_its_command(tmp_path: Path) -> None:
+    """A command's own children (a compiler driver's cc1plus) end with the Python process."""
+    env = {**os.environ, "PYTHONPATH": str(Path(sc.__file__).parents[1])}
+    process = subprocess.Popen([sys.executable, "-c", RUNNER_SCRIPT, str(tmp_path)], env=env)
+    try:
+        wait_for(tmp_path / "pid", process, "starting the command", timeout=60)
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "pid").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        child = int((tmp_path / "pid").read_text())
+        assert _alive(child)
+        process.kill()
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(child), "the command's child outlived the process"
+    finally:
+        process.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", FAMILIES)
+def test_compilers_die_with_the_process_that_started_them(
+    family: str, tmp_path: Path, private_cache_dir: Path
+) -> None:
+    """SIGKILL of the Python process alone (not its group, as a job killer would): the
+    compiler it started through Ninja or directly ends too, and the next process rebuilds."""
+    require_family(family)
+    wrapper, flag, compiling = slow_compiler(tmp_path)
+    worker = Worker(tmp_path, private_cache_dir, family, cxx=str(wrapper))
+    flag.touch()
+    process, _ = worker.start("run", programs=["fault_smooth"])
+    try:
+        wait_for(compiling, process, "compiling fault_smooth")
+        deadline = time.monotonic() + 30
+        while not compiling.read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.02)  # written by the wrapper: its pid, once it has run `echo`
+        compiler = int(compiling.read_text())
+        assert _alive(compiler)
+        os.kill(process.pid, signal.SIGKILL)  # the Python process alone
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while _alive(compiler) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        survived = _alive(compiler)
+    finally:
+        kill_group(process)
+    assert process.returncode == -signal.SIGKILL
+    assert not survived, f"the compiler (pid {compiler}) outlived the process that started it"
+
+    flag.unlink()
+    report = worker.run("fault_smooth")
+    assert_correct(report)
+    assert report["results"]["fault_smooth"]["built"] is True
 
 
 # --- disk and permissions ----------------------------------------------------------------------

@@ -6,10 +6,16 @@ copy, a file cut short), or whose marker describes another build (another progra
 module, a path out of the folder), is logged, discarded and built again, once; a build
 that fails leaves its log but no marker (see BuildCache). A module that then fails to
 load is discarded the same way (`discard_build`, by the toolchain).
+
+A build records the size and a sha256 of each file it names. A first call checks the sizes
+only (one `stat` each); `verify_build` (`stencilchain cache verify`) also reads the files
+and checks their hashes, which finds a file damaged at the same size. A marker that records
+no sizes (written before they were) is rebuilt once, never trusted unchecked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -28,6 +34,8 @@ _log = logging.getLogger(__name__)
 
 FILE_SIZES = "file_sizes"
 """The marker's entry recording the size of each built file (JSON: file -> bytes)."""
+FILE_HASHES = "file_hashes"
+"""The marker's entry recording a sha256 of each built file (JSON: file -> hex digest)."""
 
 
 def compile_cached(
@@ -61,6 +69,8 @@ def compile_cached(
             )
         sizes = {metadata[name]: (folder / metadata[name]).stat().st_size for name in files}
         metadata[FILE_SIZES] = json.dumps(sizes, sort_keys=True)
+        hashes = {metadata[name]: file_digest(folder / metadata[name]) for name in files}
+        metadata[FILE_HASHES] = json.dumps(hashes, sort_keys=True)
         return metadata
 
     cache = plan.compiler.cache
@@ -99,7 +109,7 @@ def _problem(
     """What makes the complete build in `folder` unusable for `plan` ("" if nothing): a
     marker of another build (another program or module: the module name holds the key's
     digest), a file it names outside the folder, missing, or of another size than built
-    (`FILE_SIZES`; a marker without them is not checked for sizes)."""
+    (`FILE_SIZES`; a marker without them, of an older version, is rebuilt once)."""
     expected = {
         "entry_point": plan.entry_point,
         "module_name": plan.module_name,
@@ -108,8 +118,10 @@ def _problem(
     for name, value in expected.items():
         if name in metadata and metadata[name] != value:
             return f"is marked as a build of another {name} ({metadata[name]!r}, not {value!r})"
+    if FILE_SIZES not in metadata:
+        return "records no file sizes (its marker is of an older version)"
     try:
-        sizes = json.loads(metadata.get(FILE_SIZES) or "{}")
+        sizes = json.loads(metadata[FILE_SIZES])
     except ValueError:
         sizes = None
     if not isinstance(sizes, dict):
@@ -131,6 +143,51 @@ def _problem(
         if size is not None and info.st_size != size:
             return f"has a {relative!r} of {info.st_size} bytes, built with {size}"
     return ""
+
+
+def file_digest(path: Path) -> str:
+    """The sha256 of the file `path`, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+UNVERIFIED = "records no content hashes (built by an older version): sizes checked only"
+
+
+def verify_build(folder: Path, metadata: Mapping[str, str]) -> str:
+    """What is wrong with the complete build in `folder` ("" if nothing): a file its marker
+    records that is missing, or of another size or content than built. UNVERIFIED where the
+    marker records sizes but no hashes. Reads every recorded file: for a check on request,
+    not for a first call."""
+    records = {}
+    for entry in (FILE_SIZES, FILE_HASHES):
+        try:
+            records[entry] = json.loads(metadata[entry]) if entry in metadata else None
+        except ValueError:
+            return f"records unreadable {entry.replace('_', ' ')}"
+        if records[entry] is not None and not isinstance(records[entry], dict):
+            return f"records unreadable {entry.replace('_', ' ')}"
+    sizes, hashes = records[FILE_SIZES], records[FILE_HASHES]
+    if sizes is None:
+        return "records no file sizes (its marker is of an older version)"
+    for relative, size in sorted(sizes.items()):
+        path = folder / relative
+        if os.path.isabs(relative) or not path.resolve().is_relative_to(folder.resolve()):
+            return f"names a file outside its folder ({relative!r})"
+        try:
+            actual = path.stat().st_size
+        except OSError:
+            return f"lacks its {relative}"
+        if actual != size:
+            return f"has a {relative!r} of {actual} bytes, built with {size}"
+        if hashes is not None:
+            expected = hashes.get(relative)
+            if expected is not None and file_digest(path) != expected:
+                return f"has a {relative!r} whose content changed since it was built (sha256)"
+    return "" if hashes is not None else UNVERIFIED
 
 
 def _missing(folder: Path, metadata: Mapping[str, str], files: Sequence[str]) -> list[str]:

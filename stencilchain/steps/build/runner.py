@@ -4,13 +4,22 @@ Every command a build runs goes through its BuildRunner: one at a time or side b
 with the build's explicit environment, and appended with its output to `build.log` in the
 build folder, which stays on disk. A failed command raises CompilationError with the
 compiler's own message and the log's path.
+
+Compilers die with the process that started them. Each command runs in a process group of
+its own under a small `sh` guard: it holds the read end of a pipe whose write end only this
+process holds, and when that pipe closes (this process exited or was killed, even by
+SIGKILL) it sends SIGTERM to its group: the command, the compilers it started, and Ninja,
+which passes the signal on to the compilers it keeps in groups of their own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
+import shutil
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +28,22 @@ from typing import IO, Any
 from stencilchain.errors import CompilationError
 
 LOG_NAME = "build.log"
+
+# $@: the command. Standard input: the guard pipe. The watcher waits for the pipe to close
+# (read returns at end of file) and then terminates the group; the command runs without it.
+GUARD = (
+    "exec 4<&0 </dev/null\n"
+    "(read -r _ <&4; kill -TERM 0) &\n"
+    "watcher=$!\n"
+    '"$@" 4<&- &\n'
+    "command=$!\n"
+    "exec 4<&-\n"
+    'wait "$command"\n'
+    "status=$?\n"
+    'kill "$watcher" 2>/dev/null\n'
+    'exit "$status"\n'
+)
+GUARD_SECONDS = 5.0  # how long a stopped job's group has to end on SIGTERM before SIGKILL
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +69,7 @@ class BuildRunner:
         self._env = dict(env)
         self._running: list[Job] = []
         self._count = 0
+        self._guard_read, self._guard_write = os.pipe()  # closed on exec: never inherited
 
     @property
     def env(self) -> Mapping[str, str]:
@@ -55,10 +81,11 @@ class BuildRunner:
 
     def __exit__(self, *exc: object) -> None:
         for job in self._running:
-            job.process.kill()
-            job.process.wait()
+            _stop(job.process)
             _close(job)
         self._running.clear()
+        for fd in (self._guard_read, self._guard_write):
+            os.close(fd)  # the guards of jobs still running (there are none) end theirs
 
     def note(self, text: str) -> None:
         """Append `text` (a line or more) to the log."""
@@ -71,7 +98,11 @@ class BuildRunner:
         output = self.log_path.with_name(f"{LOG_NAME}.{self._count}").open("w+b")
         try:
             process = subprocess.Popen(
-                list(command), stdout=output, stderr=subprocess.STDOUT, **self._options(cwd)
+                self._guarded(command, cwd),
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # a group of its own: the guard ends all of it
+                **self._options(cwd, stdin=self._guard_read),
             )
         except OSError as error:
             output.close()
@@ -122,7 +153,11 @@ class BuildRunner:
         its status and its error output, not the output (data, not a message)."""
         try:
             done = subprocess.run(
-                list(command), capture_output=True, check=False, **self._options(cwd)
+                self._guarded(command, cwd),
+                capture_output=True,
+                check=False,
+                start_new_session=True,
+                **self._options(cwd, stdin=self._guard_read),
             )
         except OSError as error:
             self.note(f"$ {' '.join(command)}\n[{what}: cannot run: {error}]")
@@ -131,9 +166,24 @@ class BuildRunner:
         self.note(f"$ {' '.join(command)}\n{done.stderr.decode(errors='replace')}{tail}")
         return done.stdout.decode(errors="replace") if done.returncode == 0 else None
 
-    def _options(self, cwd: Path | None) -> dict[str, Any]:
-        """What every process of the build gets: no input, the environment, the folder."""
-        return {"stdin": subprocess.DEVNULL, "env": self._env, "cwd": cwd}
+    def _options(self, cwd: Path | None, *, stdin: int) -> dict[str, Any]:
+        """What every process of the build gets: the guard pipe as input, the build's
+        environment, the folder."""
+        return {"stdin": stdin, "env": self._env, "cwd": cwd}
+
+    def _guarded(self, command: Sequence[str], cwd: Path | None) -> list[str]:
+        """`command` under the guard (see GUARD). A program that cannot run is the OSError
+        that starting it would have raised, before any process starts."""
+        program = command[0]
+        if os.sep in program:
+            path = program if os.path.isabs(program) else os.path.join(cwd or ".", program)
+            if not os.path.isfile(path):
+                raise FileNotFoundError(2, "No such file or directory", program)
+            if not os.access(path, os.X_OK):
+                raise PermissionError(13, "Permission denied", program)
+        elif shutil.which(program, path=self._env.get("PATH", os.defpath)) is None:
+            raise FileNotFoundError(2, "No such file or directory", program)
+        return ["/bin/sh", "-c", GUARD, "sh", *command]
 
     def failure(self, summary: str, output: str) -> CompilationError:
         """The CompilationError of this build: `summary`, the compiler's message found in
@@ -155,6 +205,19 @@ def compiler_message(output: str, max_lines: int = 60) -> str:
         if re.search(r"\berror\b", line, re.IGNORECASE):
             return "\n".join(lines[index : index + max_lines])
     return "\n".join(lines[-max_lines:])
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """End a job still running and everything it started: SIGTERM to its group (Ninja
+    passes it on), then SIGKILL if it is not gone in GUARD_SECONDS."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=GUARD_SECONDS)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def _close(job: Job) -> None:
