@@ -153,6 +153,12 @@ class Evaluator(ir.ExprVisitor[Value]):
             value = np.where(present.reshape(shape), value, identity)
         return np.asarray(REDUCTIONS[expr.op](value, axis=axis), dtype=dtype)
 
+    def visit_LocalSlot(self, expr: ir.LocalSlot, env: Mapping[str, Any], box: Box) -> Value:
+        """The operand over `box` at the one slot along its local dimension."""
+        axis = expr.expr.type.dims.index(expr.axis)  # type: ignore[union-attr]
+        value = np.asarray(self.eval(expr.expr, env, {**box, expr.axis: (expr.slot, expr.slot + 1)}))
+        return np.take(value, 0, axis=axis)
+
     def visit_ConcatWhere(self, expr: ir.ConcatWhere, env: Mapping[str, Any], box: Box) -> Value:
         """Each branch over the parts of `box` along the dimension where it is selected, and
         only there: it never reads where the other branch applies."""

@@ -201,5 +201,6 @@ class ExtentsWalker(ir.ExprVisitor[None]):
     visit_Broadcast = _visit_children
     visit_Index = _visit_children  # reads no field
     visit_NeighborReduce = _visit_children  # its operand is read at every slot
+    visit_LocalSlot = _visit_children  # its operand is read at one slot
     visit_MakeTuple = _visit_children
     visit_TupleGet = _visit_children

@@ -223,6 +223,19 @@ class NeighborShift:
     type: FieldType
 
 
+@dataclasses.dataclass(frozen=True)
+class LocalSlot:
+    """`expr[C2EDim(slot)]`: a local field (over the local dimension `axis`) read at one
+    neighbour slot, a field over the other dimensions. The slot's value as `expr` has it:
+    for `f(C2E)` a missing neighbour reads 0 as `f(C2E[slot])` does; a local field given as
+    an argument is read as stored (the table is not consulted)."""
+
+    expr: Expr
+    axis: Dimension
+    slot: int
+    type: FieldType
+
+
 # The reductions over a local dimension (NeighborReduce.op).
 NEIGHBOR_REDUCTIONS = ("sum", "max", "min")
 
@@ -284,6 +297,7 @@ Expr = Union[
     Index,
     NeighborShift,
     NeighborReduce,
+    LocalSlot,
     ConcatWhere,
     MakeTuple,
     TupleGet,

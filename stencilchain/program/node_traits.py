@@ -68,6 +68,7 @@ NODE_TRAITS: Mapping[type[ir.Expr], NodeTraits] = {
     ir.Index: NodeTraits(Reach.NOTHING, leaf=True, reads_position=True, written="index({dim})"),
     ir.NeighborShift: NodeTraits(Reach.NEIGHBORS, reads_table=True, changes_dims=True),
     ir.NeighborReduce: NodeTraits(Reach.LOCAL, reads_table=True, changes_dims=True),
+    ir.LocalSlot: NodeTraits(Reach.LOCAL, changes_dims=True),
     ir.ConcatWhere: NodeTraits(
         Reach.REGION, reads_position=True, written="concat_where along {dim}"
     ),

@@ -21,7 +21,7 @@ from stencilchain.program import ir
 from stencilchain.program import operator_hints as hints
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.decisions import decide
-from stencilchain.program.dimensions import Dimension, Offset, Traced
+from stencilchain.program.dimensions import Dimension, Offset, Slot, Traced
 from stencilchain.program.dtypes import (
     ScalarType,
     default_literal_dtype,
@@ -61,6 +61,10 @@ class Symbol(Traced):
     # shifts
     def __call__(self, *offsets: Offset | Dimension | Connectivity | NeighborSlot) -> Symbol:
         return shift(self, offsets)
+
+    # a slot of a local field, w[C2EDim(0)]
+    def __getitem__(self, key: object) -> Symbol:
+        return local_slot(self, key)
 
     # arithmetic
     def __add__(self, other: Operand) -> Symbol:
@@ -599,3 +603,53 @@ def neighbor_shift(value: Symbol, offset: Connectivity | NeighborSlot) -> Symbol
     if slot is None:
         dims += (conn.local,)
     return Symbol(ir.NeighborShift(value.expr, conn, slot, ir.FieldType(dims, t.dtype)))
+
+
+def local_slot(value: Symbol, key: object) -> Symbol:
+    """`value[C2EDim(slot)]`: the local field `value` at one neighbour slot, a field over
+    its other dimensions (ir.LocalSlot)."""
+    t = value.type
+    local = [d for d in t.dims if d.is_local] if isinstance(t, ir.FieldType) else []
+    example = f"{local[0].name}(0)" if local else "C2EDim(0)"
+    written = f"{describe(value)}[{key!r}]"
+    if not isinstance(key, Slot):
+        if isinstance(key, tuple):
+            why = "one slot at a time"
+        elif isinstance(key, int) and not isinstance(key, bool):
+            why = "a slot is named by its local dimension"
+        else:
+            why = f"got {type(key).__name__} {key!r}"
+        raise DefinitionError(
+            f"{written}: a local field is indexed by one slot of its local dimension, "
+            f"w[{example}] ({why}); fields are read at other points by shifts, f(I + 1), "
+            "and tuples are indexed with ints"
+        )
+    if not isinstance(t, ir.FieldType) or key.dim not in t.dims:
+        over = "a scalar" if not isinstance(t, ir.FieldType) else "not over " + key.dim.name
+        raise DefinitionError(
+            f"{written}: {over}; a slot reads a local field, such as f(C2E) or a field over "
+            f"(Cell, {key.dim.name}), at one neighbour slot"
+        )
+    conn = _connectivity_over(value.expr, key.dim)
+    if conn is not None and key.slot >= conn.max_neighbors:
+        raise DefinitionError(
+            f"{written}: slot {key.slot} of {key.dim.name}, but {conn.name} has "
+            f"max_neighbors={conn.max_neighbors}: a slot is an int in [0, {conn.max_neighbors})"
+        )
+    dims = tuple(d for d in t.dims if d != key.dim)
+    if not dims:
+        raise DefinitionError(f"{written}: the result would have no dimension")
+    return Symbol(ir.LocalSlot(value.expr, key.dim, key.slot, ir.FieldType(dims, t.dtype)))
+
+
+def _connectivity_over(expr: ir.Expr, local: Dimension) -> Connectivity | None:
+    """The connectivity whose neighbour read in `expr` makes its local dimension `local`,
+    if there is one."""
+    if isinstance(expr, ir.NeighborShift) and expr.slot is None:
+        if expr.connectivity.local == local:
+            return expr.connectivity
+    for child in ir.children(expr):
+        found = _connectivity_over(child, local)
+        if found is not None:
+            return found
+    return None

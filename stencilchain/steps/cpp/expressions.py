@@ -430,6 +430,11 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             total = self.bind(dtype.cpp, combined)
         return total
 
+    def visit_LocalSlot(self, expr: ir.LocalSlot, pos: Pos) -> str:
+        """The operand at the constant slot along its local dimension (as a reduction
+        reads each slot); no table is read."""
+        return self.emit(expr.expr, {**pos, expr.axis: Absolute(str(expr.slot))})
+
     def _mesh(self, what: str) -> MeshTables:
         if self.mesh is None:
             raise UnsupportedError(
