@@ -167,7 +167,8 @@ C2E = sc.Connectivity("C2E", source=Edge, target=(Cell, C2EDim), max_neighbors=3
 
 @sc.field_operator
 def mesh_nodes(e: sc.Field[[Edge], sc.float64]) -> sc.Field[[Cell], sc.float64]:
-    return sc.neighbor_sum(e(C2E), axis=C2EDim) + e(C2E[0])  # NeighborReduce, NeighborShift
+    # NeighborReduce, NeighborShift, LocalSlot
+    return sc.neighbor_sum(e(C2E), axis=C2EDim) + e(C2E[0]) + e(C2E)[C2EDim(1)]
 
 
 @sc.program
