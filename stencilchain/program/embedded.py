@@ -156,8 +156,11 @@ class Evaluator(ir.ExprVisitor[Value]):
     def visit_LocalSlot(self, expr: ir.LocalSlot, env: Mapping[str, Any], box: Box) -> Value:
         """The operand over `box` at the one slot along its local dimension."""
         axis = expr.expr.type.dims.index(expr.axis)  # type: ignore[union-attr]
-        value = np.asarray(self.eval(expr.expr, env, {**box, expr.axis: (expr.slot, expr.slot + 1)}))
-        return np.take(value, 0, axis=axis)
+        value = np.asarray(
+            self.eval(expr.expr, env, {**box, expr.axis: (expr.slot, expr.slot + 1)})
+        )
+        slot: np.ndarray = np.take(value, 0, axis=axis)
+        return slot
 
     def visit_ConcatWhere(self, expr: ir.ConcatWhere, env: Mapping[str, Any], box: Box) -> Value:
         """Each branch over the parts of `box` along the dimension where it is selected, and

@@ -645,9 +645,12 @@ def local_slot(value: Symbol, key: object) -> Symbol:
 def _connectivity_over(expr: ir.Expr, local: Dimension) -> Connectivity | None:
     """The connectivity whose neighbour read in `expr` makes its local dimension `local`,
     if there is one."""
-    if isinstance(expr, ir.NeighborShift) and expr.slot is None:
-        if expr.connectivity.local == local:
-            return expr.connectivity
+    if (
+        isinstance(expr, ir.NeighborShift)
+        and expr.slot is None
+        and expr.connectivity.local == local
+    ):
+        return expr.connectivity
     for child in ir.children(expr):
         found = _connectivity_over(child, local)
         if found is not None:

@@ -58,12 +58,10 @@ def rhombus_reference(
     u: np.ndarray, w: np.ndarray, table: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     first, opposite = np.zeros((len(table), u.shape[1])), np.zeros((len(table), u.shape[1]))
-    for e, row in enumerate(table):
-        def at(s: int) -> np.ndarray:
-            return u[row[s]] if row[s] >= 0 else np.zeros(u.shape[1])
-
-        first[e] = w[e, 0] * at(0) + w[e, 1] * at(1)
-        opposite[e] = w[e, 2] * at(2) + w[e, 3] * at(3)
+    gathered = np.where((table >= 0)[:, :, None], u[np.maximum(table, 0)], 0.0)
+    for e in range(len(table)):
+        first[e] = w[e, 0] * gathered[e, 0] + w[e, 1] * gathered[e, 1]
+        opposite[e] = w[e, 2] * gathered[e, 2] + w[e, 3] * gathered[e, 3]
     return first, opposite
 
 
