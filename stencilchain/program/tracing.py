@@ -340,6 +340,9 @@ def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
     for value in operands:
         check_operand(value, where)
     typed = [v for v in operands if isinstance(v, (Symbol, np.generic))]
+    fixed = [v for v in typed if not adapts_to_integers(v)]
+    if fixed and len(fixed) < len(typed) and typed_dtype(fixed[0]).is_integer:
+        typed = fixed  # an index takes the integer dtype of the other operands (as_expr)
     if not typed:
         first = operands[0]
         assert isinstance(first, (bool, int, float))
@@ -361,6 +364,35 @@ def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
                 f"{describe(typed[0])}; write a literal of that kind or cast with sc.astype"
             )
     return dtype
+
+
+# The operations through which an expression of indices stays an index (adapts_to_integers).
+_INDEX_ARITHMETIC = ("add", "sub", "mul", "floordiv", "mod")
+
+
+def adapts_to_integers(value: object) -> bool:
+    """Whether `value` is an index: `sc.index(dim)`, shifted or broadcast, or integer
+    arithmetic of indices and literals (`sc.index(K) + 1`). An index has no integer width
+    of its own: met with an operand of another integer dtype (ICON's int32 bounds), it takes
+    that dtype, as a Python int literal does (docs/dsl.md, "Integers")."""
+    if not isinstance(value, Symbol):
+        return False
+    return _is_index(value.expr)
+
+
+def _is_index(expr: ir.Expr) -> bool:
+    if isinstance(expr, ir.Index):
+        return True
+    if isinstance(expr, (ir.Shift, ir.Broadcast)):
+        return _is_index(expr.expr)
+    if isinstance(expr, ir.Unary) and expr.op == "neg":
+        return _is_index(expr.operand)
+    if isinstance(expr, ir.Binary) and expr.op in _INDEX_ARITHMETIC:
+        parts = (expr.left, expr.right)
+        if not all(_is_index(e) or isinstance(e, ir.Literal) for e in parts):
+            return False
+        return any(_is_index(e) for e in parts)
+    return False
 
 
 def unify_dims(operands: tuple[object, ...], where: str) -> tuple[Dimension, ...] | None:
@@ -400,9 +432,15 @@ def as_expr(value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None
     broadcast to them (scalars and literals combine with fields as they are)."""
     if isinstance(value, Symbol):
         t = value.type
+        own = t.dtype if isinstance(t, ir.FieldType) else t
+        expr = value.expr
+        if own != dtype and dtype.is_integer and adapts_to_integers(value):
+            # an index of another integer dtype than the other operands' (unify_dtype)
+            t = ir.FieldType(t.dims, dtype) if isinstance(t, ir.FieldType) else dtype
+            expr = ir.Cast(expr, t)
         if dims is not None and isinstance(t, ir.FieldType) and t.dims != dims:
-            return ir.Broadcast(value.expr, ir.FieldType(dims, t.dtype))
-        return value.expr
+            return ir.Broadcast(expr, ir.FieldType(dims, t.dtype))
+        return expr
     if isinstance(value, np.generic):
         return ir.Literal(value.item(), dtype)
     assert isinstance(value, (bool, int, float))
