@@ -17,7 +17,7 @@ from typing import Any, Union
 import numpy as np
 
 from stencilchain.errors import DefinitionError
-from stencilchain.program import ir
+from stencilchain.program import ir, regions
 from stencilchain.program import operator_hints as hints
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.decisions import decide
@@ -38,6 +38,22 @@ Operand = Union["Symbol", PyLiteral, np.generic]
 scan_being_traced: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "scan_being_traced", default=None
 )
+
+
+# The dimensions of the field parameters of the field operator being traced, in the order
+# they are declared: a message that suggests dimensions names them in that order.
+dims_being_traced: contextvars.ContextVar[tuple[Dimension, ...]] = contextvars.ContextVar(
+    "dims_being_traced", default=()
+)
+
+
+def declared_dims(params: Collection[ir.Param]) -> tuple[Dimension, ...]:
+    """The dimensions of the field parameters `params`, each once, in declaration order."""
+    found: list[Dimension] = []
+    for p in params:
+        if isinstance(p.type, ir.FieldType):
+            found += [d for d in p.type.dims if d not in found]
+    return tuple(found)
 
 
 class Symbol(Traced):
@@ -329,10 +345,35 @@ def check_operand(value: object, where: str) -> None:
         return
     if isinstance(value, (bool, int, float)):
         return
+    hint = _operand_hint(value)
+    if hint is not None:
+        raise DefinitionError(f"{where}: cannot use {type(value).__name__} {value!r} here; {hint}")
     raise DefinitionError(
         f"{where}: cannot use {type(value).__name__} {value!r} in a field operator; "
         "operands are fields, scalars and int/float/bool literals"
     )
+
+
+def _operand_hint(value: object) -> str | None:
+    """What to write instead of a dimension or an index condition used as an operand."""
+    if isinstance(value, Dimension):
+        return (
+            f"a dimension is written in shifts, f({value.name} + 1), in conditions of "
+            f"sc.concat_where, {value.name} >= n, and as the index sc.index({value.name}), "
+            "which is a field and an operand"
+        )
+    if isinstance(value, regions.Region):
+        return (
+            "a condition on the index is sc.concat_where's, alone or joined with other such "
+            "conditions along the same dimension by & and |; to join it with a condition on "
+            "values, nest them, sc.where(x > 0.0, sc.concat_where(K == 0, a, b), c), or "
+            "compare the index as a field, sc.where((x > 0.0) & (sc.index(K) == 0), a, b)"
+        )
+    return None
+
+
+# The comparison with the operands swapped: `n <= Cell` is `Cell >= n`.
+_MIRRORED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
@@ -419,12 +460,17 @@ def unify_dims(operands: tuple[object, ...], where: str) -> tuple[Dimension, ...
 
 
 def _union_names(fields: list[Symbol]) -> list[str]:
-    names: list[str] = []
-    for value in fields:
-        for dim in value.type.dims:  # type: ignore[union-attr]
-            if dim.name not in names:
-                names.append(dim.name)
-    return names
+    """The dimensions of all `fields`, in the order of the traced operator's parameters
+    where they cover them (an index or a condition has no order of its own: `index(K) &
+    index(Cell)` among (Cell, K) fields suggests (Cell, K)), else the widest field's first."""
+    union: list[Dimension] = []
+    widest = max(fields, key=lambda v: len(v.type.dims))  # type: ignore[union-attr]
+    for value in (widest, *fields):
+        union += [d for d in value.type.dims if d not in union]  # type: ignore[union-attr]
+    declared = dims_being_traced.get()
+    if set(union) <= set(declared):
+        union.sort(key=declared.index)
+    return [d.name for d in union]
 
 
 def as_expr(value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None = None) -> ir.Expr:
@@ -458,6 +504,9 @@ def result_type(dims: tuple[Dimension, ...] | None, dtype: ScalarType) -> ir.Fie
 
 def binary(op: str, left: object, right: object) -> Symbol:
     where = f"`{ir.OP_SYMBOLS[op]}`"
+    if op in ir.COMPARISON_OPS and isinstance(right, Dimension) and isinstance(left, Symbol):
+        # `n <= Cell`: the condition `Cell >= n`, with its rules and messages
+        return getattr(right, f"__{_MIRRORED[op]}__")(left)  # type: ignore[no-any-return]
     operands = (left, right)
     dtype = unify_dtype(operands, where)
     dims = unify_dims(operands, where)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import stencilchain as sc
+from tests.program import test_porting_errors as errors
 from tests.program import test_types_at_the_edges as m
 
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
@@ -31,3 +32,13 @@ def test_indices_bounds_and_constructors(toolchain: Any, layout: str) -> None:
     for got, want, reference in zip(outs, embedded, expected):
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(got, reference)
+
+
+def test_an_annotated_scan_state_takes_its_init(toolchain: Any) -> None:
+    """`state: sc.float64` with `init=0`: a float64 state from 0.0 on every toolchain."""
+    x = np.random.default_rng(4).standard_normal(7)
+    expected, out = np.zeros(7), np.zeros(7)
+    errors.column_sums(x, expected)
+    errors.column_sums.with_backend(toolchain)(x, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-14)
+    np.testing.assert_allclose(out, np.cumsum(x), rtol=1e-14)
