@@ -100,6 +100,34 @@ def test_a_stored_slot_is_read_as_stored_where_the_neighbour_is_missing() -> Non
     np.testing.assert_array_equal(out, w[:, 3])
 
 
+@sc.field_operator
+def odd_slots(w: Weights) -> EdgeF:
+    return w[E2C2VDim(1)] + w[E2C2VDim(3)]
+
+
+@sc.field_operator
+def through_a_call(u: VertexF, w: Weights) -> EdgeF:
+    """A local field passed to another field operator, which reads its slots."""
+    return odd_slots(w * u(E2C2V)) + odd_slots(w)
+
+
+@sc.program
+def slots_in_a_callee(u: VertexF, w: Weights, e2c2v: sc.Table[E2C2V], out: EdgeF) -> None:
+    through_a_call(u, w, out=out)
+
+
+def callee_reference(u: np.ndarray, w: np.ndarray, table: np.ndarray) -> np.ndarray:
+    gathered = np.where(table >= 0, u[np.maximum(table, 0)], 0.0)
+    return (w[:, 1] * gathered[:, 1] + w[:, 3] * gathered[:, 3]) + (w[:, 1] + w[:, 3])
+
+
+def test_slots_read_in_a_called_field_operator() -> None:
+    u, w, table = mesh_inputs(5)
+    out = np.full(len(table), np.nan)
+    slots_in_a_callee(u[:, 0].copy(), w, table, out)
+    np.testing.assert_allclose(out, callee_reference(u[:, 0], w, table), rtol=1e-14, atol=1e-15)
+
+
 def test_the_ir_prints_slots() -> None:
     text = str(rhombus_terms.ir)
     assert "w[E2C2VDim(0)]" in text and "(u(E2C2V))[E2C2VDim(1)]" in text
