@@ -236,6 +236,19 @@ class LocalSlot:
     type: FieldType
 
 
+@dataclasses.dataclass(frozen=True)
+class DynamicShift:
+    """`expr(sc.as_offset(K, off))`: `expr` read at the index along `dim` moved by the
+    integer field `offset` at each point (ICON's `as_offset(Koff, vertoffset)`). `offset` is
+    a field parameter that the program passes one of its own arguments for: its entries
+    are checked to keep every read inside the array before anything runs."""
+
+    expr: Expr
+    dim: Dimension
+    offset: Expr
+    type: FieldType
+
+
 # The reductions over a local dimension (NeighborReduce.op).
 NEIGHBOR_REDUCTIONS = ("sum", "max", "min")
 
@@ -298,6 +311,7 @@ Expr = Union[
     NeighborShift,
     NeighborReduce,
     LocalSlot,
+    DynamicShift,
     ConcatWhere,
     MakeTuple,
     TupleGet,

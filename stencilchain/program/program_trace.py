@@ -17,6 +17,7 @@ from stencilchain.program.call_domains import (
 )
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dynamic_offsets import offset_arguments
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument
 from stencilchain.program.ir_walk import refs_in, replace
@@ -489,7 +490,7 @@ class ProgramTrace:
         self._check_tables()
         self._check_local_slots()
         fops = tuple(self.fops.values())  # collected by following calls: all are used
-        return ir.Program(
+        program = ir.Program(
             self.name,
             self.params,
             fops,
@@ -497,6 +498,8 @@ class ProgramTrace:
             tuple(self.temporaries),
             tuple(self.scans.values()),
         )
+        offset_arguments(program)  # each sc.as_offset reads an argument of the program
+        return program
 
 
 def _connectivities_in(expr: ir.Expr, found: dict[str, Connectivity]) -> None:

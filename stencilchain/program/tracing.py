@@ -615,6 +615,14 @@ def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
         raise DefinitionError(
             f"cannot shift a scalar ({describe(value)}); only fields have neighbours"
         )
+    if any(isinstance(off, DynamicOffset) for off in offsets):
+        if len(offsets) != 1:
+            written = ", ".join(map(repr, offsets))
+            raise DefinitionError(
+                f"a shift by sc.as_offset takes nothing else, got ({written}); shift one at "
+                "a time, e.g. f(I + 1)(sc.as_offset(K, off))"
+            )
+        return dynamic_shift(value, offsets[0])  # type: ignore[arg-type]
     if any(isinstance(off, (Connectivity, NeighborSlot)) for off in offsets):
         if len(offsets) != 1:
             written = ", ".join(map(repr, offsets))
@@ -743,3 +751,73 @@ def _connectivity_over(expr: ir.Expr, local: Dimension) -> Connectivity | None:
         if found is not None:
             return found
     return None
+
+
+# --- data-dependent offsets -------------------------------------------------------------
+
+
+class DynamicOffset:
+    """`sc.as_offset(K, off)`: a shift along `dim` by the integer field `off` at each point."""
+
+    __slots__ = ("dim", "offset")
+
+    def __init__(self, dim: Dimension, offset: Symbol) -> None:
+        self.dim = dim
+        self.offset = offset
+
+    def __repr__(self) -> str:
+        return f"sc.as_offset({self.dim.name}, {describe(self.offset)})"
+
+
+def as_offset(dim: object, offset: object) -> DynamicOffset:
+    """`sc.as_offset(K, off)`, checked: `off` is an integer field parameter over `dim`."""
+    written = f"sc.as_offset({dim!r}, {describe(offset)})"
+    if not isinstance(dim, Dimension) or dim.is_local:
+        raise DefinitionError(
+            f"{written}: the first argument is the dimension to shift along (not a local "
+            "one), e.g. sc.as_offset(K, k_offset)"
+        )
+    if not (isinstance(offset, Symbol) and isinstance(offset.type, ir.FieldType)):
+        raise DefinitionError(
+            f"{written}: the offset is an integer field (a field parameter); for a fixed "
+            f"offset write f({dim.name} + 1)"
+        )
+    t = offset.type
+    if not t.dtype.is_integer:
+        raise DefinitionError(
+            f"{written}: the offset must be int32 or int64, got {t.dtype}; cast it with "
+            "sc.astype before passing it in, or pass an integer field"
+        )
+    if dim not in t.dims:
+        raise DefinitionError(
+            f"{written}: the offset field is not over {dim.name}; an offset along "
+            f"{dim.name} is given for each level, a field over {dim.name} and the other "
+            "dimensions of the shifted field"
+        )
+    if not isinstance(offset.expr, ir.Ref):
+        raise DefinitionError(
+            f"{written}: the offset must be a field parameter as it is passed in (its "
+            "entries are checked against the array before anything runs, like a table's); "
+            "compute a derived offset in the program's caller, or in an earlier program"
+        )
+    return DynamicOffset(dim, offset)
+
+
+def dynamic_shift(value: Symbol, offset: DynamicOffset) -> Symbol:
+    """`value(sc.as_offset(K, off))`: `value` read at `k + off` along K, point by point."""
+    t = value.type
+    assert isinstance(t, ir.FieldType)
+    written = f"{describe(value)}({offset!r})"
+    off_type = offset.offset.type
+    assert isinstance(off_type, ir.FieldType)
+    if offset.dim not in t.dims:
+        raise DefinitionError(
+            f"{written}: the field is not over {offset.dim.name}; the field has "
+            f"{', '.join(d.name for d in t.dims)}"
+        )
+    if not set(off_type.dims) <= set(t.dims):
+        raise DefinitionError(
+            f"{written}: the offset is over {', '.join(d.name for d in off_type.dims)}, not a "
+            f"subset of the shifted field's dimensions ({', '.join(d.name for d in t.dims)})"
+        )
+    return Symbol(ir.DynamicShift(value.expr, offset.dim, offset.offset.expr, t))
