@@ -54,13 +54,13 @@ def _offsets_in(
     parameters bound in `scope` (None: the program's names)."""
     out: list[tuple[str, Dimension]] = []
     if isinstance(expr, ir.DynamicShift):
-        resolved = _resolve(expr.offset, scope)
-        if not isinstance(resolved, ir.Ref):
+        name = _entry_source(expr.offset, scope, expr.dim)
+        if name is None:
             raise DefinitionError(
                 f"{where}: the offset of sc.as_offset({expr.dim.name}, ...) is passed a "
                 "computed field; pass a field argument of the program as it is"
             )
-        out.append((resolved.name, expr.dim))
+        out.append((name, expr.dim))
     if isinstance(expr, ir.Call):
         callee = fops[expr.callee]
         inner = {p.name: (arg, scope) for p, arg in zip(callee.params, expr.args)}
@@ -73,10 +73,30 @@ def _offsets_in(
     return out
 
 
-def _resolve(expr: ir.Expr, scope: _Scope | None) -> ir.Expr:
-    while isinstance(expr, ir.Ref) and scope is not None and expr.name in scope:
-        expr, scope = scope[expr.name]
-    return expr
+def _entry_source(expr: ir.Expr, scope: _Scope | None, dim: Dimension) -> str | None:
+    """The program-level name of the one field whose entries `expr` reads at the point's
+    index along `dim` (`reads_entries`, followed through the calls' arguments), or None."""
+    while True:
+        if isinstance(expr, ir.Ref):
+            if scope is None or expr.name not in scope:
+                return expr.name
+            expr, scope = scope[expr.name]
+        else:
+            inner = entry_operand(expr, dim)
+            if inner is None:
+                return None
+            expr = inner
+
+
+def entry_operand(expr: ir.Expr, dim: Dimension) -> ir.Expr | None:
+    """The operand of `expr` where `expr`'s values are its operand's entries at the same
+    index along `dim` (a shift along other dimensions, a neighbour read, a slot), else
+    None."""
+    if isinstance(expr, ir.Shift) and all(d != dim for d, _ in expr.offsets):
+        return expr.expr
+    if isinstance(expr, (ir.NeighborShift, ir.LocalSlot)):
+        return expr.expr
+    return None
 
 
 def check_offsets(program_name: str, offsets: tuple[OffsetArgument, ...], args: Any) -> None:
@@ -120,4 +140,4 @@ def _host(array: Any) -> np.ndarray:
     return np.asarray(get() if callable(get) else array)
 
 
-__all__ = ["OffsetArgument", "check_offsets", "offset_arguments"]
+__all__ = ["OffsetArgument", "check_offsets", "entry_operand", "offset_arguments"]

@@ -28,6 +28,7 @@ from stencilchain.program.dtypes import (
     from_numpy,
     literal_fits,
 )
+from stencilchain.program.dynamic_offsets import entry_operand
 
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]
@@ -794,13 +795,24 @@ def as_offset(dim: object, offset: object) -> DynamicOffset:
             f"{dim.name} is given for each level, a field over {dim.name} and the other "
             "dimensions of the shifted field"
         )
-    if not isinstance(offset.expr, ir.Ref):
+    if not reads_entries(offset.expr, dim):
         raise DefinitionError(
-            f"{written}: the offset must be a field parameter as it is passed in (its "
-            "entries are checked against the array before anything runs, like a table's); "
-            "compute a derived offset in the program's caller, or in an earlier program"
+            f"{written}: the offset must be a field parameter as it is passed in, or read "
+            f"through a neighbour table or shifted along other dimensions than {dim.name} "
+            "(its entries are checked against the array before anything runs, like a "
+            "table's); compute a derived offset in the program's caller"
         )
     return DynamicOffset(dim, offset)
+
+
+def reads_entries(expr: ir.Expr, dim: Dimension) -> bool:
+    """Whether every value of `expr` is an entry of one field parameter at the same index
+    along `dim` (or 0, for a missing neighbour): the parameter itself, shifted along other
+    dimensions, read through neighbour tables, or one slot of such a local field."""
+    inner: ir.Expr | None = expr
+    while inner is not None and not isinstance(inner, ir.Ref):
+        inner = entry_operand(inner, dim)
+    return inner is not None
 
 
 def dynamic_shift(value: Symbol, offset: DynamicOffset) -> Symbol:

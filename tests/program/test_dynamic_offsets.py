@@ -14,6 +14,7 @@ import pytest
 import stencilchain as sc
 from stencilchain.errors import ArgumentError, DefinitionError
 
+from . import test_meshes_embedded as mesh
 from ._support import assert_located
 
 Cell = sc.Dimension("Cell")
@@ -24,6 +25,7 @@ CellKI64 = sc.Field[[Cell, K], sc.int64]
 CellF = sc.Field[[Cell], sc.float64]
 HERE = os.path.abspath(__file__)
 N_CELLS, N_K = 5, 7
+EdgeKI = sc.Field[[mesh.Edge, mesh.K], sc.int32]
 
 
 @sc.field_operator
@@ -90,6 +92,47 @@ def test_an_offset_leaving_the_array_is_refused_before_anything_is_written(bad: 
         steep_points(theta, off, off64, *outs)
     assert f"at (3, 2) reads index {bad} along K" in str(info.value)
     assert all((o == 0).all() for o in outs)
+
+
+@sc.field_operator
+def at_neighbour_offsets(theta: mesh.CellK, off: EdgeKI) -> mesh.CellK:
+    """The offset read through a table (ICON's `zd_vertoffset(C2CEC[0])`), as a slot or as
+    one slot of a local field: a missing neighbour's offset is 0."""
+    first = theta(sc.as_offset(mesh.K, off(mesh.C2E[1])))
+    return first + theta(sc.as_offset(mesh.K, off(mesh.C2E)[mesh.C2EDim(2)]))
+
+
+@sc.program
+def neighbour_offsets(
+    theta: mesh.CellK, off: EdgeKI, c2e: sc.Table[mesh.C2E], out: mesh.CellK
+) -> None:
+    at_neighbour_offsets(theta, off, out=out)
+
+
+def mesh_inputs(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    c2e, _ = mesh.tables(rng)
+    k = np.arange(mesh.N_K)
+    theta = rng.standard_normal((mesh.N_CELLS, mesh.N_K))
+    off = rng.integers(-k, mesh.N_K - k, size=(mesh.N_EDGES, mesh.N_K)).astype(np.int32)
+    return theta, off, c2e
+
+
+def mesh_reference(theta: np.ndarray, off: np.ndarray, c2e: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(theta)
+    for c in range(theta.shape[0]):
+        for k in range(theta.shape[1]):
+            o1 = off[c2e[c, 1], k] if c2e[c, 1] >= 0 else 0
+            o2 = off[c2e[c, 2], k] if c2e[c, 2] >= 0 else 0
+            out[c, k] = theta[c, k + o1] + theta[c, k + o2]
+    return out
+
+
+def test_offsets_read_through_a_table() -> None:
+    theta, off, c2e = mesh_inputs(5)
+    out = np.full_like(theta, np.nan)
+    neighbour_offsets(theta, off, c2e, out)
+    np.testing.assert_allclose(out, mesh_reference(theta, off, c2e), rtol=1e-14, atol=1e-15)
 
 
 # --- misuse ------------------------------------------------------------------------------

@@ -48,6 +48,15 @@ def test_an_offset_leaving_the_array_is_refused(toolchain: Any) -> None:
     assert all((o == 0).all() for o in outs)
 
 
+def test_offsets_read_through_a_table(toolchain: Any) -> None:
+    theta, off, c2e = m.mesh_inputs(6)
+    expected, out = np.full_like(theta, np.nan), np.full_like(theta, np.nan)
+    m.neighbour_offsets(theta, off, c2e, expected)
+    m.neighbour_offsets.with_backend(toolchain)(theta, off, c2e, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(out, m.mesh_reference(theta, off, c2e), rtol=1e-14, atol=1e-15)
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 @pytest.mark.slow
 def test_gpu_sources_build(session_cache_dir: Path) -> None:
@@ -56,4 +65,5 @@ def test_gpu_sources_build(session_cache_dir: Path) -> None:
     if importlib.util.find_spec("dace") is not None:
         toolchains.append(container.dace.toolchain())
     for toolchain in toolchains:
-        assert toolchain.compile(m.steep_points).artifact.module_path.is_file()
+        for program in (m.steep_points, m.neighbour_offsets):
+            assert toolchain.compile(program).artifact.module_path.is_file()
