@@ -34,6 +34,7 @@ from stencilchain.errors import (
 from stencilchain.program.arguments import frozen_table
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.constructs import (
+    as_offset,
     astype,
     broadcast,
     concat_where,
@@ -87,6 +88,7 @@ __all__ = [
     "UnsupportedError",
     "WorkspaceError",
     "__version__",
+    "as_offset",
     "astype",
     "backends",
     "bool_",

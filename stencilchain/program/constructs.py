@@ -13,6 +13,7 @@ from stencilchain.program.dtypes import (
 )
 from stencilchain.program.regions import Region
 from stencilchain.program.tracing import (
+    DynamicOffset,
     Symbol,
     as_expr,
     check_operand,
@@ -23,6 +24,7 @@ from stencilchain.program.tracing import (
     unify_dims,
     unify_dtype,
 )
+from stencilchain.program.tracing import as_offset as tracing_as_offset
 
 
 def where(cond: object, true: object, false: object) -> Symbol:
@@ -185,3 +187,9 @@ def min_over(value: object, axis: object) -> Symbol:
     """The minimum over `axis`, skipping missing neighbours; over none it is +inf for
     floats and the dtype's maximum for integers."""
     return _neighbor_reduce("min", "min_over", value, axis)
+
+
+def as_offset(dim: object, offset: object) -> DynamicOffset:
+    """`f(sc.as_offset(K, off))` reads `f` at `k + off[point]` along K: a data-dependent
+    shift by an integer field parameter over K (checked to stay in the array at the call)."""
+    return tracing_as_offset(dim, offset)

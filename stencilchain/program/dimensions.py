@@ -49,6 +49,11 @@ class Dimension:
     def __sub__(self, offset: int) -> Offset:
         return Offset(self, -_as_offset(self, "-", offset))
 
+    def __call__(self, slot: object) -> Slot:
+        """`C2EDim(0)`: neighbour slot 0 of this local dimension, to read a local field at
+        one slot, `w[C2EDim(0)]`."""
+        return slot_of(self, slot)
+
     def __repr__(self) -> str:
         return self.name
 
@@ -104,6 +109,35 @@ def size(dim: object) -> regions.Size:
     if not isinstance(dim, Dimension):
         raise DefinitionError(f"sc.size takes a sc.Dimension, got {dim!r}")
     return regions.Size(dim)
+
+
+@dataclasses.dataclass(frozen=True)
+class Slot:
+    """`C2EDim(0)`: one neighbour slot of a local dimension, as in `w[C2EDim(0)]`."""
+
+    dim: Dimension
+    slot: int
+
+    def __repr__(self) -> str:
+        return f"{self.dim.name}({self.slot})"
+
+
+def slot_of(dim: Dimension, slot: object) -> Slot:
+    """`dim(slot)` checked: a local dimension and a non-negative Python int (its upper bound,
+    the connectivity's max_neighbors, is checked where the connectivity is known)."""
+    written = f"`{dim.name}({slot!r})`"
+    if not dim.is_local:
+        raise DefinitionError(
+            f"{written}: {dim.name} is not a local dimension; a slot selects one neighbour "
+            f"slot of a local dimension (kind=sc.LOCAL) of a local field, e.g. w[C2EDim(0)]; "
+            f"a field over {dim.name} is read at other points by shifts, f({dim.name} + 1)"
+        )
+    if type(slot) is not int or slot < 0:
+        raise DefinitionError(
+            f"{written}: a neighbour slot is a non-negative Python int, got {slot!r} "
+            f"({type(slot).__name__}), e.g. {dim.name}(0)"
+        )
+    return Slot(dim, slot)
 
 
 @dataclasses.dataclass(frozen=True)

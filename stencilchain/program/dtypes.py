@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from stencilchain.errors import DefinitionError
+
 
 @dataclasses.dataclass(frozen=True)
 class ScalarType:
@@ -45,6 +47,11 @@ class ScalarType:
     @property
     def cpp(self) -> str:
         return _CPP_NAMES[self.name]
+
+    def __call__(self, value: object) -> Any:
+        """`sc.float64(1)`, `sc.int32(3)`: a literal of this dtype (a NumPy scalar, typed
+        like a field of the dtype), in field operators and as a program's scalar argument."""
+        return typed_literal(self, value)
 
     def __repr__(self) -> str:
         return self.name
@@ -112,3 +119,35 @@ def default_literal_dtype(value: bool | int | float) -> ScalarType:
     if isinstance(value, int):
         return int64
     return float64
+
+
+def typed_literal(dtype: ScalarType, value: object) -> Any:
+    """`value` as a NumPy scalar of `dtype`, when it keeps its meaning there: a bool for bool,
+    an int in range for an integer dtype, a number that stays finite for a float dtype."""
+    spelled = "sc.bool_" if dtype.is_bool else f"sc.{dtype}"
+    written = f"{spelled}({value!r})"
+    if isinstance(value, (bool, np.bool_)):
+        ok = dtype.is_bool
+    elif isinstance(value, (int, np.integer)):
+        ok = dtype.is_numeric and literal_fits(int(value), dtype)
+    elif isinstance(value, (float, np.floating)):
+        ok = dtype.is_float and is_finite_as(float(value), dtype)
+    else:
+        raise DefinitionError(
+            f"{written}: a dtype called with a value makes a literal of that dtype from a "
+            f"Python or NumPy number; a traced field or scalar is converted with "
+            f"sc.astype(x, {spelled})"
+        )
+    if not ok:
+        if dtype.is_bool:
+            kind = "a bool"
+        elif dtype.is_integer:
+            info = np.iinfo(dtype.numpy)
+            kind = f"an int in [{info.min}, {info.max}] (a float is cast with sc.astype)"
+        else:
+            kind = "an int or a float that stays finite in that precision"
+        raise DefinitionError(
+            f"{written}: {type(value).__name__} {value!r} is no {dtype} value; {spelled}() "
+            f"takes {kind}, and converts nothing that would change its meaning"
+        )
+    return dtype.numpy.type(value)

@@ -27,6 +27,11 @@ from stencilchain.program import ir
 from stencilchain.program.arguments import ArgumentChecker, bind_arguments
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.domains import empty_domain_message, resolve_domain, selected
+from stencilchain.program.dynamic_offsets import (
+    OffsetArgument,
+    check_offsets,
+    offset_arguments,
+)
 from stencilchain.program.semantics import REDUCTIONS, literal_value, neighbor_identity, operate
 
 if TYPE_CHECKING:
@@ -153,6 +158,36 @@ class Evaluator(ir.ExprVisitor[Value]):
             value = np.where(present.reshape(shape), value, identity)
         return np.asarray(REDUCTIONS[expr.op](value, axis=axis), dtype=dtype)
 
+    def visit_LocalSlot(self, expr: ir.LocalSlot, env: Mapping[str, Any], box: Box) -> Value:
+        """The operand over `box` at the one slot along its local dimension."""
+        axis = expr.expr.type.dims.index(expr.axis)  # type: ignore[union-attr]
+        value = np.asarray(
+            self.eval(expr.expr, env, {**box, expr.axis: (expr.slot, expr.slot + 1)})
+        )
+        slot: np.ndarray = np.take(value, 0, axis=axis)
+        return slot
+
+    def visit_DynamicShift(self, expr: ir.DynamicShift, env: Mapping[str, Any], box: Box) -> Value:
+        """The operand over all of `dim`, picked at `k + offset` for each point of `box`
+        (the offsets were checked to stay inside the array before the program ran)."""
+        dims = expr.type.dims
+        axis = dims.index(expr.dim)
+        whole = np.asarray(self.eval(expr.expr, env, {**box, expr.dim: (0, self.sizes[expr.dim])}))
+        offset = np.asarray(self.eval(expr.offset, env, box))
+        offset_dims = expr.offset.type.dims  # type: ignore[union-attr]
+        # the offsets over the box's shape, in the operand's axis order
+        kept = [d for d in dims if d in offset_dims]
+        offset = np.transpose(offset, [offset_dims.index(d) for d in kept])
+        offset = offset.reshape([offset.shape[kept.index(d)] if d in kept else 1 for d in dims])
+        shape = tuple(box[d][1] - box[d][0] for d in dims)
+        start = box[expr.dim][0]
+        levels = np.arange(start, start + shape[axis]).reshape(
+            [shape[axis] if d == expr.dim else 1 for d in dims]
+        )
+        at = np.broadcast_to(levels + offset.astype(np.int64), shape)
+        picked: np.ndarray = np.take_along_axis(whole, at, axis=axis)
+        return picked
+
     def visit_ConcatWhere(self, expr: ir.ConcatWhere, env: Mapping[str, Any], box: Box) -> Value:
         """Each branch over the parts of `box` along the dimension where it is selected, and
         only there: it never reads where the other branch applies."""
@@ -258,9 +293,17 @@ def _user_stacklevel() -> int:
     return level
 
 
-def run_program(program: ir.Program, checker: ArgumentChecker, args: tuple[Any, ...]) -> None:
-    """Check the arguments, then run every call of `program` with NumPy."""
+def run_program(
+    program: ir.Program,
+    checker: ArgumentChecker,
+    args: tuple[Any, ...],
+    offsets: tuple[OffsetArgument, ...] = (),
+) -> None:
+    """Check the arguments (and the `offsets`, `offset_arguments(program)`), then run every
+    call of `program` with NumPy."""
     sizes, checked = checker.check(args)
+    if offsets:
+        check_offsets(program.name, offsets, checked)
     values = {p.name: v for p, v in zip(program.params, checked)}
     tables = {
         p.type.connectivity.name: values[p.name]
@@ -319,9 +362,10 @@ class EmbeddedBackend:
     def executor(self, program: Program) -> Callable[..., None]:
         ir_program = program.ir
         checker = ArgumentChecker(ir_program)
+        offsets = offset_arguments(ir_program)
 
         def run(*args: Any, **kwargs: Any) -> None:
-            run_program(ir_program, checker, bind_arguments(ir_program, args, kwargs))
+            run_program(ir_program, checker, bind_arguments(ir_program, args, kwargs), offsets)
 
         return run
 

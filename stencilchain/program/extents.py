@@ -168,6 +168,41 @@ class ExtentsWalker(ir.ExprVisitor[None]):
         for name, dims_gathered in inner.gathered.items():
             self.gathered.setdefault(name, set()).update(dims_gathered)
 
+    def visit_DynamicShift(
+        self, expr: ir.DynamicShift, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
+    ) -> None:
+        """The offset is read at the point; the operand anywhere along `dim` (where the
+        offsets point: they are checked to stay in the array) and at the point along the
+        others, like a neighbour read along its source dimension."""
+        self.visit(expr.offset, pos, scope, guard)
+        inner = ExtentsWalker(self.fops)
+        inner.visit(
+            expr.expr,
+            {d: a for d, a in pos.items() if d != expr.dim},
+            scope,
+            {d: g for d, g in guard.items() if d != expr.dim},
+        )
+        for name, dims in inner.extents.items():
+            if dims.get(expr.dim, (0, 0)) != (0, 0):
+                lo, hi = dims[expr.dim]
+                raise DefinitionError(
+                    f"'{name}' is shifted along {expr.dim.name} ({lo:+d}..{hi:+d}) and then "
+                    f"read through sc.as_offset({expr.dim.name}, ...): give the whole offset "
+                    "in the offset field (pass off + 1 for f(K + 1)(sc.as_offset(K, off)))"
+                )
+            seen = self.extents.setdefault(name, {})
+            for dim, (lo, hi) in dims.items():
+                seen[dim] = widen(seen.get(dim), lo, hi)
+            self.gathered.setdefault(name, set()).add(expr.dim)
+        for name, windowed in inner.windows.items():
+            mine = self.windows.setdefault(name, {})
+            for dim, by_window in windowed.items():
+                target = mine.setdefault(dim, {})
+                for key, (lo, hi) in by_window.items():
+                    target[key] = widen(target.get(key), lo, hi)
+        for name, dims_gathered in inner.gathered.items():
+            self.gathered.setdefault(name, set()).update(dims_gathered)
+
     def visit_ScanCall(
         self, expr: ir.ScanCall, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
     ) -> None:
@@ -201,5 +236,6 @@ class ExtentsWalker(ir.ExprVisitor[None]):
     visit_Broadcast = _visit_children
     visit_Index = _visit_children  # reads no field
     visit_NeighborReduce = _visit_children  # its operand is read at every slot
+    visit_LocalSlot = _visit_children  # its operand is read at one slot
     visit_MakeTuple = _visit_children
     visit_TupleGet = _visit_children

@@ -14,7 +14,13 @@ from stencilchain.program import ir
 from stencilchain.program.branches import trace_branches
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.program_args import ProgramArg
-from stencilchain.program.tracing import Symbol, as_expr, unify_dtype
+from stencilchain.program.tracing import (
+    Symbol,
+    as_expr,
+    declared_dims,
+    dims_being_traced,
+    unify_dtype,
+)
 from stencilchain.program.types import parameter_types
 
 
@@ -33,10 +39,12 @@ class FieldOperator:
         self.scan_callees: dict[str, ir.ScanOperatorDef] = {}
         token = _callees_of_current_trace.set(self.callees)
         scan_token = _scans_of_current_trace.set(self.scan_callees)
+        dims_token = dims_being_traced.set(declared_dims(params))
         try:
             symbols = [Symbol(ir.Ref(p.name, p.type)) for p in params]
             result = trace_branches(lambda: fn(*symbols), f"field operator {self.name}")
         finally:
+            dims_being_traced.reset(dims_token)
             _scans_of_current_trace.reset(scan_token)
             _callees_of_current_trace.reset(token)
         body = self._body_of(result)

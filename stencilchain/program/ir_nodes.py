@@ -223,6 +223,32 @@ class NeighborShift:
     type: FieldType
 
 
+@dataclasses.dataclass(frozen=True)
+class LocalSlot:
+    """`expr[C2EDim(slot)]`: a local field (over the local dimension `axis`) read at one
+    neighbour slot, a field over the other dimensions. The slot's value as `expr` has it:
+    for `f(C2E)` a missing neighbour reads 0 as `f(C2E[slot])` does; a local field given as
+    an argument is read as stored (the table is not consulted)."""
+
+    expr: Expr
+    axis: Dimension
+    slot: int
+    type: FieldType
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicShift:
+    """`expr(sc.as_offset(K, off))`: `expr` read at the index along `dim` moved by the
+    integer field `offset` at each point (ICON's `as_offset(Koff, vertoffset)`). `offset` is
+    a field parameter that the program passes one of its own arguments for: its entries
+    are checked to keep every read inside the array before anything runs."""
+
+    expr: Expr
+    dim: Dimension
+    offset: Expr
+    type: FieldType
+
+
 # The reductions over a local dimension (NeighborReduce.op).
 NEIGHBOR_REDUCTIONS = ("sum", "max", "min")
 
@@ -284,6 +310,8 @@ Expr = Union[
     Index,
     NeighborShift,
     NeighborReduce,
+    LocalSlot,
+    DynamicShift,
     ConcatWhere,
     MakeTuple,
     TupleGet,

@@ -69,6 +69,9 @@ NODE_TRAITS: Mapping[type[ir.Expr], NodeTraits] = {
     ir.Index: NodeTraits(Reach.NOTHING, leaf=True, reads_position=True, written="index({dim})"),
     ir.NeighborShift: NodeTraits(Reach.NEIGHBORS, reads_table=True, changes_dims=True),
     ir.NeighborReduce: NodeTraits(Reach.LOCAL, reads_table=True, changes_dims=True),
+    ir.LocalSlot: NodeTraits(Reach.LOCAL, changes_dims=True),
+    # reads its operand where an offset field points along `dim`, as a table points
+    ir.DynamicShift: NodeTraits(Reach.NEIGHBORS, reads_position=True, written="as_offset({dim})"),
     ir.ConcatWhere: NodeTraits(
         Reach.REGION, reads_position=True, written="concat_where along {dim}"
     ),

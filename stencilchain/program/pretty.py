@@ -66,6 +66,18 @@ class ExprFormatter(ir_nodes.ExprVisitor[str]):
         fn = {"sum": "neighbor_sum", "max": "max_over", "min": "min_over"}[expr.op]
         return f"{fn}({self.visit(expr.expr)}, axis={expr.axis.name})"
 
+    def visit_LocalSlot(self, expr: ir_nodes.LocalSlot) -> str:
+        inner = self.visit(expr.expr)
+        if not isinstance(expr.expr, ir_nodes.Ref):
+            inner = f"({inner})"
+        return f"{inner}[{expr.axis.name}({expr.slot})]"
+
+    def visit_DynamicShift(self, expr: ir_nodes.DynamicShift) -> str:
+        inner = self.visit(expr.expr)
+        if not isinstance(expr.expr, ir_nodes.Ref):
+            inner = f"({inner})"
+        return f"{inner}(as_offset({expr.dim.name}, {self.visit(expr.offset)}))"
+
     def visit_ConcatWhere(self, expr: ir_nodes.ConcatWhere) -> str:
         where = " | ".join(f"{expr.dim.name} in {i!r}" for i in expr.intervals) or "never"
         return f"concat_where({where}, {self.visit(expr.true)}, {self.visit(expr.false)})"

@@ -17,6 +17,7 @@ from stencilchain.program.call_domains import (
 )
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dynamic_offsets import offset_arguments
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument
 from stencilchain.program.ir_walk import refs_in, replace
@@ -448,6 +449,32 @@ class ProgramTrace:
                     "local dimension, so that a reduction knows which neighbours are missing"
                 )
 
+    def _check_local_slots(self) -> None:
+        """Every slot `w[C2EDim(s)]` of a local field lies in the table of the connectivity
+        that numbers C2EDim's slots: the program has that table, and s < its max_neighbors."""
+        tables = {
+            p.type.connectivity.local: p.type.connectivity
+            for p in self.params
+            if isinstance(p.type, ir.TableType)
+        }
+        for fop in self.fops.values():
+            for slot in _local_slots_in(fop.body):
+                conn = tables.get(slot.axis)
+                written = f"field operator {fop.name} reads slot {slot.axis.name}({slot.slot})"
+                if conn is None:
+                    raise DefinitionError(
+                        f"program {self.name}: {written} of a local field, but no table "
+                        f"parameter numbers the slots of {slot.axis.name}, so how many there "
+                        "are is unknown; add the table of the connectivity over "
+                        f"{slot.axis.name} (a parameter `c: sc.Table[...]`)"
+                    )
+                if slot.slot >= conn.max_neighbors:
+                    raise DefinitionError(
+                        f"program {self.name}: {written}, but {conn.name} has "
+                        f"max_neighbors={conn.max_neighbors}: a slot is an int in "
+                        f"[0, {conn.max_neighbors})"
+                    )
+
     def finish(self) -> ir.Program:
         if not self.calls:
             raise DefinitionError(f"program {self.name} calls no field operator")
@@ -461,8 +488,9 @@ class ProgramTrace:
                     location,
                 )
         self._check_tables()
+        self._check_local_slots()
         fops = tuple(self.fops.values())  # collected by following calls: all are used
-        return ir.Program(
+        program = ir.Program(
             self.name,
             self.params,
             fops,
@@ -470,6 +498,8 @@ class ProgramTrace:
             tuple(self.temporaries),
             tuple(self.scans.values()),
         )
+        offset_arguments(program)  # each sc.as_offset reads an argument of the program
+        return program
 
 
 def _connectivities_in(expr: ir.Expr, found: dict[str, Connectivity]) -> None:
@@ -477,6 +507,13 @@ def _connectivities_in(expr: ir.Expr, found: dict[str, Connectivity]) -> None:
         found.setdefault(expr.connectivity.name, expr.connectivity)
     for child in ir.children(expr):
         _connectivities_in(child, found)
+
+
+def _local_slots_in(expr: ir.Expr) -> list[ir.LocalSlot]:
+    found = [expr] if isinstance(expr, ir.LocalSlot) else []
+    for child in ir.children(expr):
+        found += _local_slots_in(child)
+    return found
 
 
 def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:

@@ -18,7 +18,12 @@ from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.branches import trace_branches
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.dtypes import ScalarType, default_literal_dtype, from_numpy
+from stencilchain.program.dtypes import (
+    ScalarType,
+    default_literal_dtype,
+    from_numpy,
+    literal_fits,
+)
 from stencilchain.program.field_operator import (
     bind_call,
     check_argument,
@@ -52,6 +57,7 @@ class ScanOperator:
         if not init_values:
             raise DefinitionError(f"{where}: init= is an empty tuple", self.location)
         literals = tuple(_init_literal(where, v, self.location) for v in init_values)
+        literals = _annotated_state(fn, where, init, literals, self.location)
         signature = inspect.signature(fn)
         all_params = list(signature.parameters.values())
         if not all_params:
@@ -215,6 +221,48 @@ def _init_literal(where: str, value: object, location: tuple[str, int]) -> ir.Li
         f"of numbers, got {type(value).__name__} {value!r}",
         location,
     )
+
+
+def _annotated_state(
+    fn: Callable[..., Any],
+    where: str,
+    init: object,
+    literals: tuple[ir.Literal, ...],
+    location: tuple[str, int],
+) -> tuple[ir.Literal, ...]:
+    """The state's literals after its annotation, where it is a dtype (`state: sc.float64`):
+    that dtype is the state's, a Python number of init= takes it as a literal does
+    (`init=0` gives 0.0), and an init= that cannot (0.5 for an int32 state, a NumPy scalar of
+    another dtype, a tuple) is a DefinitionError. Other annotations are left as they are."""
+    try:
+        annotations = inspect.get_annotations(fn, eval_str=True)
+    except Exception:  # parameter_types reports it
+        return literals
+    state = next(iter(inspect.signature(fn).parameters), None)
+    dtype = annotations.get(state) if state is not None else None
+    if not isinstance(dtype, ScalarType):
+        return literals
+    problem = None
+    if isinstance(init, tuple):
+        problem = f"init= is a tuple of {len(init)}, the annotation one {dtype} scalar"
+    elif isinstance(init, np.generic):
+        if literals[0].type != dtype:
+            problem = f"init= is a NumPy {literals[0].type}"
+    elif not literal_fits(init, dtype):  # type: ignore[arg-type]
+        problem = f"init={init!r} is no {dtype} value"
+    if problem is not None:
+        raise DefinitionError(
+            f"{where}: the state is annotated {state}: sc.{dtype} but {problem}; give an "
+            f"init= of that dtype (e.g. init={_example(dtype)}) or annotate the state with "
+            "the init='s dtype",
+            location,
+        )
+    value = literals[0].value
+    return (ir.Literal(float(value) if dtype.is_float else value, dtype),)
+
+
+def _example(dtype: ScalarType) -> str:
+    return "False" if dtype.is_bool else "0.0" if dtype.is_float else "0"
 
 
 def scan_operator(

@@ -17,17 +17,18 @@ from typing import Any, Union
 import numpy as np
 
 from stencilchain.errors import DefinitionError
-from stencilchain.program import ir
+from stencilchain.program import ir, regions
 from stencilchain.program import operator_hints as hints
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.decisions import decide
-from stencilchain.program.dimensions import Dimension, Offset, Traced
+from stencilchain.program.dimensions import Dimension, Offset, Slot, Traced
 from stencilchain.program.dtypes import (
     ScalarType,
     default_literal_dtype,
     from_numpy,
     literal_fits,
 )
+from stencilchain.program.dynamic_offsets import entry_operand
 
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]
@@ -38,6 +39,22 @@ Operand = Union["Symbol", PyLiteral, np.generic]
 scan_being_traced: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "scan_being_traced", default=None
 )
+
+
+# The dimensions of the field parameters of the field operator being traced, in the order
+# they are declared: a message that suggests dimensions names them in that order.
+dims_being_traced: contextvars.ContextVar[tuple[Dimension, ...]] = contextvars.ContextVar(
+    "dims_being_traced", default=()
+)
+
+
+def declared_dims(params: Collection[ir.Param]) -> tuple[Dimension, ...]:
+    """The dimensions of the field parameters `params`, each once, in declaration order."""
+    found: list[Dimension] = []
+    for p in params:
+        if isinstance(p.type, ir.FieldType):
+            found += [d for d in p.type.dims if d not in found]
+    return tuple(found)
 
 
 class Symbol(Traced):
@@ -61,6 +78,10 @@ class Symbol(Traced):
     # shifts
     def __call__(self, *offsets: Offset | Dimension | Connectivity | NeighborSlot) -> Symbol:
         return shift(self, offsets)
+
+    # a slot of a local field, w[C2EDim(0)]
+    def __getitem__(self, key: object) -> Symbol:
+        return local_slot(self, key)
 
     # arithmetic
     def __add__(self, other: Operand) -> Symbol:
@@ -325,10 +346,35 @@ def check_operand(value: object, where: str) -> None:
         return
     if isinstance(value, (bool, int, float)):
         return
+    hint = _operand_hint(value)
+    if hint is not None:
+        raise DefinitionError(f"{where}: cannot use {type(value).__name__} {value!r} here; {hint}")
     raise DefinitionError(
         f"{where}: cannot use {type(value).__name__} {value!r} in a field operator; "
         "operands are fields, scalars and int/float/bool literals"
     )
+
+
+def _operand_hint(value: object) -> str | None:
+    """What to write instead of a dimension or an index condition used as an operand."""
+    if isinstance(value, Dimension):
+        return (
+            f"a dimension is written in shifts, f({value.name} + 1), in conditions of "
+            f"sc.concat_where, {value.name} >= n, and as the index sc.index({value.name}), "
+            "which is a field and an operand"
+        )
+    if isinstance(value, regions.Region):
+        return (
+            "a condition on the index is sc.concat_where's, alone or joined with other such "
+            "conditions along the same dimension by & and |; to join it with a condition on "
+            "values, nest them, sc.where(x > 0.0, sc.concat_where(K == 0, a, b), c), or "
+            "compare the index as a field, sc.where((x > 0.0) & (sc.index(K) == 0), a, b)"
+        )
+    return None
+
+
+# The comparison with the operands swapped: `n <= Cell` is `Cell >= n`.
+_MIRRORED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
@@ -336,6 +382,9 @@ def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
     for value in operands:
         check_operand(value, where)
     typed = [v for v in operands if isinstance(v, (Symbol, np.generic))]
+    fixed = [v for v in typed if not adapts_to_integers(v)]
+    if fixed and len(fixed) < len(typed) and typed_dtype(fixed[0]).is_integer:
+        typed = fixed  # an index takes the integer dtype of the other operands (as_expr)
     if not typed:
         first = operands[0]
         assert isinstance(first, (bool, int, float))
@@ -357,6 +406,35 @@ def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
                 f"{describe(typed[0])}; write a literal of that kind or cast with sc.astype"
             )
     return dtype
+
+
+# The operations through which an expression of indices stays an index (adapts_to_integers).
+_INDEX_ARITHMETIC = ("add", "sub", "mul", "floordiv", "mod")
+
+
+def adapts_to_integers(value: object) -> bool:
+    """Whether `value` is an index: `sc.index(dim)`, shifted or broadcast, or integer
+    arithmetic of indices and literals (`sc.index(K) + 1`). An index has no integer width
+    of its own: met with an operand of another integer dtype (ICON's int32 bounds), it takes
+    that dtype, as a Python int literal does (docs/dsl.md, "Integers")."""
+    if not isinstance(value, Symbol):
+        return False
+    return _is_index(value.expr)
+
+
+def _is_index(expr: ir.Expr) -> bool:
+    if isinstance(expr, ir.Index):
+        return True
+    if isinstance(expr, (ir.Shift, ir.Broadcast)):
+        return _is_index(expr.expr)
+    if isinstance(expr, ir.Unary) and expr.op == "neg":
+        return _is_index(expr.operand)
+    if isinstance(expr, ir.Binary) and expr.op in _INDEX_ARITHMETIC:
+        parts = (expr.left, expr.right)
+        if not all(_is_index(e) or isinstance(e, ir.Literal) for e in parts):
+            return False
+        return any(_is_index(e) for e in parts)
+    return False
 
 
 def unify_dims(operands: tuple[object, ...], where: str) -> tuple[Dimension, ...] | None:
@@ -383,12 +461,17 @@ def unify_dims(operands: tuple[object, ...], where: str) -> tuple[Dimension, ...
 
 
 def _union_names(fields: list[Symbol]) -> list[str]:
-    names: list[str] = []
-    for value in fields:
-        for dim in value.type.dims:  # type: ignore[union-attr]
-            if dim.name not in names:
-                names.append(dim.name)
-    return names
+    """The dimensions of all `fields`, in the order of the traced operator's parameters
+    where they cover them (an index or a condition has no order of its own: `index(K) &
+    index(Cell)` among (Cell, K) fields suggests (Cell, K)), else the widest field's first."""
+    union: list[Dimension] = []
+    widest = max(fields, key=lambda v: len(v.type.dims))  # type: ignore[union-attr]
+    for value in (widest, *fields):
+        union += [d for d in value.type.dims if d not in union]  # type: ignore[union-attr]
+    declared = dims_being_traced.get()
+    if set(union) <= set(declared):
+        union.sort(key=declared.index)
+    return [d.name for d in union]
 
 
 def as_expr(value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None = None) -> ir.Expr:
@@ -396,9 +479,15 @@ def as_expr(value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None
     broadcast to them (scalars and literals combine with fields as they are)."""
     if isinstance(value, Symbol):
         t = value.type
+        own = t.dtype if isinstance(t, ir.FieldType) else t
+        expr = value.expr
+        if own != dtype and dtype.is_integer and adapts_to_integers(value):
+            # an index of another integer dtype than the other operands' (unify_dtype)
+            t = ir.FieldType(t.dims, dtype) if isinstance(t, ir.FieldType) else dtype
+            expr = ir.Cast(expr, t)
         if dims is not None and isinstance(t, ir.FieldType) and t.dims != dims:
-            return ir.Broadcast(value.expr, ir.FieldType(dims, t.dtype))
-        return value.expr
+            return ir.Broadcast(expr, ir.FieldType(dims, t.dtype))
+        return expr
     if isinstance(value, np.generic):
         return ir.Literal(value.item(), dtype)
     assert isinstance(value, (bool, int, float))
@@ -416,6 +505,9 @@ def result_type(dims: tuple[Dimension, ...] | None, dtype: ScalarType) -> ir.Fie
 
 def binary(op: str, left: object, right: object) -> Symbol:
     where = f"`{ir.OP_SYMBOLS[op]}`"
+    if op in ir.COMPARISON_OPS and isinstance(right, Dimension) and isinstance(left, Symbol):
+        # `n <= Cell`: the condition `Cell >= n`, with its rules and messages
+        return getattr(right, f"__{_MIRRORED[op]}__")(left)  # type: ignore[no-any-return]
     operands = (left, right)
     dtype = unify_dtype(operands, where)
     dims = unify_dims(operands, where)
@@ -524,6 +616,14 @@ def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
         raise DefinitionError(
             f"cannot shift a scalar ({describe(value)}); only fields have neighbours"
         )
+    if any(isinstance(off, DynamicOffset) for off in offsets):
+        if len(offsets) != 1:
+            written = ", ".join(map(repr, offsets))
+            raise DefinitionError(
+                f"a shift by sc.as_offset takes nothing else, got ({written}); shift one at "
+                "a time, e.g. f(I + 1)(sc.as_offset(K, off))"
+            )
+        return dynamic_shift(value, offsets[0])  # type: ignore[arg-type]
     if any(isinstance(off, (Connectivity, NeighborSlot)) for off in offsets):
         if len(offsets) != 1:
             written = ", ".join(map(repr, offsets))
@@ -599,3 +699,137 @@ def neighbor_shift(value: Symbol, offset: Connectivity | NeighborSlot) -> Symbol
     if slot is None:
         dims += (conn.local,)
     return Symbol(ir.NeighborShift(value.expr, conn, slot, ir.FieldType(dims, t.dtype)))
+
+
+def local_slot(value: Symbol, key: object) -> Symbol:
+    """`value[C2EDim(slot)]`: the local field `value` at one neighbour slot, a field over
+    its other dimensions (ir.LocalSlot)."""
+    t = value.type
+    local = [d for d in t.dims if d.is_local] if isinstance(t, ir.FieldType) else []
+    example = f"{local[0].name}(0)" if local else "C2EDim(0)"
+    written = f"{describe(value)}[{key!r}]"
+    if not isinstance(key, Slot):
+        if isinstance(key, tuple):
+            why = "one slot at a time"
+        elif isinstance(key, int) and not isinstance(key, bool):
+            why = "a slot is named by its local dimension"
+        else:
+            why = f"got {type(key).__name__} {key!r}"
+        raise DefinitionError(
+            f"{written}: a local field is indexed by one slot of its local dimension, "
+            f"w[{example}] ({why}); fields are read at other points by shifts, f(I + 1), "
+            "and tuples are indexed with ints"
+        )
+    if not isinstance(t, ir.FieldType) or key.dim not in t.dims:
+        over = "a scalar" if not isinstance(t, ir.FieldType) else "not over " + key.dim.name
+        raise DefinitionError(
+            f"{written}: {over}; a slot reads a local field, such as f(C2E) or a field over "
+            f"(Cell, {key.dim.name}), at one neighbour slot"
+        )
+    conn = _connectivity_over(value.expr, key.dim)
+    if conn is not None and key.slot >= conn.max_neighbors:
+        raise DefinitionError(
+            f"{written}: slot {key.slot} of {key.dim.name}, but {conn.name} has "
+            f"max_neighbors={conn.max_neighbors}: a slot is an int in [0, {conn.max_neighbors})"
+        )
+    dims = tuple(d for d in t.dims if d != key.dim)
+    if not dims:
+        raise DefinitionError(f"{written}: the result would have no dimension")
+    return Symbol(ir.LocalSlot(value.expr, key.dim, key.slot, ir.FieldType(dims, t.dtype)))
+
+
+def _connectivity_over(expr: ir.Expr, local: Dimension) -> Connectivity | None:
+    """The connectivity whose neighbour read in `expr` makes its local dimension `local`,
+    if there is one."""
+    if (
+        isinstance(expr, ir.NeighborShift)
+        and expr.slot is None
+        and expr.connectivity.local == local
+    ):
+        return expr.connectivity
+    for child in ir.children(expr):
+        found = _connectivity_over(child, local)
+        if found is not None:
+            return found
+    return None
+
+
+# --- data-dependent offsets -------------------------------------------------------------
+
+
+class DynamicOffset:
+    """`sc.as_offset(K, off)`: a shift along `dim` by the integer field `off` at each point."""
+
+    __slots__ = ("dim", "offset")
+
+    def __init__(self, dim: Dimension, offset: Symbol) -> None:
+        self.dim = dim
+        self.offset = offset
+
+    def __repr__(self) -> str:
+        return f"sc.as_offset({self.dim.name}, {describe(self.offset)})"
+
+
+def as_offset(dim: object, offset: object) -> DynamicOffset:
+    """`sc.as_offset(K, off)`, checked: `off` is an integer field parameter over `dim`."""
+    written = f"sc.as_offset({dim!r}, {describe(offset)})"
+    if not isinstance(dim, Dimension) or dim.is_local:
+        raise DefinitionError(
+            f"{written}: the first argument is the dimension to shift along (not a local "
+            "one), e.g. sc.as_offset(K, k_offset)"
+        )
+    if not (isinstance(offset, Symbol) and isinstance(offset.type, ir.FieldType)):
+        raise DefinitionError(
+            f"{written}: the offset is an integer field (a field parameter); for a fixed "
+            f"offset write f({dim.name} + 1)"
+        )
+    t = offset.type
+    if not t.dtype.is_integer:
+        raise DefinitionError(
+            f"{written}: the offset must be int32 or int64, got {t.dtype}; cast it with "
+            "sc.astype before passing it in, or pass an integer field"
+        )
+    if dim not in t.dims:
+        raise DefinitionError(
+            f"{written}: the offset field is not over {dim.name}; an offset along "
+            f"{dim.name} is given for each level, a field over {dim.name} and the other "
+            "dimensions of the shifted field"
+        )
+    if not reads_entries(offset.expr, dim):
+        raise DefinitionError(
+            f"{written}: the offset must be a field parameter as it is passed in, or read "
+            f"through a neighbour table or shifted along other dimensions than {dim.name} "
+            "(its entries are checked against the array before anything runs, like a "
+            "table's); compute a derived offset in the program's caller"
+        )
+    return DynamicOffset(dim, offset)
+
+
+def reads_entries(expr: ir.Expr, dim: Dimension) -> bool:
+    """Whether every value of `expr` is an entry of one field parameter at the same index
+    along `dim` (or 0, for a missing neighbour): the parameter itself, shifted along other
+    dimensions, read through neighbour tables, or one slot of such a local field."""
+    inner: ir.Expr | None = expr
+    while inner is not None and not isinstance(inner, ir.Ref):
+        inner = entry_operand(inner, dim)
+    return inner is not None
+
+
+def dynamic_shift(value: Symbol, offset: DynamicOffset) -> Symbol:
+    """`value(sc.as_offset(K, off))`: `value` read at `k + off` along K, point by point."""
+    t = value.type
+    assert isinstance(t, ir.FieldType)
+    written = f"{describe(value)}({offset!r})"
+    off_type = offset.offset.type
+    assert isinstance(off_type, ir.FieldType)
+    if offset.dim not in t.dims:
+        raise DefinitionError(
+            f"{written}: the field is not over {offset.dim.name}; the field has "
+            f"{', '.join(d.name for d in t.dims)}"
+        )
+    if not set(off_type.dims) <= set(t.dims):
+        raise DefinitionError(
+            f"{written}: the offset is over {', '.join(d.name for d in off_type.dims)}, not a "
+            f"subset of the shifted field's dimensions ({', '.join(d.name for d in t.dims)})"
+        )
+    return Symbol(ir.DynamicShift(value.expr, offset.dim, offset.offset.expr, t))

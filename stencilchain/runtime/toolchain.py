@@ -22,6 +22,7 @@ from stencilchain.errors import ArgumentError, WorkspaceError
 from stencilchain.program import ir
 from stencilchain.program.arguments import ArgumentChecker, TableChecks, bind_arguments
 from stencilchain.program.device import Device
+from stencilchain.program.dynamic_offsets import check_offsets, offset_arguments
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.program import Program
 from stencilchain.runtime import tracing
@@ -191,6 +192,14 @@ class Toolchain:
             def entry(*args: Any) -> Any:
                 tables.check(args)
                 return native(*args)
+
+        offsets = offset_arguments(program)
+        if offsets:  # nor the entries of the offset fields of sc.as_offset
+            unchecked = entry
+
+            def entry(*args: Any) -> Any:
+                check_offsets(program.name, offsets, args)
+                return unchecked(*args)
 
         return CompiledProgram(program.name, artifact, entry, checker, artifact.workspace)
 

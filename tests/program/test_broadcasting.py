@@ -114,7 +114,8 @@ MISUSE = {
     ),
     "not-nested": (
         lambda v: v["ki"] * v["ij"],
-        ("mismatched dimensions", "a subset of them", "sc.broadcast(x, (K, I, J))"),
+        # in the order of the operator's parameters (F3 is over I, J, K), not the operands'
+        ("mismatched dimensions", "a subset of them", "sc.broadcast(x, (I, J, K))"),
     ),
     "same-dims-other-order": (
         lambda v: v["ij"] + v["ji"],

@@ -150,11 +150,11 @@ def running_sum(total, g: FIJ):  # type: ignore[no-untyped-def]
 
 
 @sc.field_operator
-def every_node(f: F, a: sc.float64, g: FIJ) -> FIJ:
+def every_node(f: F, a: sc.float64, g: FIJ, off: sc.Field[[I, J], sc.int32]) -> FIJ:
     first = halves(f(I + 1))[0]  # Call, TupleGet, Shift
     picked = sc.where(f > a, sc.math.sqrt(f), first)  # Where, MathCall, Binary, Ref
     cast = sc.astype(sc.astype(picked, sc.float32), sc.float64) + 2.0  # Cast, Literal
-    edge = sc.concat_where(J == 0, g(J + 1), g)  # ConcatWhere
+    edge = sc.concat_where(J == 0, g(J + 1), g) + g(sc.as_offset(J, off))  # ..., DynamicShift
     return cast * running_sum(edge) + sc.astype(
         sc.index(J), sc.float64
     )  # ScanCall, Broadcast, Index
@@ -167,7 +167,8 @@ C2E = sc.Connectivity("C2E", source=Edge, target=(Cell, C2EDim), max_neighbors=3
 
 @sc.field_operator
 def mesh_nodes(e: sc.Field[[Edge], sc.float64]) -> sc.Field[[Cell], sc.float64]:
-    return sc.neighbor_sum(e(C2E), axis=C2EDim) + e(C2E[0])  # NeighborReduce, NeighborShift
+    # NeighborReduce, NeighborShift, LocalSlot
+    return sc.neighbor_sum(e(C2E), axis=C2EDim) + e(C2E[0]) + e(C2E)[C2EDim(1)]
 
 
 @sc.program

@@ -430,6 +430,22 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             total = self.bind(dtype.cpp, combined)
         return total
 
+    def visit_LocalSlot(self, expr: ir.LocalSlot, pos: Pos) -> str:
+        """The operand at the constant slot along its local dimension (as a reduction
+        reads each slot); no table is read."""
+        return self.emit(expr.expr, {**pos, expr.axis: Absolute(str(expr.slot))})
+
+    def visit_DynamicShift(self, expr: ir.DynamicShift, pos: Pos) -> str:
+        """The operand at the index along `dim` moved by the offset read at the point (the
+        offsets are checked to keep it inside the array before the native call)."""
+        offset = self.emit(expr.offset, pos)
+        at = self.bind(
+            "std::int64_t",
+            f"static_cast<std::int64_t>({index_at(expr.dim, pos)}) + "
+            f"static_cast<std::int64_t>({offset})",
+        )
+        return self.emit(expr.expr, {**pos, expr.dim: Absolute(at)})
+
     def _mesh(self, what: str) -> MeshTables:
         if self.mesh is None:
             raise UnsupportedError(
