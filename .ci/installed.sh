@@ -4,13 +4,14 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # find_python VERSION: the path of an interpreter of VERSION (3.10, 3.13): on PATH (as
-# actions/setup-python leaves it), else under pyenv's versions; nothing and status 1 if none.
+# actions/setup-python leaves it; a pyenv shim that has no such version set does not count),
+# else under pyenv's versions; nothing and status 1 if none.
 find_python() {
     local version=$1 candidate
     local pyenv_root=${PYENV_ROOT:-$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")}
     for candidate in "$(command -v "python$version" || true)" \
         "$pyenv_root"/versions/"$version".*/bin/python"$version"; do
-        if [[ -x $candidate ]] && "$candidate" -c "import sys; sys.exit(f'{sys.version_info[0]}.{sys.version_info[1]}' != '$version')"; then
+        if [[ -x $candidate ]] && "$candidate" -c "import sys; sys.exit(f'{sys.version_info[0]}.{sys.version_info[1]}' != '$version')" 2>/dev/null; then
             echo "$candidate"
             return 0
         fi

@@ -9,7 +9,7 @@ source "$(dirname "$0")/installed.sh"
 python=${1:-$ROOT/.venv/bin/python}
 dist=$(mktemp -d "${TMPDIR:-/tmp}/stencilchain-dist-XXXXXX")
 start=$SECONDS
-"$python" -m build --outdir "$dist" "$ROOT" >"$dist/build.log" || { cat "$dist/build.log"; exit 1; }
+"$python" -m build --outdir "$dist" "$ROOT" >"$dist/build.log" 2>&1 || { cat "$dist/build.log"; exit 1; }
 "$python" "$ROOT/.ci/check_dist.py" "$ROOT" "$dist"/*.tar.gz "$dist"/*.whl
 echo "wheel: build and check $((SECONDS - start)) s"
 wheel=$(echo "$dist"/*.whl)
