@@ -94,6 +94,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Marks the tests of tests/_fast.py `fast` (but those marked slow)."""
     here = Path(__file__).parent
     for item in items:
+        if not item.path.is_relative_to(here):  # a test file given from elsewhere
+            continue
         relative = item.path.relative_to(here).as_posix() + "::" + item.nodeid.partition("::")[2]
         if is_fast(relative) and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.fast)
