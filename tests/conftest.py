@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._fast import is_fast
+
 # Set before anything builds a container from the environment (stencilchain.backends does).
 # The pytest-xdist workers inherit the controller's folder, so a program compiled by one
 # worker is a cache hit for the others (the build cache's locks make that safe).
@@ -86,3 +88,14 @@ def private_cache_dir(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "cache"
     path.mkdir()
     yield path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks the tests of tests/_fast.py `fast` (but those marked slow)."""
+    here = Path(__file__).parent
+    for item in items:
+        if not item.path.is_relative_to(here):  # a test file given from elsewhere
+            continue
+        relative = item.path.relative_to(here).as_posix() + "::" + item.nodeid.partition("::")[2]
+        if is_fast(relative) and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.fast)

@@ -17,6 +17,9 @@
   extra is not installed.
 - Every relative link of README.md and docs/**/*.md resolves: to a file or a folder of
   the repository, and a `#fragment` to a heading of the page it points to.
+- What README.md and the guides (docs/*.md, docs/guide/*.md) name in code spans and bash
+  lines exists: each `stencilchain` subcommand and its `--options`, each `python -m` module
+  (and the options of the repository's own), each path of the repository.
 
 Blocks that must not run are ```bash or ```text.
 """
@@ -34,6 +37,7 @@ import textwrap
 import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import pytest
@@ -444,3 +448,158 @@ def test_documented_variables_exist() -> None:
         if name not in known | typos
     }
     assert not unknown, f"variables that the reference does not list: {sorted(unknown)}"
+
+
+# --- what the guides name exists ---------------------------------------------------------------
+# In the code spans of the text and the lines of its ```bash blocks: `stencilchain` commands and
+# their options, `python -m` modules (and, for the repository's own, their options), and paths
+# of the repository (those that start with a top-level folder or file of it, or of stencilchain/).
+_COMMAND = re.compile(r"(?<![\w./-])stencilchain((?:[ \t]+[^\s`|;&<>()]+)*)")
+_MODULE = re.compile(
+    r"(?<![\w.-])(?:\S*/)?python3?[ \t]+-m[ \t]+([\w.]+)((?:[ \t]+[^\s`|;&<>()]+)*)"
+)
+_PATH = re.compile(r"(?:\./)?(?:[\w.-]+/)+[\w.*-]*|[\w-]+\.(?:toml|md|py|yaml|cfg)")
+_NOT_IN_THE_REPOSITORY = {".venv", ".git", "build", "dist"}  # made by a user or by a build
+
+
+def named_code(page: Path) -> list[tuple[int, str]]:
+    """The code a page names, with its line: its inline code spans, and its bash lines."""
+    text = page.read_text(encoding="utf-8")
+    found: list[tuple[int, str]] = []
+    prose = _FENCE.sub(lambda m: "\n" * m[0].count("\n"), text)  # fences out, lines kept
+    for match in _INLINE_CODE.finditer(prose):
+        found.append((prose.count("\n", 0, match.start()) + 1, match[0].strip("`")))
+    for block in blocks(page):
+        if block.language == "bash":
+            joined = block.text.replace("\\\n", " ")
+            found += [(block.line + n, line) for n, line in enumerate(joined.splitlines())]
+    return found
+
+
+def _subcommands(parser: Any) -> dict[str, Any]:
+    import argparse
+
+    return next(
+        (a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {}
+    )
+
+
+def wrong_command(words: list[str]) -> str | None:
+    """What is wrong with `stencilchain WORDS`: an unknown subcommand or option; None if both
+    exist (arguments are not checked: a page may write FILE or `...`)."""
+    from stencilchain.app.cli import make_parser
+
+    parser, path, chosen = make_parser(), ["stencilchain"], False
+    for word in words:
+        if word.startswith("#"):
+            break
+        if word.startswith("-"):
+            option = word.split("=", 1)[0]
+            if option != "-" and option not in parser._option_string_actions:
+                return f"{' '.join(path)} has no option {option}"
+        elif (choices := _subcommands(parser)) and not chosen:
+            if word not in choices:
+                return f"{' '.join(path)} has no subcommand {word!r}"
+            parser, path = choices[word], [*path, word]
+            chosen = not _subcommands(parser)
+        else:
+            chosen = True
+    return None
+
+
+def repository_entries(root: Path = ROOT) -> set[str]:
+    return {p.name for p in root.iterdir()} - _NOT_IN_THE_REPOSITORY
+
+
+def wrong_module(module: str, words: list[str], root: Path = ROOT) -> str | None:
+    """What is wrong with `python -m MODULE WORDS`: a module that does not exist, or, for a
+    module of the repository, an option that none of its files spells (`"--quick"`)."""
+    top = module.split(".")[0]
+    if top not in repository_entries(root) and not (root / f"{top}.py").is_file():
+        return None if importlib.util.find_spec(top) else f"no module {module}"
+    base = root.joinpath(*module.split("."))
+    files = sorted(base.rglob("*.py")) if base.is_dir() else [base.with_suffix(".py")]
+    if not files or not files[0].is_file():
+        return f"no module {module} in the repository"
+    sources = "\n".join(f.read_text(encoding="utf-8") for f in files)
+    for word in words:
+        if word.startswith("#"):
+            break
+        option = word.split("=", 1)[0]
+        if option.startswith("--") and f'"{option}"' not in sources:
+            return f"python -m {module} has no option {option}"
+    return None
+
+
+def wrong_path(path: str, root: Path = ROOT) -> str | None:
+    """What is wrong with a path a page names: one that starts with an entry of the repository
+    (`benchmarks/`, `tests/...`, `pyproject.toml`) or of stencilchain/ (`steps/cpp/`) must
+    exist (a `*` matching something); others (a user's `model/stencils.py`) are not checked."""
+    path = path.removeprefix("./")
+    first = path.split("/", 1)[0]
+    for base in (root, root / "stencilchain"):
+        if first in repository_entries(base):
+            found = any(base.glob(path.rstrip("/"))) if "*" in path else (base / path).exists()
+            return None if found else f"{path}: no such file or folder"
+    return None
+
+
+def wrong_names(page: Path, root: Path = ROOT) -> list[str]:
+    """Every command, option, module and path that `page` names and that does not exist."""
+    wrong: list[str] = []
+    for line, code in named_code(page):
+        found = [wrong_command(shlex.split(m[1], posix=False)) for m in _COMMAND.finditer(code)]
+        found += [wrong_module(m[1], m[2].split(), root) for m in _MODULE.finditer(code)]
+        found += [wrong_path(m[0], root) for m in _PATH.finditer(code)]
+        wrong += [f"{page_id(page)}:{line}: {w} (in `{code}`)" for w in found if w]
+    return wrong
+
+
+# The pages that say what is: README.md and the guides (the ADRs record what was decided then).
+GUIDES = [p for p in PAGES if p.parent in (ROOT, ROOT / "docs", ROOT / "docs" / "guide")]
+
+
+@pytest.mark.parametrize("page", GUIDES, ids=page_id)
+def test_named_commands_options_and_files_exist(page: Path) -> None:
+    wrong = wrong_names(page)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_name_check_finds_what_is_missing(tmp_path: Path) -> None:
+    """The check itself: each kind of name, existing and not, in code spans and bash lines."""
+    page = ROOT / "docs" / "guide" / "example.md"
+    text = (
+        "`stencilchain cache prune --max-size 5M` `stencilchain compile FILE --backend X` "
+        "`stencilchain cache polish` `stencilchain compile --no-such-flag` `stencilchain` "
+        "`python -m benchmarks --quick` `python -m benchmarks --slowly` `python -m pytest -x` "
+        "`python -m no_such_module_here` `benchmarks/run.py` `benchmarks/gone.py` "
+        "`steps/cpp/*.h` `steps/cpp/*.hpp` `model/stencils.py` `pyproject.toml`\n\n"
+        "plain stencilchain polish, tests/gone.py in prose\n\n"
+        "```bash\nOMP_NUM_THREADS=2 stencilchain demo --nope && python -m benchmarks.gone\n```\n"
+        "```text\nstencilchain polish\n```\n"
+    )
+    fake = tmp_path / "example.md"
+    fake.write_text(text, encoding="utf-8")
+    wrong = [w.split(": ", 1)[1].split(" (in ")[0] for w in wrong_names_of(fake, page)]
+    assert wrong == [
+        "stencilchain cache has no subcommand 'polish'",
+        "stencilchain compile has no option --no-such-flag",
+        "python -m benchmarks has no option --slowly",
+        "no module no_such_module_here",
+        "benchmarks/gone.py: no such file or folder",
+        "steps/cpp/*.hpp: no such file or folder",
+        "stencilchain demo has no option --nope",
+        "no module benchmarks.gone in the repository",
+    ]
+
+
+def wrong_names_of(fake: Path, page: Path) -> list[str]:
+    """wrong_names of the text of `fake`, as if it were `page` of the repository."""
+    original = Path.read_text
+
+    def read_text(self: Path, *args: Any, **kwargs: Any) -> str:
+        return original(fake if self == page else self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "read_text", read_text)
+        return wrong_names(page)
