@@ -80,7 +80,11 @@ class Evaluator(ir.ExprVisitor[Value]):
         return literal_value(expr)
 
     def _pointwise(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Value:
-        return operate(expr, [self.eval(e, env, box) for e in ir.children(expr)])  # type: ignore[no-any-return]
+        # a loop, not a comprehension: one Python frame less per level of a deep expression
+        operands = []
+        for operand in ir.children(expr):
+            operands.append(self.eval(operand, env, box))
+        return operate(expr, operands)  # type: ignore[no-any-return]
 
     visit_Unary = visit_Binary = visit_Where = visit_MathCall = visit_Cast = _pointwise
 
