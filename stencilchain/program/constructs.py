@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
@@ -12,6 +14,7 @@ from stencilchain.program.dtypes import (
     int64,
 )
 from stencilchain.program.regions import Region
+from stencilchain.program.tuple_values import any_tuple, map_leaves
 from stencilchain.program.tracing import (
     Symbol,
     as_expr,
@@ -25,8 +28,11 @@ from stencilchain.program.tracing import (
 )
 
 
-def where(cond: object, true: object, false: object) -> Symbol:
-    """`true` where `cond` holds, else `false`, pointwise."""
+def where(cond: object, true: object, false: object) -> Any:
+    """`true` where `cond` holds, else `false`, pointwise; tuple branches element by
+    element (a tuple of the same nesting)."""
+    if any_tuple(true, false):
+        return map_leaves(lambda t, f: where(cond, t, f), "sc.where", true, false)
     if isinstance(cond, Region):
         raise DefinitionError(
             f"sc.where({cond.text}, ...): a condition on a dimension's index selects with "
@@ -49,10 +55,15 @@ def where(cond: object, true: object, false: object) -> Symbol:
     )
 
 
-def concat_where(cond: object, true: object, false: object) -> Symbol:
+def concat_where(cond: object, true: object, false: object) -> Any:
     """`true` where the index along a dimension satisfies `cond` (`K == 0`, `K >= sc.size(K)
     - 1`, combined with `&`, `|`, `~`), else `false`. Each branch is evaluated only where it
-    is selected, so it may read at offsets that leave the arrays where the other applies."""
+    is selected, so it may read at offsets that leave the arrays where the other applies.
+    Tuple branches combine element by element."""
+    if any_tuple(true, false):
+        return map_leaves(
+            lambda t, f: concat_where(cond, t, f), "sc.concat_where", true, false
+        )
     if not isinstance(cond, Region):
         got = describe(cond) if isinstance(cond, (Symbol, bool, int, float)) else repr(cond)
         raise DefinitionError(
@@ -129,13 +140,17 @@ def index(dim: object) -> Symbol:
     return Symbol(ir.Index(dim, ir.FieldType((dim,), int64)))
 
 
-def astype(value: object, dtype: ScalarType) -> Symbol:
-    """`value` converted to `dtype` (the one explicit conversion of the DSL)."""
+def astype(value: object, dtype: ScalarType) -> Any:
+    """`value` converted to `dtype` (the one explicit conversion of the DSL); a tuple
+    (nested or not) element by element."""
     if not isinstance(dtype, ScalarType):
         raise DefinitionError(f"sc.astype: {dtype!r} is not a dtype; use e.g. sc.float32")
+    if isinstance(value, tuple):
+        return map_leaves(lambda v: astype(v, dtype), "sc.astype", value)
     if not isinstance(value, Symbol):
         raise DefinitionError(
-            "sc.astype takes a traced field or scalar; write the literal directly"
+            f"sc.astype takes a traced field or scalar, or a tuple of them, got {value!r}; "
+            "write a literal directly (it takes the dtype of the values it meets)"
         )
     t = value.type
     if (t.dtype if isinstance(t, ir.FieldType) else t) == dtype:
