@@ -14,7 +14,6 @@ from stencilchain.program.dtypes import (
     int64,
 )
 from stencilchain.program.regions import Region
-from stencilchain.program.tuple_values import any_tuple, map_leaves
 from stencilchain.program.tracing import (
     Symbol,
     as_expr,
@@ -26,6 +25,7 @@ from stencilchain.program.tracing import (
     unify_dims,
     unify_dtype,
 )
+from stencilchain.program.tuple_values import any_tuple, map_leaves
 
 
 def where(cond: object, true: object, false: object) -> Any:
@@ -61,9 +61,7 @@ def concat_where(cond: object, true: object, false: object) -> Any:
     is selected, so it may read at offsets that leave the arrays where the other applies.
     Tuple branches combine element by element."""
     if any_tuple(true, false):
-        return map_leaves(
-            lambda t, f: concat_where(cond, t, f), "sc.concat_where", true, false
-        )
+        return map_leaves(lambda t, f: concat_where(cond, t, f), "sc.concat_where", true, false)
     if not isinstance(cond, Region):
         got = describe(cond) if isinstance(cond, (Symbol, bool, int, float)) else repr(cond)
         raise DefinitionError(

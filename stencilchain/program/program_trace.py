@@ -26,6 +26,7 @@ from stencilchain.program.scan_lowering import innermost_scan_call, read_offsets
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute
+from stencilchain.program.tuple_params import flatten, rebuild
 
 
 class ProgramTrace:
@@ -66,13 +67,14 @@ class ProgramTrace:
                 raise DefinitionError(
                     f"{where}: a traced field operator value cannot reach a program"
                 )
-            exprs.append(check_argument(fop.name, param, arg))
+            shown = fop.shown.get(param.name) if isinstance(fop, FieldOperator) else None
+            exprs.append(check_argument(fop.name, param, arg, shown))
         if lowered:
             assert isinstance(fop, FieldOperator)
             return self._record_with_scans(fop, tuple(exprs), out, domain, where)
         made = self._make_temporaries(fop.return_type, where) if out is None else None
         if made is not None:
-            out = made if isinstance(fop.return_type, ir.TupleType) else made[0]
+            out = _nested(fop, made)
         outs = self._outputs(fop, out, where)
         read, windows, windowed = self._reads(fop.definition, tuple(exprs), where)
         self._check_outputs_not_read_around(where, outs, read, windowed)
@@ -85,7 +87,7 @@ class ProgramTrace:
         if made is not None:
             self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
             self.makers.append((outs, where, user_location()))
-            return made if isinstance(fop.return_type, ir.TupleType) else made[0]
+            return _nested(fop, made)  # type: ignore[no-any-return]
         return None
 
     def _check_gathered_read(self, where: str, name: str, dims: set[Dimension]) -> None:
@@ -248,7 +250,7 @@ class ProgramTrace:
             return None
         made = tuple(ProgramArg(self, ir.Ref(n, self._field_type(n)), temporary=True) for n in outs)
         self.makers.append((outs, where, user_location()))
-        return made if isinstance(rt, ir.TupleType) else made[0]
+        return _nested(fop, made)  # type: ignore[no-any-return]
 
     def _scan_arguments(
         self,
@@ -362,6 +364,9 @@ class ProgramTrace:
     ) -> tuple[str, ...]:
         rt = fop.return_type
         expected = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
+        tree = fop.result_tree if isinstance(fop, FieldOperator) else None
+        if isinstance(tree, tuple) and isinstance(out, tuple) and _is_nested(tree):
+            out = tuple(flatten(tree, out, "out", lambda m: DefinitionError(f"{where}: {m}")))
         given = out if isinstance(out, tuple) else (out,)
         if isinstance(rt, ir.TupleType) != isinstance(out, tuple) or len(given) != len(expected):
             raise DefinitionError(
@@ -477,6 +482,18 @@ def _connectivities_in(expr: ir.Expr, found: dict[str, Connectivity]) -> None:
         found.setdefault(expr.connectivity.name, expr.connectivity)
     for child in ir.children(expr):
         _connectivities_in(child, found)
+
+
+def _nested(fop: FieldOperator | ScanOperator, made: tuple[ProgramArg, ...]) -> Any:
+    """The temporaries `made` for a call of `fop`, as its result is nested."""
+    tree = fop.result_tree if isinstance(fop, FieldOperator) else None
+    if tree is not None:
+        return rebuild(tree, iter(made))
+    return made if isinstance(fop.return_type, ir.TupleType) else made[0]
+
+
+def _is_nested(tree: tuple[object, ...]) -> bool:
+    return any(isinstance(t, tuple) for t in tree)
 
 
 def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:

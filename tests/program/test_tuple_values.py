@@ -5,6 +5,7 @@ tuple structure is a DefinitionError at the user's line."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import pytest
@@ -42,7 +43,7 @@ def where_tuple(a: F, b: F, c: F) -> tuple[F, F, F]:
 @sc.field_operator
 def concat_tuple(a: F, b: F, top: FK) -> tuple[F, F, F]:
     inner = sc.concat_where(K == 0, (b, b), (a(K - 1), a))
-    p, (q, r) = sc.concat_where(K >= sc.size(K) - 1, (top, (a(K - 1), 0.0)), (inner[0], inner))
+    p, (q, r) = sc.concat_where(sc.size(K) - 1 <= K, (top, (a(K - 1), 0.0)), (inner[0], inner))
     return p, q, r
 
 
@@ -120,3 +121,121 @@ def test_astype_of_a_tuple_with_a_literal_names_it() -> None:
 
     assert_located(info.value, "astype-literal", path=HERE)
     assert "1.5" in str(info.value)
+
+
+# --- tuple arguments and nested tuple results ------------------------------------------
+
+Pair = tuple[F, tuple[F, sc.float64]]
+
+
+@sc.field_operator
+def combine(x: Pair, y: F) -> tuple[F, tuple[F, F]]:
+    a, (b, s) = x
+    return a + y, (b * s, x[0] - b)
+
+
+@sc.field_operator
+def outer(x: Pair, y: F) -> tuple[F, tuple[F, F]]:
+    p, (q, r) = combine(x, y)  # a field operator with a tuple parameter, called inside one
+    return p(K - 1), (q, r)
+
+
+@sc.field_operator
+def second(t: tuple[F, tuple[F, F]], scale: sc.float64) -> F:
+    return t[0] + scale * t[1][0] - t[1][1]
+
+
+@sc.program
+def tuple_program(x: Pair, y: F, o1: F, o2: F, o3: F, o4: F) -> None:
+    outer(x, y, out=(o1, (o2, o3)))
+    tmp = combine((x[1][0], (x[0], 2.0)), y)  # a tuple built in the program, a temporary
+    second(tmp, x[1][1], out=o4)
+
+
+def _tuple_reference(
+    a: np.ndarray, b: np.ndarray, s: float, y: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    o1 = np.full(SHAPE, np.nan)
+    o1[:, 1:] = (a + y)[:, :-1]
+    o2, o3 = b * s, a - b
+    o2[:, 0] = o3[:, 0] = np.nan  # one call, one domain: K from 1, for the shift in o1
+    t0, t10, t11 = b + y, a * 2.0, b - a
+    return o1, o2, o3, t0 + s * t10 - t11
+
+
+def test_tuple_arguments_and_nested_results() -> None:
+    a, b, y = _inputs()
+    outs = [np.full(SHAPE, np.nan) for _ in range(4)]
+    tuple_program((a, (b, 0.5)), y, *outs)
+    for got, expected in zip(outs, _tuple_reference(a, b, 0.5, y), strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_tuple_arguments_by_keyword() -> None:
+    a, b, y = _inputs()
+    outs = [np.full(SHAPE, np.nan) for _ in range(4)]
+    tuple_program(y=y, x=(a, (b, 0.5)), o1=outs[0], o2=outs[1], o3=outs[2], o4=outs[3])
+    np.testing.assert_array_equal(outs[3], _tuple_reference(a, b, 0.5, y)[3])
+
+
+@pytest.mark.parametrize(
+    ("x", "named"),
+    [
+        (lambda a, b: (a, b), "'x[1]' must be a tuple (field, scalar)"),
+        (lambda a, b: (a, (b,)), "'x[1]' must be a tuple (field, scalar), got a tuple of 1"),
+        (lambda a, b: a, "'x' must be a tuple (field, (field, scalar))"),
+        (lambda a, b: ((a, a), (b, 0.5)), "'x[0]' must be one value"),
+        (lambda a, b: (a, (b.astype(np.float32), 0.5)), "'x[1][0]'"),
+        (lambda a, b: (a, (b, "half")), "'x[1][1]'"),
+    ],
+)
+def test_a_wrong_tuple_argument_is_named(x: Any, named: str) -> None:
+    a, b, y = _inputs()
+    outs = [np.full(SHAPE, np.nan) for _ in range(4)]
+    with pytest.raises(sc.errors.ArgumentError) as info:
+        tuple_program(x(a, b), y, *outs)
+    assert named in str(info.value)
+    assert "x_1" not in str(info.value)
+
+
+def test_a_call_with_a_wrong_tuple_structure_is_located() -> None:
+    with pytest.raises(DefinitionError) as info:
+
+        @sc.program
+        def bad(a: F, b: F, o1: F, o2: F, o3: F) -> None:
+            combine((a, b), a, out=(o1, (o2, o3)))  # L:call-structure
+
+    assert_located(info.value, "call-structure", path=HERE)
+    assert "argument 'x[1]' must be a tuple (field, scalar)" in str(info.value)
+
+
+def test_a_wrong_tuple_element_is_named_inside_a_field_operator() -> None:
+    with pytest.raises(DefinitionError) as info:
+
+        @sc.field_operator
+        def bad(a: F, b: F32) -> tuple[F, tuple[F, F]]:
+            return combine((a, (b, 1.0)), a)  # L:element-type
+
+    assert_located(info.value, "element-type", path=HERE)
+    assert "argument 'x[1][0]' of combine" in str(info.value)
+
+
+def test_out_of_another_nesting_is_located() -> None:
+    with pytest.raises(DefinitionError) as info:
+
+        @sc.program
+        def bad(x: Pair, y: F, o1: F, o2: F, o3: F) -> None:
+            combine(x, y, out=(o1, o2, o3))  # L:out-structure
+
+    assert_located(info.value, "out-structure", path=HERE)
+    assert "'out' must be a tuple (field, (field, field)), got a tuple of 3" in str(info.value)
+
+
+def test_a_nested_return_annotation_is_checked() -> None:
+    with pytest.raises(DefinitionError) as info:
+
+        @sc.field_operator
+        def bad(a: F) -> tuple[F, tuple[F, F]]:
+            return a, a, a
+
+    assert "annotated to return tuple[" in str(info.value)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import stencilchain as sc
 from tests.program import test_tuple_values as cases
 
 TOOLCHAINS = ["gtfn_cpu", "dace_cpu"]
@@ -48,3 +49,34 @@ def test_tuple_branches(fixture: str, kind: str, request: pytest.FixtureRequest)
     for g, e in zip(got, expected, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-14, atol=1e-14)
         assert not np.isnan(e).any()
+
+
+@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_tuple_arguments_and_nested_results(
+    fixture: str, kind: str, request: pytest.FixtureRequest
+) -> None:
+    a, b, y = (_layout(v, kind) for v in cases._inputs())
+    expected = [np.full(cases.SHAPE, np.nan) for _ in range(4)]
+    got = [_layout(np.full(cases.SHAPE, np.nan), kind) for _ in range(4)]
+    cases.tuple_program((a, (b, 0.5)), y, *expected)
+    run = runner(fixture, request)(cases.tuple_program)
+    run((a, (b, 0.5)), y, *got)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-14, atol=1e-14)
+    reference = cases._tuple_reference(a, b, 0.5, y)
+    np.testing.assert_allclose(got[3], reference[3], rtol=1e-14)
+    again = [_layout(np.full(cases.SHAPE, np.nan), kind) for _ in range(4)]
+    run(y=y, x=(a, (b, 0.5)), o1=again[0], o2=again[1], o3=again[2], o4=again[3])
+    np.testing.assert_allclose(again[3], expected[3], rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_a_wrong_tuple_element_is_named(fixture: str, request: pytest.FixtureRequest) -> None:
+    a, b, y = cases._inputs()
+    outs = [np.zeros(cases.SHAPE) for _ in range(4)]
+    run = runner(fixture, request)(cases.tuple_program)
+    with pytest.raises(sc.errors.ArgumentError, match=r"'x\[1\]\[0\]'"):
+        run((a, (b.astype(np.float32), 0.5)), y, *outs)
+    with pytest.raises(sc.errors.ArgumentError, match=r"'x\[1\]' must be a tuple"):
+        run((a, b), y, *outs)

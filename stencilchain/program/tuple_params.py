@@ -1,0 +1,214 @@
+"""Tuple-typed parameters and nested tuple results, flattened to their leaves.
+
+A parameter annotated `tuple[Field[...], tuple[Field[...], float64]]` becomes one IR
+parameter per leaf, named `<name>_<i>_<j>` (`x_1_0`), so the IR and every backend see only
+fields and scalars. The traced function receives the leaves rebuilt as the nested Python
+tuple it was annotated with; a call flattens its argument by the same structure, naming
+each element as the user wrote it (`x[1][0]`). Nested tuple results flatten the same way.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Union
+
+from stencilchain.errors import ArgumentError, DefinitionError
+from stencilchain.program import ir
+from stencilchain.program.dtypes import ScalarType
+
+# A parameter's type as annotated: a leaf type, or a tuple of such trees.
+Tree = Union[ir.FieldType, ScalarType, tuple["Tree", ...]]
+
+
+def annotation_tree(annotation: object) -> Tree | None:
+    """`tuple[A, tuple[B, C]]` of field and scalar types as a tree of them; None for an
+    annotation that is no such tuple."""
+    if typing.get_origin(annotation) is not tuple:
+        return None
+    elems = typing.get_args(annotation)
+    if not elems or Ellipsis in elems:
+        return None
+    tree: list[Tree] = []
+    for e in elems:
+        if isinstance(e, (ir.FieldType, ScalarType)):
+            tree.append(e)
+            continue
+        sub = annotation_tree(e)
+        if sub is None:
+            return None
+        tree.append(sub)
+    return tuple(tree)
+
+
+def leaves(tree: object) -> list[Any]:
+    """The leaves of a nested tuple, in order."""
+    if isinstance(tree, tuple):
+        return [leaf for elem in tree for leaf in leaves(elem)]
+    return [tree]
+
+
+def has_empty_tuple(value: object) -> bool:
+    """Whether `value` is or holds an empty tuple."""
+    return isinstance(value, tuple) and (not value or any(map(has_empty_tuple, value)))
+
+
+def leaf_paths(tree: Tree, name: str) -> list[tuple[str, str]]:
+    """Per leaf of `tree` (a parameter `name`'s): its IR name and its name as written,
+    e.g. `('x_1_0', 'x[1][0]')`."""
+    if not isinstance(tree, tuple):
+        return [(name, "")]
+    found = []
+    for i, elem in enumerate(tree):
+        for ir_name, shown in leaf_paths(elem, f"{name}_{i}"):
+            found.append((ir_name, f"[{i}]{shown}"))
+    return found
+
+
+def leaf_params(name: str, tree: Tree) -> list[tuple[ir.Param, str]]:
+    """The IR parameters of the leaves of parameter `name` of type `tree`, each with its
+    name as written."""
+    types = leaves(tree)
+    return [
+        (ir.Param(ir_name, t), name + shown)
+        for (ir_name, shown), t in zip(leaf_paths(tree, name), types, strict=True)
+    ]
+
+
+def rebuild(tree: object, values: Iterator[Any]) -> Any:
+    """The next values of `values` nested as `tree` is."""
+    if isinstance(tree, tuple):
+        return tuple(rebuild(elem, values) for elem in tree)
+    return next(values)
+
+
+def tree_repr(tree: object) -> str:
+    """A type tree (or an annotation) as written: `tuple[Field[[I], float64], float64]`."""
+    if isinstance(tree, tuple):
+        return f"tuple[{', '.join(tree_repr(t) for t in tree)}]"
+    if isinstance(tree, (ir.FieldType, ScalarType, ir.TupleType)):
+        return repr(tree)
+    sub = annotation_tree(tree)
+    return repr(tree) if sub is None else tree_repr(sub)
+
+
+def shape(tree: object) -> str:
+    """The nesting of `tree` in words, e.g. `(field, (field, scalar))`."""
+    if isinstance(tree, tuple):
+        return "(" + ", ".join(shape(e) for e in tree) + ("," if len(tree) == 1 else "") + ")"
+    if isinstance(tree, ScalarType):
+        return "scalar"
+    return "field"  # a field type, or a leaf of a result (always a field)
+
+
+def flatten(
+    tree: object,
+    value: object,
+    shown: str,
+    error: Callable[[str], Exception],
+    is_leaf: Callable[[object], bool] = lambda v: not isinstance(v, tuple),
+) -> list[Any]:
+    """The leaves of `value`, which must be nested as `tree` is; else `error` of what is
+    wrong, naming the element as written (`shown`, e.g. "x[1]")."""
+    if not isinstance(tree, tuple):
+        if not is_leaf(value):
+            raise error(f"'{shown}' must be one value, got a tuple of {len(value)}")  # type: ignore[arg-type]
+        return [value]
+    if not isinstance(value, tuple) or len(value) != len(tree):
+        got = f"a tuple of {len(value)}" if isinstance(value, tuple) else type(value).__name__
+        raise error(f"'{shown}' must be a tuple {shape(tree)}, got {got}")
+    found = []
+    for i, (sub, v) in enumerate(zip(tree, value, strict=True)):
+        found += flatten(sub, v, f"{shown}[{i}]", error, is_leaf)
+    return found
+
+
+def check_leaf_names(params: Sequence[ir.Param], location: tuple[str, int] | None) -> None:
+    """A DefinitionError if a parameter has the IR name of a tuple parameter's leaf."""
+    names = [p.name for p in params]
+    for name in names:
+        if names.count(name) > 1:
+            raise DefinitionError(
+                f"parameter '{name}' has the name that an element of a tuple parameter "
+                "takes in the generated code (`<tuple>_<index>`); rename it",
+                location,
+            )
+
+
+def nest_arguments(fn: Callable[..., Any], tuples: dict[str, Tree], flat: list[Any]) -> list[Any]:
+    """The arguments of `fn` made of the values `flat` of its IR parameters: a tuple
+    parameter's leaves nested as it is annotated."""
+    values = iter(flat)
+    return [
+        rebuild(tuples[name], values) if name in tuples else next(values)
+        for name in inspect.signature(fn).parameters
+    ]
+
+
+def tuple_arguments(
+    fn: Callable[..., Any], tuples: dict[str, Tree]
+) -> Callable[[Callable[..., None]], TupleArguments]:
+    """What wraps a callable of the program `fn`, whose parameters `tuples` are tuples."""
+    params = [(name, tuples.get(name)) for name in inspect.signature(fn).parameters]
+    shown = {leaf.name: s for n, t in tuples.items() for leaf, s in leaf_params(n, t)}
+    return lambda run: TupleArguments(run, fn.__name__, params, shown)
+
+
+class TupleArguments:
+    """A program's callable (embedded or compiled) called with tuple arguments: binds them
+    to the program's parameters as written, flattens each by its annotation (ArgumentError
+    naming the element) and calls `run` with the leaves. Only a program with a tuple
+    parameter is wrapped, so others keep their call path."""
+
+    def __init__(
+        self,
+        run: Callable[..., None],
+        name: str,
+        params: Sequence[tuple[str, Tree | None]],
+        shown: dict[str, str],
+    ) -> None:
+        self.run = run
+        self.name = name
+        self.params = tuple(params)
+        self.shown = shown
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.run, attr)
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> None:
+        values = self._bind(args, kwargs)
+        flat: list[Any] = []
+        for (pname, tree), value in zip(self.params, values, strict=True):
+            if tree is None:
+                flat.append(value)
+            else:
+                flat += flatten(tree, value, pname, self._error)
+        try:
+            self.run(*flat)
+        except ArgumentError as err:
+            raise ArgumentError(self._rename(str(err))) from None
+
+    def _error(self, message: str) -> ArgumentError:
+        return ArgumentError(f"{self.name}(): argument {message}")
+
+    def _rename(self, message: str) -> str:
+        for ir_name, written in sorted(self.shown.items(), key=lambda kv: -len(kv[0])):
+            message = message.replace(f"'{ir_name}'", f"'{written}'")
+        return message
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        names = [n for n, _ in self.params]
+        takes = f"{self.name}() takes {len(names)} arguments ({', '.join(names)})"
+        if len(args) > len(names):
+            raise ArgumentError(f"{takes}, got {len(args)} by position")
+        bound: dict[str, Any] = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names or key in bound:
+                what = "an unknown keyword" if key not in names else "twice the"
+                raise ArgumentError(f"{takes}, got {what} argument '{key}'")
+            bound[key] = value
+        missing = [f"'{n}'" for n in names if n not in bound]
+        if missing:
+            raise ArgumentError(f"{takes}; missing: {', '.join(missing)}")
+        return [bound[n] for n in names]
