@@ -17,12 +17,15 @@ from stencilchain.program.tracing import Symbol, as_expr, unify_dtype
 from stencilchain.program.tuple_params import (
     Tree,
     annotation_tree,
+    fill,
     flatten,
     has_empty_tuple,
+    is_collection,
     leaf_params,
     leaves,
     rebuild,
     tree_repr,
+    value_tree,
 )
 from stencilchain.program.types import parameter_types
 
@@ -61,7 +64,7 @@ class FieldOperator:
         body = self._body_of(result)
         got: object = body.type
         if isinstance(body, ir.MakeTuple):
-            got = rebuild(self.result_tree, iter([e.type for e in body.elems]))
+            got = fill(self.result_tree, iter([e.type for e in body.elems]))
         if returns is not None and _return_annotation(returns) != got:
             raise DefinitionError(
                 f"field operator {self.name} is annotated to return {tree_repr(returns)} "
@@ -81,13 +84,15 @@ class FieldOperator:
                 self.location,
             )
 
-        if isinstance(result, tuple):
-            if has_empty_tuple(result):
+        structured = value_tree(result)
+        if is_collection(structured):
+            if has_empty_tuple(structured):
                 raise DefinitionError(
                     f"field operator {self.name} returns an empty tuple", self.location
                 )
-            self.result_tree = rebuild(result, iter([None] * len(leaves(result))))
-            elems = tuple(field_expr(v) for v in leaves(result))
+            flat = leaves(structured)
+            self.result_tree = fill(structured, iter([None] * len(flat)))
+            elems = tuple(field_expr(v) for v in flat)
             types = tuple(e.type for e in elems)
             dims = {t.dims for t in types}  # type: ignore[union-attr]
             if len(dims) > 1:
@@ -297,7 +302,9 @@ def dispatch_call(
     if program_trace is not None:
         return program_trace.record_call(op, args, kwargs)
     values = (*args, *kwargs.values())
-    if any(isinstance(a, Symbol) for a in values) or (not values and in_field_operator):
+    if any(isinstance(a, Symbol) for a in leaves(value_tree(values))) or (
+        not values and in_field_operator
+    ):
         if "out" in kwargs or "domain" in kwargs:
             raise DefinitionError(
                 f"{what} called with out=/domain= inside a field operator; those belong to "
@@ -320,7 +327,7 @@ def result_symbols(call: ir.Call | ir.ScanCall) -> Symbol | tuple[Symbol, ...]:
 
 def _program_trace_of(args: tuple[object, ...], kwargs: dict[str, object]) -> Any:
     for value in (*args, *kwargs.values()):
-        for v in leaves(value) if isinstance(value, tuple) else (value,):
+        for v in leaves(value_tree(value)):
             if isinstance(v, ProgramArg):
                 return v.trace
     return None

@@ -26,7 +26,7 @@ from stencilchain.program.scan_lowering import innermost_scan_call, read_offsets
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute
-from stencilchain.program.tuple_params import flatten, rebuild
+from stencilchain.program.tuple_params import flatten, is_collection, rebuild
 
 
 class ProgramTrace:
@@ -365,7 +365,7 @@ class ProgramTrace:
         rt = fop.return_type
         expected = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
         tree = fop.result_tree if isinstance(fop, FieldOperator) else None
-        if isinstance(tree, tuple) and isinstance(out, tuple) and _is_nested(tree):
+        if tree is not None and not _is_flat(tree):
             out = tuple(flatten(tree, out, "out", lambda m: DefinitionError(f"{where}: {m}")))
         given = out if isinstance(out, tuple) else (out,)
         if isinstance(rt, ir.TupleType) != isinstance(out, tuple) or len(given) != len(expected):
@@ -492,8 +492,9 @@ def _nested(fop: FieldOperator | ScanOperator, made: tuple[ProgramArg, ...]) -> 
     return made if isinstance(fop.return_type, ir.TupleType) else made[0]
 
 
-def _is_nested(tree: tuple[object, ...]) -> bool:
-    return any(isinstance(t, tuple) for t in tree)
+def _is_flat(tree: object) -> bool:
+    """Whether a result's tree is a plain tuple of fields (out= checked as ever)."""
+    return type(tree) is tuple and not any(map(is_collection, tree))
 
 
 def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:

@@ -1,14 +1,17 @@
-"""Tuple-typed parameters and nested tuple results, flattened to their leaves.
+"""Tuple-typed parameters and nested tuple results (and named collections: dataclasses and
+NamedTuples of fields), flattened to their leaves.
 
 A parameter annotated `tuple[Field[...], tuple[Field[...], float64]]` becomes one IR
 parameter per leaf, named `<name>_<i>_<j>` (`x_1_0`), so the IR and every backend see only
 fields and scalars. The traced function receives the leaves rebuilt as the nested Python
 tuple it was annotated with; a call flattens its argument by the same structure, naming
 each element as the user wrote it (`x[1][0]`). Nested tuple results flatten the same way.
+A dataclass or NamedTuple annotation is a `Record`: its leaves are `state_u` (`state.u`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import typing
 from collections.abc import Callable, Iterator, Sequence
@@ -18,51 +21,123 @@ from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dtypes import ScalarType
 
-# A parameter's type as annotated: a leaf type, or a tuple of such trees.
-Tree = Union[ir.FieldType, ScalarType, tuple["Tree", ...]]
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """A named collection in a tree: a dataclass or `typing.NamedTuple` `cls`, its
+    attributes `names` and their subtrees `elems`."""
+
+    cls: type
+    names: tuple[str, ...]
+    elems: tuple[Any, ...]
+
+    def make(self, values: Sequence[Any]) -> Any:
+        """An instance of `cls` holding `values`."""
+        if issubclass(self.cls, tuple):
+            return self.cls(*values)
+        return self.cls(**dict(zip(self.names, values, strict=True)))
+
+
+# A parameter's type as annotated: a leaf type, or a tuple or a record of such trees.
+Tree = Union[ir.FieldType, ScalarType, tuple["Tree", ...], Record]
+
+
+def _is_record_class(annotation: object) -> bool:
+    if not isinstance(annotation, type):
+        return False
+    if issubclass(annotation, tuple):
+        return hasattr(annotation, "_fields")  # a NamedTuple
+    return dataclasses.is_dataclass(annotation)
 
 
 def annotation_tree(annotation: object) -> Tree | None:
-    """`tuple[A, tuple[B, C]]` of field and scalar types as a tree of them; None for an
-    annotation that is no such tuple."""
+    """`tuple[A, tuple[B, C]]` of field and scalar types, or a dataclass or NamedTuple
+    whose attributes are annotated with them, as a tree of them; None for an annotation
+    that is no such collection."""
+    if _is_record_class(annotation):
+        assert isinstance(annotation, type)
+        try:
+            hints = typing.get_type_hints(annotation)
+        except Exception:  # an annotation that cannot be evaluated: not a DSL record
+            return None
+        names = (
+            tuple(annotation._fields)  # type: ignore[attr-defined]
+            if issubclass(annotation, tuple)
+            else tuple(f.name for f in dataclasses.fields(annotation))  # type: ignore[arg-type]
+        )
+        subs = [_element_tree(hints.get(n)) for n in names]
+        if not names or any(t is None for t in subs):
+            return None
+        return Record(annotation, names, tuple(subs))
     if typing.get_origin(annotation) is not tuple:
         return None
     elems = typing.get_args(annotation)
     if not elems or Ellipsis in elems:
         return None
-    tree: list[Tree] = []
-    for e in elems:
-        if isinstance(e, (ir.FieldType, ScalarType)):
-            tree.append(e)
-            continue
-        sub = annotation_tree(e)
-        if sub is None:
-            return None
-        tree.append(sub)
-    return tuple(tree)
+    tree = [_element_tree(e) for e in elems]
+    if any(t is None for t in tree):
+        return None
+    return tuple(tree)  # type: ignore[arg-type]
+
+
+def _element_tree(annotation: object) -> Tree | None:
+    if isinstance(annotation, (ir.FieldType, ScalarType)):
+        return annotation
+    return annotation_tree(annotation)
+
+
+def value_tree(value: object) -> Any:
+    """`value` as a tree: its tuples as they are, each dataclass or NamedTuple instance a
+    Record of its attributes' values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = tuple(f.name for f in dataclasses.fields(value))
+        elems = tuple(value_tree(getattr(value, n)) for n in names)
+        return Record(type(value), names, elems)
+    if isinstance(value, tuple):
+        elems = tuple(value_tree(v) for v in value)
+        if hasattr(type(value), "_fields"):
+            return Record(type(value), tuple(type(value)._fields), elems)  # type: ignore[attr-defined]
+        return elems
+    return value
+
+
+def is_collection(tree: object) -> bool:
+    """Whether `tree` is a tuple or a record (not a leaf)."""
+    return isinstance(tree, (tuple, Record))
+
+
+def _children(tree: object) -> tuple[Any, ...]:
+    return tree.elems if isinstance(tree, Record) else tree  # type: ignore[return-value]
 
 
 def leaves(tree: object) -> list[Any]:
-    """The leaves of a nested tuple, in order."""
-    if isinstance(tree, tuple):
-        return [leaf for elem in tree for leaf in leaves(elem)]
+    """The leaves of a nested tuple or record, in order."""
+    if is_collection(tree):
+        return [leaf for elem in _children(tree) for leaf in leaves(elem)]
     return [tree]
 
 
 def has_empty_tuple(value: object) -> bool:
-    """Whether `value` is or holds an empty tuple."""
-    return isinstance(value, tuple) and (not value or any(map(has_empty_tuple, value)))
+    """Whether `value` is or holds an empty tuple or record."""
+    if not is_collection(value):
+        return False
+    elems = _children(value)
+    return not elems or any(map(has_empty_tuple, elems))
 
 
 def leaf_paths(tree: Tree, name: str) -> list[tuple[str, str]]:
     """Per leaf of `tree` (a parameter `name`'s): its IR name and its name as written,
-    e.g. `('x_1_0', 'x[1][0]')`."""
-    if not isinstance(tree, tuple):
+    e.g. `('x_1_0', 'x[1][0]')`, `('state_u', 'state.u')`."""
+    if not is_collection(tree):
         return [(name, "")]
     found = []
-    for i, elem in enumerate(tree):
-        for ir_name, shown in leaf_paths(elem, f"{name}_{i}"):
-            found.append((ir_name, f"[{i}]{shown}"))
+    if isinstance(tree, Record):
+        steps = [(f"_{n}", f".{n}") for n in tree.names]
+    else:
+        steps = [(f"_{i}", f"[{i}]") for i in range(len(_children(tree)))]
+    for (suffix, step), elem in zip(steps, _children(tree), strict=True):
+        for ir_name, shown in leaf_paths(elem, name + suffix):
+            found.append((ir_name, step + shown))
     return found
 
 
@@ -77,14 +152,30 @@ def leaf_params(name: str, tree: Tree) -> list[tuple[ir.Param, str]]:
 
 
 def rebuild(tree: object, values: Iterator[Any]) -> Any:
-    """The next values of `values` nested as `tree` is."""
+    """The next values of `values` nested as `tree` is, each record an instance of its
+    class."""
+    if isinstance(tree, Record):
+        return tree.make([rebuild(elem, values) for elem in tree.elems])
     if isinstance(tree, tuple):
         return tuple(rebuild(elem, values) for elem in tree)
     return next(values)
 
 
+def fill(tree: object, values: Iterator[Any]) -> Any:
+    """`tree` with its leaves replaced by the next values of `values` (records stay
+    Records: a tree of types to compare with an annotation's)."""
+    if isinstance(tree, Record):
+        return dataclasses.replace(tree, elems=tuple(fill(e, values) for e in tree.elems))
+    if isinstance(tree, tuple):
+        return tuple(fill(elem, values) for elem in tree)
+    return next(values)
+
+
 def tree_repr(tree: object) -> str:
     """A type tree (or an annotation) as written: `tuple[Field[[I], float64], float64]`."""
+    if isinstance(tree, Record):
+        inner = ", ".join(f"{n}: {tree_repr(e)}" for n, e in zip(tree.names, tree.elems))
+        return f"{tree.cls.__name__}({inner})"
     if isinstance(tree, tuple):
         return f"tuple[{', '.join(tree_repr(t) for t in tree)}]"
     if isinstance(tree, (ir.FieldType, ScalarType, ir.TupleType)):
@@ -95,6 +186,9 @@ def tree_repr(tree: object) -> str:
 
 def shape(tree: object) -> str:
     """The nesting of `tree` in words, e.g. `(field, (field, scalar))`."""
+    if isinstance(tree, Record):
+        inner = ", ".join(f"{n}={shape(e)}" for n, e in zip(tree.names, tree.elems))
+        return f"{tree.cls.__name__}({inner})"
     if isinstance(tree, tuple):
         return "(" + ", ".join(shape(e) for e in tree) + ("," if len(tree) == 1 else "") + ")"
     if isinstance(tree, ScalarType):
@@ -102,25 +196,38 @@ def shape(tree: object) -> str:
     return "field"  # a field type, or a leaf of a result (always a field)
 
 
+def _described(value: object) -> str:
+    if isinstance(value, tuple) and not hasattr(type(value), "_fields"):
+        return f"a tuple of {len(value)}"
+    return type(value).__name__
+
+
 def flatten(
-    tree: object,
-    value: object,
-    shown: str,
-    error: Callable[[str], Exception],
-    is_leaf: Callable[[object], bool] = lambda v: not isinstance(v, tuple),
+    tree: object, value: object, shown: str, error: Callable[[str], Exception]
 ) -> list[Any]:
-    """The leaves of `value`, which must be nested as `tree` is; else `error` of what is
-    wrong, naming the element as written (`shown`, e.g. "x[1]")."""
+    """The leaves of `value`, which must be nested as `tree` is (a record: an instance of
+    its class, or for a NamedTuple also a plain tuple); else `error` of what is wrong,
+    naming the element as written (`shown`, e.g. "x[1]", "state.u")."""
+    if isinstance(tree, Record):
+        if isinstance(value, tree.cls):
+            parts = [getattr(value, n) for n in tree.names]
+        elif issubclass(tree.cls, tuple) and type(value) is tuple and len(value) == len(tree.names):
+            parts = list(value)
+        else:
+            raise error(f"'{shown}' must be a {shape(tree)}, got {_described(value)}")
+        found = []
+        for n, sub, v in zip(tree.names, tree.elems, parts, strict=True):
+            found += flatten(sub, v, f"{shown}.{n}", error)
+        return found
     if not isinstance(tree, tuple):
-        if not is_leaf(value):
-            raise error(f"'{shown}' must be one value, got a tuple of {len(value)}")  # type: ignore[arg-type]
+        if is_collection(value_tree(value)):
+            raise error(f"'{shown}' must be one value, got {_described(value)}")
         return [value]
-    if not isinstance(value, tuple) or len(value) != len(tree):
-        got = f"a tuple of {len(value)}" if isinstance(value, tuple) else type(value).__name__
-        raise error(f"'{shown}' must be a tuple {shape(tree)}, got {got}")
+    if type(value) is not tuple or len(value) != len(tree):
+        raise error(f"'{shown}' must be a tuple {shape(tree)}, got {_described(value)}")
     found = []
     for i, (sub, v) in enumerate(zip(tree, value, strict=True)):
-        found += flatten(sub, v, f"{shown}[{i}]", error, is_leaf)
+        found += flatten(sub, v, f"{shown}[{i}]", error)
     return found
 
 

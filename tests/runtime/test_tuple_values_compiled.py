@@ -1,6 +1,6 @@
 """Tuples as values on run_gtfn_cpu and run_dace_cpu against the embedded executor:
 `sc.astype` of a (nested) tuple, tuples as branches of `sc.where` and `sc.concat_where`,
-in C and Fortran layouts."""
+tuple arguments and nested results, dataclasses and NamedTuples, in C and Fortran layouts."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import stencilchain as sc
+from tests.program import test_named_collections as records
 from tests.program import test_tuple_values as cases
 
 TOOLCHAINS = ["gtfn_cpu", "dace_cpu"]
@@ -80,3 +81,27 @@ def test_a_wrong_tuple_element_is_named(fixture: str, request: pytest.FixtureReq
         run((a, (b.astype(np.float32), 0.5)), y, *outs)
     with pytest.raises(sc.errors.ArgumentError, match=r"'x\[1\]' must be a tuple"):
         run((a, b), y, *outs)
+
+
+@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_named_collections(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
+    u, v, q = (_layout(a, kind) for a in records._arrays())
+    state = records.State(records.Wind(u, v), records.Tracers(q, 0.5))
+    expected = records._outs()
+    new, out, out2, o3, o4 = records._outs()
+    got = (
+        records.Wind(_layout(new.u, kind), _layout(new.v, kind)),
+        records.Pair(*(_layout(a, kind) for a in out)),
+        *(_layout(a, kind) for a in (out2, o3, o4)),
+    )
+    records.records(state, 0.1, *expected)
+    runner(fixture, request)(records.records)(state, 0.1, *got)
+    flat_expected = [expected[0].u, expected[0].v, *expected[1], *expected[2:]]
+    flat_got = [got[0].u, got[0].v, *got[1], *got[2:]]
+    for g, e in zip(flat_got, flat_expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-14, atol=1e-14)
+        assert not np.isnan(e).any()
+    with pytest.raises(sc.errors.ArgumentError, match=r"'state\.tracers\.scale'"):
+        bad = records.State(records.Wind(u, v), records.Tracers(q, "half"))  # type: ignore[arg-type]
+        runner(fixture, request)(records.records)(bad, 0.1, *got)
