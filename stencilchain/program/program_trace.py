@@ -364,7 +364,7 @@ class ProgramTrace:
     ) -> tuple[str, ...]:
         rt = fop.return_type
         expected = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
-        tree = fop.result_tree if isinstance(fop, FieldOperator) else None
+        tree = fop.result_tree
         if tree is not None and not _is_flat(tree):
             out = tuple(flatten(tree, out, "out", lambda m: DefinitionError(f"{where}: {m}")))
         given = out if isinstance(out, tuple) else (out,)
@@ -486,7 +486,7 @@ def _connectivities_in(expr: ir.Expr, found: dict[str, Connectivity]) -> None:
 
 def _nested(fop: FieldOperator | ScanOperator, made: tuple[ProgramArg, ...]) -> Any:
     """The temporaries `made` for a call of `fop`, as its result is nested."""
-    tree = fop.result_tree if isinstance(fop, FieldOperator) else None
+    tree = fop.result_tree
     if tree is not None:
         return rebuild(tree, iter(made))
     return made if isinstance(fop.return_type, ir.TupleType) else made[0]

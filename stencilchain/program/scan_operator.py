@@ -28,6 +28,14 @@ from stencilchain.program.field_operator import (
     result_symbols,
 )
 from stencilchain.program.tracing import Symbol, as_expr, scan_being_traced, unify_dtype
+from stencilchain.program.tuple_params import (
+    fill,
+    flatten,
+    has_empty_tuple,
+    leaves,
+    rebuild,
+    shape,
+)
 from stencilchain.program.types import parameter_types
 
 
@@ -48,9 +56,14 @@ class ScanOperator:
         if not isinstance(forward, bool):
             raise DefinitionError(f"{where}: forward= must be True or False, got {forward!r}")
         tuple_state = isinstance(init, tuple)
-        init_values = init if isinstance(init, tuple) else (init,)
-        if not init_values:
+        if has_empty_tuple(init):
             raise DefinitionError(f"{where}: init= is an empty tuple", self.location)
+        # a nested state (init=(0.0, (0.0, 0.0))) is flat in the IR; its nesting, or None
+        nested = isinstance(init, tuple) and any(isinstance(v, tuple) for v in init)
+        self.state_tree: object = fill(init, iter([None] * len(leaves(init)))) if nested else None
+        # the nesting of a tuple result (the state's), as FieldOperator.result_tree
+        self.result_tree = self.state_tree
+        init_values = tuple(leaves(init)) if tuple_state else (init,)
         literals = tuple(_init_literal(where, v, self.location) for v in init_values)
         signature = inspect.signature(fn)
         all_params = list(signature.parameters.values())
@@ -94,8 +107,13 @@ class ScanOperator:
         values = [Symbol(ir.Ref(p.name, _dtype(p.type))) for p in params]
         token = scan_being_traced.set(self.name)
         try:
-            state_value = state_symbols if tuple_state else state_symbols[0]
+            state_value: object = state_symbols if tuple_state else state_symbols[0]
+            if self.state_tree is not None:
+                state_value = rebuild(self.state_tree, iter(state_symbols))
             result = trace_branches(lambda: fn(state_value, *values), where)
+            if self.state_tree is not None:
+                types = fill(self.state_tree, iter([lit.type for lit in literals]))
+                result = _flat_state(where, types, result, self.location)
         finally:
             scan_being_traced.reset(token)
         body = self._body_of(result, state, tuple_state)
@@ -182,11 +200,29 @@ class ScanOperator:
             exprs.append(expr)
         register_scan_call(self.definition)
         definition = self.definition
-        return result_symbols(
+        result = result_symbols(
             ir.ScanCall(
                 self.name, tuple(exprs), definition.axis, definition.forward, self.return_type
             )
         )
+        if self.result_tree is None or not isinstance(result, tuple):
+            return result
+        return rebuild(self.result_tree, iter(result))  # type: ignore[no-any-return]
+
+
+def _flat_state(
+    where: str, tree: object, result: object, location: tuple[str, int]
+) -> tuple[object, ...]:
+    """The leaves of a nested new state, which must be nested as init= is."""
+
+    def error(message: str) -> DefinitionError:
+        return DefinitionError(
+            f"{where} returns a new state whose {message}; the new state is nested like "
+            f"its init= {shape(tree)}",
+            location,
+        )
+
+    return tuple(flatten(tree, result, "state", error))
 
 
 def _what(value: object) -> str:

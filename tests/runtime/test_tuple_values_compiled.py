@@ -1,6 +1,7 @@
 """Tuples as values on run_gtfn_cpu and run_dace_cpu against the embedded executor:
 `sc.astype` of a (nested) tuple, tuples as branches of `sc.where` and `sc.concat_where`,
-tuple arguments and nested results, dataclasses and NamedTuples, in C and Fortran layouts."""
+tuple arguments and nested results, dataclasses and NamedTuples, a nested scan state, in C
+and Fortran layouts."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 import stencilchain as sc
 from tests.program import test_named_collections as records
+from tests.program import test_scan_nested_state as scans
 from tests.program import test_tuple_values as cases
 
 TOOLCHAINS = ["gtfn_cpu", "dace_cpu"]
@@ -105,3 +107,15 @@ def test_named_collections(fixture: str, kind: str, request: pytest.FixtureReque
     with pytest.raises(sc.errors.ArgumentError, match=r"'state\.tracers\.scale'"):
         bad = records.State(records.Wind(u, v), records.Tracers(q, "half"))  # type: ignore[arg-type]
         runner(fixture, request)(records.records)(bad, 0.1, *got)
+
+
+@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_a_nested_scan_state(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
+    a = _layout(np.random.default_rng(5).random(scans.SHAPE), kind)
+    expected = scans._outs()
+    got = [_layout(o, kind) for o in scans._outs()]
+    scans.nested_scan(a, *expected)
+    runner(fixture, request)(scans.nested_scan)(a, *got)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-14)
