@@ -53,14 +53,20 @@ class Table:
 
 
 def parameter_types(
-    fn: Callable[..., Any], what: str, *, untyped: int = 0, tuples: dict[str, Tree] | None = None
+    fn: Callable[..., Any],
+    what: str,
+    *,
+    untyped: int = 0,
+    tuples: dict[str, Tree] | None = None,
+    overrides: dict[str, ir.FieldType] | None = None,
 ) -> tuple[tuple[ir.Param, ...], object]:
     """The typed parameters of a decorated function, and its return annotation (or None).
 
     The first `untyped` parameters (a scan's state) are plain positional parameters too,
     but take no annotation and are not returned. Where `tuples` is given, a parameter
     annotated with a (nested) tuple of field and scalar types is one parameter per leaf
-    (program/tuple_params.py), and its tree is put in `tuples` by its name."""
+    (program/tuple_params.py), and its tree is put in `tuples` by its name. `overrides`
+    types parameters whatever their annotation (a scan's `a: float`)."""
     location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
     try:
         annotations = inspect.get_annotations(fn, eval_str=True)
@@ -83,6 +89,8 @@ def parameter_types(
         if index < untyped:
             continue
         ann = annotations.get(p.name)
+        if overrides and p.name in overrides:
+            ann = overrides[p.name]
         tree = annotation_tree(ann) if tuples is not None else None
         if tuples is not None and tree is not None:
             tuples[p.name] = tree

@@ -1,7 +1,7 @@
 """Tuples as values on run_gtfn_cpu and run_dace_cpu against the embedded executor:
 `sc.astype` of a (nested) tuple, tuples as branches of `sc.where` and `sc.concat_where`,
-tuple arguments and nested results, dataclasses and NamedTuples, a nested scan state, in C
-and Fortran layouts."""
+tuple arguments and nested results, dataclasses and NamedTuples, a nested scan state, scans
+spelled as gt4py writes them, in C and Fortran layouts."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 
 import stencilchain as sc
 from tests.program import test_named_collections as records
+from tests.program import test_scan_annotations as annotated
 from tests.program import test_scan_nested_state as scans
 from tests.program import test_tuple_values as cases
 
@@ -119,3 +120,14 @@ def test_a_nested_scan_state(fixture: str, kind: str, request: pytest.FixtureReq
     runner(fixture, request)(scans.nested_scan)(a, *got)
     for g, e in zip(got, expected, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_gt4py_spelled_scans(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
+    expected = [*annotated.inputs(), *annotated.outputs()]
+    got = [_layout(a, kind) for a in (*annotated.inputs(), *annotated.outputs())]
+    annotated.gt4py_scans(*expected[:5], 0.25, *expected[5:])
+    runner(fixture, request)(annotated.gt4py_scans)(*got[:5], 0.25, *got[5:])
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-13)
