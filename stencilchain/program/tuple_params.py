@@ -262,6 +262,39 @@ def tuple_arguments(
     return lambda run: TupleArguments(run, fn.__name__, params, shown)
 
 
+Flattener = Callable[[Any, list[Any]], None]
+
+
+def _flattener(tree: object, shown: str, error: Callable[[str], Exception]) -> Flattener | None:
+    """What appends the leaves of a value of `tree` to a list (None for a leaf: append
+    it), for the call path: it tests only the collections' types and lengths, and leaves
+    a mismatch (or a NamedTuple given as a plain tuple) to `flatten`, which explains it. A
+    leaf is checked by the program's own checker, like any argument."""
+    if not is_collection(tree):
+        return None
+    record = tree if isinstance(tree, Record) else None
+    elems = _children(tree)
+    steps = [f".{n}" for n in record.names] if record else [f"[{i}]" for i in range(len(elems))]
+    subs = tuple(_flattener(e, shown + step, error) for e, step in zip(elems, steps))
+    size = len(subs)
+
+    def add(value: Any, flat: list[Any]) -> None:
+        if record is not None and type(value) is record.cls:
+            parts: Any = [getattr(value, n) for n in record.names]
+        elif record is None and type(value) is tuple and len(value) == size:
+            parts = value
+        else:
+            flat += flatten(tree, value, shown, error)
+            return
+        for sub, part in zip(subs, parts):
+            if sub is None:
+                flat.append(part)
+            else:
+                sub(part, flat)
+
+    return add
+
+
 class TupleArguments:
     """A program's callable (embedded or compiled) called with tuple arguments: binds them
     to the program's parameters as written, flattens each by its annotation (ArgumentError
@@ -279,18 +312,22 @@ class TupleArguments:
         self.name = name
         self.params = tuple(params)
         self.shown = shown
+        self._flatteners = tuple(
+            None if tree is None else _flattener(tree, pname, self._error)
+            for pname, tree in self.params
+        )
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(self.run, attr)
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> None:
-        values = self._bind(args, kwargs)
+        values = args if not kwargs and len(args) == len(self.params) else self._bind(args, kwargs)
         flat: list[Any] = []
-        for (pname, tree), value in zip(self.params, values, strict=True):
-            if tree is None:
+        for add, value in zip(self._flatteners, values):
+            if add is None:
                 flat.append(value)
             else:
-                flat += flatten(tree, value, pname, self._error)
+                add(value, flat)
         try:
             self.run(*flat)
         except ArgumentError as err:

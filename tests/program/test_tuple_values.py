@@ -184,7 +184,7 @@ def test_tuple_arguments_by_keyword() -> None:
         (lambda a, b: (a, b), "'x[1]' must be a tuple (field, scalar)"),
         (lambda a, b: (a, (b,)), "'x[1]' must be a tuple (field, scalar), got a tuple of 1"),
         (lambda a, b: a, "'x' must be a tuple (field, (field, scalar))"),
-        (lambda a, b: ((a, a), (b, 0.5)), "'x[0]' must be one value"),
+        (lambda a, b: ((a, a), (b, 0.5)), "'x[0]' of tuple_program(): expected a numpy array"),
         (lambda a, b: (a, (b.astype(np.float32), 0.5)), "'x[1][0]'"),
         (lambda a, b: (a, (b, "half")), "'x[1][1]'"),
     ],
