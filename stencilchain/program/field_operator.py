@@ -13,7 +13,9 @@ from stencilchain.program import ir
 from stencilchain.program.branches import trace_branches
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.program_args import ProgramArg
+from stencilchain.program.scan_annotations import COLUMN_DTYPES, scalar_overrides
 from stencilchain.program.tracing import Symbol, as_expr, unify_dtype
+from stencilchain.program.transforms import substitute
 from stencilchain.program.tuple_params import (
     Tree,
     annotation_tree,
@@ -40,7 +42,9 @@ class FieldOperator:
         self.signature = inspect.signature(fn)
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
         tuples: dict[str, Tree] = {}
-        params, returns = parameter_types(fn, "field operator", tuples=tuples)
+        params, returns = parameter_types(
+            fn, "field operator", tuples=tuples, overrides=scalar_overrides(fn)
+        )
         # per parameter as written: its tree where it is a tuple (flattened to its leaves
         # in the IR: program/tuple_params.py); each leaf's name as written, by IR name
         self.arg_trees = tuple((n, tuples.get(n)) for n in self.signature.parameters)
@@ -61,6 +65,21 @@ class FieldOperator:
         finally:
             _scans_of_current_trace.reset(scan_token)
             _callees_of_current_trace.reset(token)
+        # a function of scalars only (gt4py's `def add(a: float, b: float) -> float`): inlined
+        # where it is called, in a scan's body or a field operator; never a program's call
+        self.inline_body: ir.Expr | None = None
+        if _of_scalars(params, result):
+            assert isinstance(result, Symbol)
+            self.inline_body = result.expr
+            scalar_return = COLUMN_DTYPES.get(returns, returns)
+            if returns is not None and scalar_return != result.type:
+                raise DefinitionError(
+                    f"field operator {self.name} is annotated to return {returns!r} "
+                    f"but returns {result.type!r}",
+                    self.location,
+                )
+            self.definition = ir.FieldOperatorDef(self.name, params, result.expr)
+            return
         body = self._body_of(result)
         got: object = body.type
         if isinstance(body, ir.MakeTuple):
@@ -138,6 +157,11 @@ class FieldOperator:
         return flat
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.inline_body is not None and _program_trace_of(args, kwargs) is not None:
+            raise DefinitionError(
+                f"field operator {self.name} computes a scalar from scalars; call it inside "
+                "a field or scan operator (a program's call writes fields)"
+            )
         return dispatch_call(
             self,
             f"field operator {self.name}",
@@ -150,6 +174,9 @@ class FieldOperator:
         exprs = []
         for param, arg in zip(self.definition.params, args):
             exprs.append(check_argument(self.name, param, arg, self.shown.get(param.name)))
+        if self.inline_body is not None:
+            bindings = {p.name: e for p, e in zip(self.definition.params, exprs)}
+            return Symbol(substitute(self.inline_body, bindings))
         callees = _callees_of_current_trace.get()
         if callees is not None:
             _register(callees, self)
@@ -242,6 +269,15 @@ def _collect(fop: FieldOperator, found: dict[str, ir.FieldOperatorDef]) -> None:
     found[fop.name] = fop.definition
     for callee in fop.callees.values():
         _collect(callee, found)
+
+
+def _of_scalars(params: tuple[ir.Param, ...], result: object) -> bool:
+    """Whether a field operator takes only scalars and gives one (it is inlined)."""
+    return (
+        isinstance(result, Symbol)
+        and isinstance(result.type, ScalarType)
+        and not any(isinstance(p.type, ir.FieldType) for p in params)
+    )
 
 
 def check_argument(callee: str, param: ir.Param, arg: object, shown: str | None = None) -> ir.Expr:

@@ -36,6 +36,15 @@ def column_params(fn: Callable[..., Any]) -> dict[str, ScalarType]:
     return {n: COLUMN_DTYPES[annotations[n]] for n in names if annotations.get(n) in COLUMN_DTYPES}
 
 
+def scalar_overrides(fn: Callable[..., Any]) -> dict[str, ir.FieldType | ScalarType]:
+    """The parameters of field operator `fn` annotated `float`, `int` or `bool`: scalars of
+    float64, int64 or bool, as gt4py writes them."""
+    annotations = _annotations(fn)
+    return {
+        n: COLUMN_DTYPES[a] for n, a in annotations.items() if n != "return" and a in COLUMN_DTYPES
+    }
+
+
 def field_dims(fn: Callable[..., Any]) -> tuple[Dimension, ...] | None:
     """The dimensions of the first value parameter of `fn` annotated as a field."""
     annotations = _annotations(fn)

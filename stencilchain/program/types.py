@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from stencilchain.errors import DefinitionError
@@ -58,7 +58,7 @@ def parameter_types(
     *,
     untyped: int = 0,
     tuples: dict[str, Tree] | None = None,
-    overrides: dict[str, ir.FieldType] | None = None,
+    overrides: Mapping[str, ir.FieldType | ScalarType] | None = None,
 ) -> tuple[tuple[ir.Param, ...], object]:
     """The typed parameters of a decorated function, and its return annotation (or None).
 

@@ -1,7 +1,8 @@
 """Scans as gt4py writes them, on the embedded executor against NumPy loops: values
 annotated `float` (fields over the call's dimensions), a state annotated
-`tuple[float, float]` and checked against init=, and a scan with no field argument (only
-scalars and its state) over the dimensions of its out=."""
+`tuple[float, float]` and checked against init=, a scan with no field argument (only
+scalars and its state) over the dimensions of its out=, and field operators of scalars
+(`def add(a: float, b: float) -> float`) called in a scan's body."""
 
 from __future__ import annotations
 
@@ -51,14 +52,39 @@ def depth(state: float) -> float:
     return state + 1.0
 
 
+@sc.field_operator
+def add(carry: float, foo: float) -> float:
+    return carry + foo
+
+
+@sc.field_operator
+def damped(carry: float, foo: float, rate: float) -> float:
+    return add(carry, foo) * rate if rate > 0.0 else add(carry, foo)
+
+
+@sc.scan_operator(axis=K, init=1.0)
+def through_field_operators(carry: float, f: float, rate: sc.float64) -> float:
+    return damped(carry, add(f, 1.0), rate)  # field operators of scalars, inlined
+
+
 @sc.program
 def gt4py_scans(
-    a: F, b: F, c: F, d: F, x: F, step: sc.float64, acc: F, column: FK, below: FK
+    a: F,
+    b: F,
+    c: F,
+    d: F,
+    x: F,
+    step: sc.float64,
+    acc: F,
+    column: FK,
+    below: FK,
+    inlined: F,
 ) -> None:
     solve(a, b, c, d, out=x)
     accumulate(step, out=acc)  # no field argument: the dimensions of out=
     accumulate(0.5, out=column)  # the same scan over other dimensions
     depth(out=below)
+    through_field_operators(a, step, out=inlined)
 
 
 def inputs() -> list[np.ndarray]:
@@ -69,7 +95,7 @@ def inputs() -> list[np.ndarray]:
 
 
 def outputs() -> list[np.ndarray]:
-    return [np.zeros(SHAPE), np.zeros(SHAPE[2]), np.zeros(SHAPE[2])]
+    return [np.zeros(SHAPE), np.zeros(SHAPE[2]), np.zeros(SHAPE[2]), np.zeros(SHAPE)]
 
 
 def _thomas(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -89,12 +115,28 @@ def _thomas(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.nd
 
 def test_gt4py_spelled_scans() -> None:
     args = inputs()
-    acc, column, below = outputs()
-    gt4py_scans(*args, 0.25, acc, column, below)
+    acc, column, below, inlined = outputs()
+    gt4py_scans(*args, 0.25, acc, column, below, inlined)
     np.testing.assert_allclose(args[4], _thomas(*args[:4]), rtol=1e-13)
     np.testing.assert_allclose(acc, np.broadcast_to(0.25 * np.arange(1, 7), SHAPE))
     np.testing.assert_allclose(column, 0.5 * np.arange(1, 7))
     np.testing.assert_allclose(below, np.arange(6, 0, -1.0))
+    carry, expected = np.ones(SHAPE[:2]), np.zeros(SHAPE)
+    for k in range(SHAPE[2]):
+        carry = (carry + args[0][..., k] + 1.0) * 0.25
+        expected[..., k] = carry
+    np.testing.assert_allclose(inlined, expected, rtol=1e-14)
+
+
+def test_a_field_operator_of_scalars_is_not_a_program_call() -> None:
+    with pytest.raises(DefinitionError) as info:
+
+        @sc.program
+        def bad(s: sc.float64, out: F) -> None:
+            add(s, 1.0, out=out)  # L:scalar-fop
+
+    assert_located(info.value, "scalar-fop", path=HERE)
+    assert "computes a scalar from scalars" in str(info.value)
 
 
 def test_a_state_annotation_contradicting_init_is_located() -> None:
