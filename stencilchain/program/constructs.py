@@ -143,7 +143,7 @@ def astype(value: object, dtype: ScalarType) -> Any:
     (nested or not) element by element."""
     if not isinstance(dtype, ScalarType):
         raise DefinitionError(f"sc.astype: {dtype!r} is not a dtype; use e.g. sc.float32")
-    if isinstance(value, tuple):
+    if any_tuple(value):
         return map_leaves(lambda v: astype(v, dtype), "sc.astype", value)
     if not isinstance(value, Symbol):
         raise DefinitionError(

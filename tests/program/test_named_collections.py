@@ -59,6 +59,28 @@ def doubled(w: Wind) -> F:
     return 2.0 * p.total + p.diff
 
 
+F32 = sc.Field[[I, K], sc.float32]
+
+
+@dataclasses.dataclass(frozen=True)
+class Wind32:
+    u: F32
+    v: F32
+
+
+@sc.field_operator
+def calm(w: Wind, limit: sc.float64) -> Wind32:
+    strong = w.u * w.u + w.v * w.v > limit
+    kept = sc.where(strong, Wind(0.5 * w.u, 0.5 * w.v), w)  # records as branches
+    low = sc.astype(kept, sc.float32)  # a record cast attribute by attribute
+    return Wind32(low.u, low.v)
+
+
+@sc.program
+def calming(w: Wind, limit: sc.float64, out: Wind32) -> None:
+    calm(w, limit, out=out)
+
+
 @sc.program
 def records(state: State, dt: sc.float64, new: Wind, out: Pair, out2: F, o3: F, o4: F) -> None:
     advance(state, dt, out=new)
@@ -116,6 +138,26 @@ def test_a_wrong_element_is_named_by_its_attributes() -> None:
     not_a_wind = State((u, v), Tracers(q, 0.5))  # type: ignore[arg-type]
     with pytest.raises(ArgumentError, match=r"'state\.wind' must be a Wind\(u=field, v=field\)"):
         records(not_a_wind, 0.1, new, out, out2, o3, o4)
+
+
+def test_records_as_branches_of_where_and_astype() -> None:
+    u, v, _ = _arrays()
+    out = Wind32(np.zeros(SHAPE, np.float32), np.zeros(SHAPE, np.float32))
+    calming(Wind(u, v), 0.5, out)
+    strong = u * u + v * v > 0.5
+    np.testing.assert_array_equal(out.u, np.where(strong, 0.5 * u, u).astype(np.float32))
+    np.testing.assert_array_equal(out.v, np.where(strong, 0.5 * v, v).astype(np.float32))
+
+
+def test_where_of_a_record_and_a_tuple_is_located() -> None:
+    with pytest.raises(DefinitionError) as info:
+
+        @sc.field_operator
+        def bad(w: Wind) -> Wind:
+            return sc.where(w.u > 0.0, w, (w.u, w.v))  # L:record-tuple
+
+    assert_located(info.value, "record-tuple", path=HERE)
+    assert "Wind(u=value, v=value) and a tuple (value, value)" in str(info.value)
 
 
 def test_a_call_with_the_wrong_collection_is_located() -> None:

@@ -131,3 +131,15 @@ def test_gt4py_spelled_scans(fixture: str, kind: str, request: pytest.FixtureReq
     runner(fixture, request)(annotated.gt4py_scans)(*got[:5], 0.25, *got[5:])
     for g, e in zip(got, expected, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-13)
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_records_as_branches(fixture: str, request: pytest.FixtureRequest) -> None:
+    u, v, _ = (_layout(a, "F") for a in records._arrays())
+    expected, got = (
+        records.Wind32(*(np.zeros(records.SHAPE, np.float32) for _ in range(2))) for _ in range(2)
+    )
+    records.calming(records.Wind(u, v), 0.5, expected)
+    runner(fixture, request)(records.calming)(records.Wind(u, v), 0.5, got)
+    np.testing.assert_array_equal(got.u, expected.u)
+    np.testing.assert_array_equal(got.v, expected.v)
