@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
@@ -25,10 +27,14 @@ from stencilchain.program.tracing import (
     unify_dtype,
 )
 from stencilchain.program.tracing import as_offset as tracing_as_offset
+from stencilchain.program.tuple_values import any_tuple, map_leaves
 
 
-def where(cond: object, true: object, false: object) -> Symbol:
-    """`true` where `cond` holds, else `false`, pointwise."""
+def where(cond: object, true: object, false: object) -> Any:
+    """`true` where `cond` holds, else `false`, pointwise; tuple branches element by
+    element (a tuple of the same nesting)."""
+    if any_tuple(true, false):
+        return map_leaves(lambda t, f: where(cond, t, f), "sc.where", true, false)
     if isinstance(cond, Region):
         raise DefinitionError(
             f"sc.where({cond.text}, ...): a condition on a dimension's index selects with "
@@ -51,10 +57,13 @@ def where(cond: object, true: object, false: object) -> Symbol:
     )
 
 
-def concat_where(cond: object, true: object, false: object) -> Symbol:
+def concat_where(cond: object, true: object, false: object) -> Any:
     """`true` where the index along a dimension satisfies `cond` (`K == 0`, `K >= sc.size(K)
     - 1`, combined with `&`, `|`, `~`), else `false`. Each branch is evaluated only where it
-    is selected, so it may read at offsets that leave the arrays where the other applies."""
+    is selected, so it may read at offsets that leave the arrays where the other applies.
+    Tuple branches combine element by element."""
+    if any_tuple(true, false):
+        return map_leaves(lambda t, f: concat_where(cond, t, f), "sc.concat_where", true, false)
     if not isinstance(cond, Region):
         got = describe(cond) if isinstance(cond, (Symbol, bool, int, float)) else repr(cond)
         raise DefinitionError(
@@ -131,13 +140,17 @@ def index(dim: object) -> Symbol:
     return Symbol(ir.Index(dim, ir.FieldType((dim,), int64)))
 
 
-def astype(value: object, dtype: ScalarType) -> Symbol:
-    """`value` converted to `dtype` (the one explicit conversion of the DSL)."""
+def astype(value: object, dtype: ScalarType) -> Any:
+    """`value` converted to `dtype` (the one explicit conversion of the DSL); a tuple
+    (nested or not) element by element."""
     if not isinstance(dtype, ScalarType):
         raise DefinitionError(f"sc.astype: {dtype!r} is not a dtype; use e.g. sc.float32")
+    if any_tuple(value):
+        return map_leaves(lambda v: astype(v, dtype), "sc.astype", value)
     if not isinstance(value, Symbol):
         raise DefinitionError(
-            "sc.astype takes a traced field or scalar; write the literal directly"
+            f"sc.astype takes a traced field or scalar, or a tuple of them, got {value!r}; "
+            "write a literal directly (it takes the dtype of the values it meets)"
         )
     t = value.type
     if (t.dtype if isinstance(t, ir.FieldType) else t) == dtype:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
-import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,12 +13,27 @@ from stencilchain.program import ir
 from stencilchain.program.branches import trace_branches
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.program_args import ProgramArg
+from stencilchain.program.scan_annotations import COLUMN_DTYPES, scalar_overrides
 from stencilchain.program.tracing import (
     Symbol,
     as_expr,
     declared_dims,
     dims_being_traced,
     unify_dtype,
+)
+from stencilchain.program.transforms import substitute
+from stencilchain.program.tuple_params import (
+    Tree,
+    annotation_tree,
+    fill,
+    flatten,
+    has_empty_tuple,
+    is_collection,
+    leaf_params,
+    leaves,
+    rebuild,
+    tree_repr,
+    value_tree,
 )
 from stencilchain.program.types import parameter_types
 
@@ -33,7 +47,18 @@ class FieldOperator:
         self.name = fn.__name__
         self.signature = inspect.signature(fn)
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
-        params, returns = parameter_types(fn, "field operator")
+        tuples: dict[str, Tree] = {}
+        params, returns = parameter_types(
+            fn, "field operator", tuples=tuples, overrides=scalar_overrides(fn)
+        )
+        # per parameter as written: its tree where it is a tuple (flattened to its leaves
+        # in the IR: program/tuple_params.py); each leaf's name as written, by IR name
+        self.arg_trees = tuple((n, tuples.get(n)) for n in self.signature.parameters)
+        self.shown = {
+            leaf.name: shown for n, t in tuples.items() for leaf, shown in leaf_params(n, t)
+        }
+        # the nesting of a tuple result (its leaves are the IR's flat tuple), or None
+        self.result_tree: object = None
         self.callees: dict[str, FieldOperator] = {}
         # the scan operators it calls itself, by name (those of its callees: scans())
         self.scan_callees: dict[str, ir.ScanOperatorDef] = {}
@@ -41,18 +66,36 @@ class FieldOperator:
         scan_token = _scans_of_current_trace.set(self.scan_callees)
         dims_token = dims_being_traced.set(declared_dims(params))
         try:
-            symbols = [Symbol(ir.Ref(p.name, p.type)) for p in params]
+            flat = iter([Symbol(ir.Ref(p.name, p.type)) for p in params])
+            symbols = [next(flat) if t is None else rebuild(t, flat) for _, t in self.arg_trees]
             result = trace_branches(lambda: fn(*symbols), f"field operator {self.name}")
         finally:
             dims_being_traced.reset(dims_token)
             _scans_of_current_trace.reset(scan_token)
             _callees_of_current_trace.reset(token)
+        # a function of scalars only (gt4py's `def add(a: float, b: float) -> float`): inlined
+        # where it is called, in a scan's body or a field operator; never a program's call
+        self.inline_body: ir.Expr | None = None
+        if _of_scalars(params, result):
+            assert isinstance(result, Symbol)
+            self.inline_body = result.expr
+            scalar_return = COLUMN_DTYPES.get(returns, returns)
+            if returns is not None and scalar_return != result.type:
+                raise DefinitionError(
+                    f"field operator {self.name} is annotated to return {returns!r} "
+                    f"but returns {result.type!r}",
+                    self.location,
+                )
+            self.definition = ir.FieldOperatorDef(self.name, params, result.expr)
+            return
         body = self._body_of(result)
-        returns = _return_annotation(returns)
-        if returns is not None and returns != body.type:
+        got: object = body.type
+        if isinstance(body, ir.MakeTuple):
+            got = fill(self.result_tree, iter([e.type for e in body.elems]))
+        if returns is not None and _return_annotation(returns) != got:
             raise DefinitionError(
-                f"field operator {self.name} is annotated to return {returns!r} "
-                f"but returns {body.type!r}",
+                f"field operator {self.name} is annotated to return {tree_repr(returns)} "
+                f"but returns {tree_repr(got)}",
                 self.location,
             )
         self.definition = ir.FieldOperatorDef(self.name, params, body)
@@ -68,12 +111,15 @@ class FieldOperator:
                 self.location,
             )
 
-        if isinstance(result, tuple):
-            if not result:
+        structured = value_tree(result)
+        if is_collection(structured):
+            if has_empty_tuple(structured):
                 raise DefinitionError(
                     f"field operator {self.name} returns an empty tuple", self.location
                 )
-            elems = tuple(field_expr(v) for v in result)
+            flat = leaves(structured)
+            self.result_tree = fill(structured, iter([None] * len(flat)))
+            elems = tuple(field_expr(v) for v in flat)
             types = tuple(e.type for e in elems)
             dims = {t.dims for t in types}  # type: ignore[union-attr]
             if len(dims) > 1:
@@ -104,10 +150,26 @@ class FieldOperator:
         return self.definition.return_type
 
     def bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> list[object]:
-        """Arguments in parameter order; a wrong count or name is a DefinitionError."""
-        return bind_call(f"field operator {self.name}", self.signature, args, kwargs)
+        """Arguments in the IR's parameter order (a tuple argument flattened to its
+        leaves); a wrong count, name or tuple structure is a DefinitionError."""
+        bound = bind_call(f"field operator {self.name}", self.signature, args, kwargs)
+        if not self.shown:
+            return bound
+        flat: list[object] = []
+        where = f"call of field operator {self.name}: argument"
+        for (name, tree), arg in zip(self.arg_trees, bound, strict=True):
+            if tree is None:
+                flat.append(arg)
+                continue
+            flat += flatten(tree, arg, name, lambda m: DefinitionError(f"{where} {m}"))
+        return flat
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.inline_body is not None and _program_trace_of(args, kwargs) is not None:
+            raise DefinitionError(
+                f"field operator {self.name} computes a scalar from scalars; call it inside "
+                "a field or scan operator (a program's call writes fields)"
+            )
         return dispatch_call(
             self,
             f"field operator {self.name}",
@@ -119,11 +181,17 @@ class FieldOperator:
     def _traced_call(self, args: list[object]) -> Symbol | tuple[Symbol, ...]:
         exprs = []
         for param, arg in zip(self.definition.params, args):
-            exprs.append(check_argument(self.name, param, arg))
+            exprs.append(check_argument(self.name, param, arg, self.shown.get(param.name)))
+        if self.inline_body is not None:
+            bindings = {p.name: e for p, e in zip(self.definition.params, exprs)}
+            return Symbol(substitute(self.inline_body, bindings))
         callees = _callees_of_current_trace.get()
         if callees is not None:
             _register(callees, self)
-        return result_symbols(ir.Call(self.name, tuple(exprs), self.return_type))
+        result = result_symbols(ir.Call(self.name, tuple(exprs), self.return_type))
+        if self.result_tree is None or not isinstance(result, tuple):
+            return result
+        return rebuild(self.result_tree, iter(result))  # type: ignore[no-any-return]
 
 
 # The callees of the field operator being traced right now (tracing runs one function
@@ -211,9 +279,19 @@ def _collect(fop: FieldOperator, found: dict[str, ir.FieldOperatorDef]) -> None:
         _collect(callee, found)
 
 
-def check_argument(callee: str, param: ir.Param, arg: object) -> ir.Expr:
-    """The IR of `arg` passed for `param`, after checking that its type matches exactly."""
-    where = f"argument '{param.name}' of {callee}"
+def _of_scalars(params: tuple[ir.Param, ...], result: object) -> bool:
+    """Whether a field operator takes only scalars and gives one (it is inlined)."""
+    return (
+        isinstance(result, Symbol)
+        and isinstance(result.type, ScalarType)
+        and not any(isinstance(p.type, ir.FieldType) for p in params)
+    )
+
+
+def check_argument(callee: str, param: ir.Param, arg: object, shown: str | None = None) -> ir.Expr:
+    """The IR of `arg` passed for `param` (an element of a tuple parameter is named
+    `shown`, as written), after checking that its type matches exactly."""
+    where = f"argument '{shown or param.name}' of {callee}"
     if isinstance(param.type, ir.FieldType):
         if not (isinstance(arg, Symbol) and arg.type == param.type):
             got = f"{arg.type!r}" if isinstance(arg, Symbol) else repr(arg)
@@ -268,7 +346,9 @@ def dispatch_call(
     if program_trace is not None:
         return program_trace.record_call(op, args, kwargs)
     values = (*args, *kwargs.values())
-    if any(isinstance(a, Symbol) for a in values) or (not values and in_field_operator):
+    if any(isinstance(a, Symbol) for a in leaves(value_tree(values))) or (
+        not values and in_field_operator
+    ):
         if "out" in kwargs or "domain" in kwargs:
             raise DefinitionError(
                 f"{what} called with out=/domain= inside a field operator; those belong to "
@@ -291,20 +371,16 @@ def result_symbols(call: ir.Call | ir.ScanCall) -> Symbol | tuple[Symbol, ...]:
 
 def _program_trace_of(args: tuple[object, ...], kwargs: dict[str, object]) -> Any:
     for value in (*args, *kwargs.values()):
-        values = value if isinstance(value, tuple) else (value,)
-        for v in values:
+        for v in leaves(value_tree(value)):
             if isinstance(v, ProgramArg):
                 return v.trace
     return None
 
 
 def _return_annotation(annotation: object) -> object:
-    """`tuple[F, G]` of field types as the IR's TupleType; anything else unchanged."""
-    if typing.get_origin(annotation) is tuple:
-        elems = typing.get_args(annotation)
-        if elems and all(isinstance(e, ir.FieldType) for e in elems):
-            return ir.TupleType(elems)
-    return annotation
+    """`tuple[F, tuple[G, H]]` of field types as a tree of them; anything else unchanged."""
+    tree = annotation_tree(annotation)
+    return annotation if tree is None else tree
 
 
 def field_operator(fn: Callable[..., Any]) -> FieldOperator:

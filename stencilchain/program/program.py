@@ -14,6 +14,7 @@ from stencilchain.program.field_operator import tracing_program
 from stencilchain.program.names import check_program_names
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_trace import ProgramTrace
+from stencilchain.program.tuple_params import Tree, nest_arguments, tuple_arguments
 from stencilchain.program.types import parameter_types
 
 
@@ -33,10 +34,14 @@ class Program:
         self.fn = fn
         self.name = fn.__name__
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
-        params, _ = parameter_types(fn, "program")
+        tuples: dict[str, Tree] = {}
+        params, _ = parameter_types(fn, "program", tuples=tuples)
         trace = ProgramTrace(self.name, params)
+        args = [ProgramArg(trace, ir.Ref(p.name, p.type)) for p in params]
+        if tuples:
+            args = nest_arguments(fn, tuples, args)
         with tracing_program(trace):  # a call without arguments is this program's
-            result = fn(*(ProgramArg(trace, ir.Ref(p.name, p.type)) for p in params))
+            result = fn(*args)
         if result is not None:
             raise DefinitionError(
                 f"program {self.name} returns a value; a program writes its results to out= fields",
@@ -45,6 +50,8 @@ class Program:
         self.ir = trace.finish()
         check_program_names(self.ir, self.location)
         self._embedded: Callable[..., None] | None = None
+        # a program with tuple parameters is called through TupleArguments (None: not)
+        self._tuples = tuple_arguments(fn, tuples) if tuples else None
 
     @classmethod
     def from_ir(cls, program: ir.Program, fn: Callable[..., Any]) -> Program:
@@ -56,6 +63,7 @@ class Program:
         made.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
         made.ir = program
         made._embedded = None
+        made._tuples = None
         return made
 
     def __repr__(self) -> str:
@@ -66,12 +74,17 @@ class Program:
 
     def with_backend(self, backend: Backend) -> Callable[..., None]:
         """This program run by `backend` (compiled on first call for compiling backends)."""
+        if self._tuples is not None:
+            return self._tuples(backend.executor(self))
         return backend.executor(self)
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> None:
         """Run the program with NumPy; arguments by position or by parameter name."""
         if self._embedded is None:
             self._embedded = run_embedded.executor(self)
+        if self._tuples is not None:
+            self._tuples(self._embedded)(*args, **kwargs)
+            return
         self._embedded(*bind_arguments(self.ir, args, kwargs))
 
 

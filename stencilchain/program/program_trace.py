@@ -27,6 +27,7 @@ from stencilchain.program.scan_lowering import innermost_scan_call, read_offsets
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute
+from stencilchain.program.tuple_params import flatten, is_collection, rebuild
 
 
 class ProgramTrace:
@@ -67,13 +68,14 @@ class ProgramTrace:
                 raise DefinitionError(
                     f"{where}: a traced field operator value cannot reach a program"
                 )
-            exprs.append(check_argument(fop.name, param, arg))
+            shown = fop.shown.get(param.name) if isinstance(fop, FieldOperator) else None
+            exprs.append(check_argument(fop.name, param, arg, shown))
         if lowered:
             assert isinstance(fop, FieldOperator)
             return self._record_with_scans(fop, tuple(exprs), out, domain, where)
         made = self._make_temporaries(fop.return_type, where) if out is None else None
         if made is not None:
-            out = made if isinstance(fop.return_type, ir.TupleType) else made[0]
+            out = _nested(fop, made)
         outs = self._outputs(fop, out, where)
         read, windows, windowed = self._reads(fop.definition, tuple(exprs), where)
         self._check_outputs_not_read_around(where, outs, read, windowed)
@@ -86,7 +88,7 @@ class ProgramTrace:
         if made is not None:
             self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
             self.makers.append((outs, where, user_location()))
-            return made if isinstance(fop.return_type, ir.TupleType) else made[0]
+            return _nested(fop, made)  # type: ignore[no-any-return]
         return None
 
     def _check_gathered_read(self, where: str, name: str, dims: set[Dimension]) -> None:
@@ -249,7 +251,7 @@ class ProgramTrace:
             return None
         made = tuple(ProgramArg(self, ir.Ref(n, self._field_type(n)), temporary=True) for n in outs)
         self.makers.append((outs, where, user_location()))
-        return made if isinstance(rt, ir.TupleType) else made[0]
+        return _nested(fop, made)  # type: ignore[no-any-return]
 
     def _scan_arguments(
         self,
@@ -363,6 +365,9 @@ class ProgramTrace:
     ) -> tuple[str, ...]:
         rt = fop.return_type
         expected = rt.elems if isinstance(rt, ir.TupleType) else (rt,)
+        tree = fop.result_tree
+        if tree is not None and not _is_flat(tree):
+            out = tuple(flatten(tree, out, "out", lambda m: DefinitionError(f"{where}: {m}")))
         given = out if isinstance(out, tuple) else (out,)
         if isinstance(rt, ir.TupleType) != isinstance(out, tuple) or len(given) != len(expected):
             raise DefinitionError(
@@ -514,6 +519,19 @@ def _local_slots_in(expr: ir.Expr) -> list[ir.LocalSlot]:
     for child in ir.children(expr):
         found += _local_slots_in(child)
     return found
+
+
+def _nested(fop: FieldOperator | ScanOperator, made: tuple[ProgramArg, ...]) -> Any:
+    """The temporaries `made` for a call of `fop`, as its result is nested."""
+    tree = fop.result_tree
+    if tree is not None:
+        return rebuild(tree, iter(made))
+    return made if isinstance(fop.return_type, ir.TupleType) else made[0]
+
+
+def _is_flat(tree: object) -> bool:
+    """Whether a result's tree is a plain tuple of fields (out= checked as ever)."""
+    return type(tree) is tuple and not any(map(is_collection, tree))
 
 
 def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:

@@ -32,7 +32,21 @@ from stencilchain.program.field_operator import (
     register_scan_call,
     result_symbols,
 )
+from stencilchain.program.scan_annotations import (
+    check_state_annotation,
+    column_params,
+    dims_of_call,
+    field_dims,
+)
 from stencilchain.program.tracing import Symbol, as_expr, scan_being_traced, unify_dtype
+from stencilchain.program.tuple_params import (
+    fill,
+    flatten,
+    has_empty_tuple,
+    leaves,
+    rebuild,
+    shape,
+)
 from stencilchain.program.types import parameter_types
 
 
@@ -42,20 +56,39 @@ class ScanOperator:
     tuple of fields, which the program trace lowers into program calls)."""
 
     def __init__(
-        self, fn: Callable[..., Any], axis: Dimension, forward: bool, init: object
+        self,
+        fn: Callable[..., Any],
+        axis: Dimension,
+        forward: bool,
+        init: object,
+        column_dims: tuple[Dimension, ...] | None = None,
     ) -> None:
         self.fn = fn
         self.name = fn.__name__
+        if column_dims is not None:  # one of a generic scan's: named for its dimensions
+            self.name += "_" + "_".join(d.name for d in column_dims)
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
         where = f"scan operator {self.name}"
         if not isinstance(axis, Dimension):
             raise DefinitionError(f"{where}: axis= must be a Dimension, got {axis!r}")
         if not isinstance(forward, bool):
             raise DefinitionError(f"{where}: forward= must be True or False, got {forward!r}")
+        self.axis, self.forward, self.init = axis, forward, init
+        # values annotated `float`, `int`, `bool` (gt4py's spelling): fields over the scan's
+        # dimensions; where no parameter is a field, those of each call (`specialized`)
+        columns = column_params(fn)
+        dims_given = column_dims or field_dims(fn)
+        self.generic = dims_given is None
+        self._specializations: dict[tuple[Dimension, ...], ScanOperator] = {}
         tuple_state = isinstance(init, tuple)
-        init_values = init if isinstance(init, tuple) else (init,)
-        if not init_values:
+        if has_empty_tuple(init):
             raise DefinitionError(f"{where}: init= is an empty tuple", self.location)
+        # a nested state (init=(0.0, (0.0, 0.0))) is flat in the IR; its nesting, or None
+        nested = isinstance(init, tuple) and any(isinstance(v, tuple) for v in init)
+        self.state_tree: object = fill(init, iter([None] * len(leaves(init)))) if nested else None
+        # the nesting of a tuple result (the state's), as FieldOperator.result_tree
+        self.result_tree = self.state_tree
+        init_values = tuple(leaves(init)) if tuple_state else (init,)
         literals = tuple(_init_literal(where, v, self.location) for v in init_values)
         literals = _annotated_state(fn, where, init, literals, self.location)
         signature = inspect.signature(fn)
@@ -66,15 +99,27 @@ class ScanOperator:
                 self.location,
             )
         state_param, *value_params = all_params
-        params, _ = parameter_types(fn, "scan operator", untyped=1)
+        init_types = [lit.type for lit in literals]
+        check_state_annotation(
+            fn,
+            fill(init, iter(init_types)) if tuple_state else init_types[0],
+            where,
+            self.location,
+        )
+        # the columns' fields over the scan's dimensions (a generic scan's checked over its
+        # axis alone: it is traced for each call's dimensions, `specialized`)
+        over = dims_given or (axis,)
+        overrides = {n: ir.FieldType(over, t) for n, t in columns.items()}
+        params, _ = parameter_types(fn, "scan operator", untyped=1, overrides=overrides)
+        if self.generic:
+            self.signature = signature.replace(parameters=value_params)
+            return
         fields = [p for p in params if isinstance(p.type, ir.FieldType)]
-        if not fields:
-            raise DefinitionError(
-                f"{where}: no parameter is a field over {axis.name}; a scan runs along the "
-                "columns of its field arguments",
-                self.location,
-            )
-        dims = fields[0].type.dims  # type: ignore[union-attr]
+        if column_dims is not None and not fields:  # only scalars: the call's dimensions
+            dims = column_dims
+        else:
+            assert fields  # a scan without a field is generic
+            dims = fields[0].type.dims  # type: ignore[union-attr]
         for p in fields[1:]:
             if p.type.dims != dims:  # type: ignore[union-attr]
                 raise DefinitionError(
@@ -100,8 +145,13 @@ class ScanOperator:
         values = [Symbol(ir.Ref(p.name, _dtype(p.type))) for p in params]
         token = scan_being_traced.set(self.name)
         try:
-            state_value = state_symbols if tuple_state else state_symbols[0]
+            state_value: object = state_symbols if tuple_state else state_symbols[0]
+            if self.state_tree is not None:
+                state_value = rebuild(self.state_tree, iter(state_symbols))
             result = trace_branches(lambda: fn(state_value, *values), where)
+            if self.state_tree is not None:
+                types = fill(self.state_tree, iter([lit.type for lit in literals]))
+                result = _flat_state(where, types, result, self.location)
         finally:
             scan_being_traced.reset(token)
         body = self._body_of(result, state, tuple_state)
@@ -157,7 +207,26 @@ class ScanOperator:
         """Arguments in parameter order; a wrong count or name is a DefinitionError."""
         return bind_call(f"scan operator {self.name}", self.signature, args, kwargs)
 
+    def specialized(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ScanOperator:
+        """This scan for the dimensions of a call (a scan whose values are all annotated
+        `float`, `int` or `bool`: its fields take the call's dimensions)."""
+        dims = dims_of_call(args, kwargs, self.axis)
+        if dims is None:
+            raise DefinitionError(
+                f"scan operator {self.name} has no parameter annotated as a field, and this "
+                f"call passes no field over {self.axis.name} and no out=, so the dimensions "
+                "of its columns are unknown; annotate a parameter as sc.Field[[...], dtype], "
+                "or pass a field or out="
+            )
+        made = self._specializations.get(dims)
+        if made is None:
+            made = ScanOperator(self.fn, self.axis, self.forward, self.init, column_dims=dims)
+            self._specializations[dims] = made
+        return made
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.generic:
+            return self.specialized(args, kwargs)(*args, **kwargs)
         return dispatch_call(
             self,
             f"scan operator {self.name}",
@@ -188,11 +257,29 @@ class ScanOperator:
             exprs.append(expr)
         register_scan_call(self.definition)
         definition = self.definition
-        return result_symbols(
+        result = result_symbols(
             ir.ScanCall(
                 self.name, tuple(exprs), definition.axis, definition.forward, self.return_type
             )
         )
+        if self.result_tree is None or not isinstance(result, tuple):
+            return result
+        return rebuild(self.result_tree, iter(result))  # type: ignore[no-any-return]
+
+
+def _flat_state(
+    where: str, tree: object, result: object, location: tuple[str, int]
+) -> tuple[object, ...]:
+    """The leaves of a nested new state, which must be nested as init= is."""
+
+    def error(message: str) -> DefinitionError:
+        return DefinitionError(
+            f"{where} returns a new state whose {message}; the new state is nested like "
+            f"its init= {shape(tree)}",
+            location,
+        )
+
+    return tuple(flatten(tree, result, "state", error))
 
 
 def _what(value: object) -> str:

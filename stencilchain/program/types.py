@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from stencilchain.errors import DefinitionError
@@ -11,6 +11,7 @@ from stencilchain.program import ir
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, int32, int64
+from stencilchain.program.tuple_params import Tree, annotation_tree, check_leaf_names, leaf_params
 
 
 class Field:
@@ -52,12 +53,20 @@ class Table:
 
 
 def parameter_types(
-    fn: Callable[..., Any], what: str, *, untyped: int = 0
+    fn: Callable[..., Any],
+    what: str,
+    *,
+    untyped: int = 0,
+    tuples: dict[str, Tree] | None = None,
+    overrides: Mapping[str, ir.FieldType | ScalarType] | None = None,
 ) -> tuple[tuple[ir.Param, ...], object]:
     """The typed parameters of a decorated function, and its return annotation (or None).
 
     The first `untyped` parameters (a scan's state) are plain positional parameters too,
-    but take no annotation and are not returned."""
+    but take no annotation and are not returned. Where `tuples` is given, a parameter
+    annotated with a (nested) tuple of field and scalar types is one parameter per leaf
+    (program/tuple_params.py), and its tree is put in `tuples` by its name. `overrides`
+    types parameters whatever their annotation (a scan's `a: float`)."""
     location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
     try:
         annotations = inspect.get_annotations(fn, eval_str=True)
@@ -80,11 +89,22 @@ def parameter_types(
         if index < untyped:
             continue
         ann = annotations.get(p.name)
+        if overrides and p.name in overrides:
+            ann = overrides[p.name]
+        tree = annotation_tree(ann) if tuples is not None else None
+        if tuples is not None and tree is not None:
+            tuples[p.name] = tree
+            params += [leaf for leaf, _ in leaf_params(p.name, tree)]
+            continue
         if not isinstance(ann, (ir.FieldType, ScalarType)):
             raise DefinitionError(
                 f"{what} {fn.__name__}: parameter '{p.name}' needs an annotation "
-                f"Field[[dims], dtype] or a dtype such as sc.float64, got {ann!r}",
+                f"Field[[dims], dtype] or a dtype such as sc.float64"
+                + (", or a (nested) tuple of them" if tuples is not None else "")
+                + f", got {ann!r}",
                 location,
             )
         params.append(ir.Param(p.name, ann))
+    if tuples:
+        check_leaf_names(params, location)
     return tuple(params), annotations.get("return")

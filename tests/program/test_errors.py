@@ -459,11 +459,11 @@ def test_annotation_that_is_not_a_dsl_type():
     with pytest.raises(sc.DefinitionError) as info:
 
         @sc.field_operator  # L:bad-ann
-        def numpy_annotated(f: F64, a: float) -> F64:
+        def numpy_annotated(f: F64, a: np.ndarray) -> F64:  # `float` is a float64 scalar
             return f * a
 
     assert_located(info.value, "bad-ann", 1)
-    assert_names(info.value, "numpy_annotated", "parameter 'a'", "float")
+    assert_names(info.value, "numpy_annotated", "parameter 'a'", "ndarray")
 
 
 def test_field_operator_called_with_numpy_arrays():
