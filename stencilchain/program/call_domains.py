@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.call_bounds import bound_of_expression
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.program_args import ProgramArg
+from stencilchain.program.program_scalars import ProgramScalar
 
 if TYPE_CHECKING:
     from stencilchain.program.program_trace import ProgramTrace
@@ -95,8 +97,9 @@ def _bound(
     value: object,
     pair: tuple[object, object],
 ) -> ir.Bound:
-    """One end of an explicit domain: an int literal (negative: from the end) or an
-    integer scalar parameter of this program (resolved at call time, by the same rule)."""
+    """One end of an explicit domain: an int literal (negative: from the end), an integer
+    scalar parameter of this program or an integer expression of them (resolved at call
+    time, by the same rule)."""
     if type(value) is int:
         return ir.Bound(value, from_end=value < 0)
     what = f"{where}: the {side} of the domain of {dim.name}"
@@ -118,9 +121,16 @@ def _bound(
                 "parameter must be int32 or int64"
             )
         return ir.Bound(0, False, param=value.ref.name)
+    if isinstance(value, ProgramScalar):
+        if value.trace is not trace:
+            raise DefinitionError(
+                f"{what} is an expression of another program's parameters; use one of "
+                f"{trace.name}'s"
+            )
+        return bound_of_expression(value.expr, what)
     raise DefinitionError(
-        f"{what} must be an int or an integer scalar parameter of {trace.name} "
-        f"(int32 or int64), got {value!r} in {pair!r}"
+        f"{what} must be an int, an integer scalar parameter of {trace.name} (int32 or "
+        f"int64) or an integer expression of them, got {value!r} in {pair!r}"
     )
 
 

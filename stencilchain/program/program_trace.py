@@ -22,6 +22,7 @@ from stencilchain.program.field_operator import FieldOperator, check_argument
 from stencilchain.program.ir_walk import refs_in, replace
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.program_args import ProgramArg
+from stencilchain.program.program_scalars import ProgramScalar
 from stencilchain.program.scan_lowering import innermost_scan_call, read_offsets, scan_domain
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
@@ -54,19 +55,28 @@ class ProgramTrace:
         domain = kwargs.pop("domain", None)
         where = f"call of {fop.name} in program {self.name}"
         scans = {fop.name: fop.definition} if isinstance(fop, ScanOperator) else fop.scans()
-        lowered = isinstance(fop, FieldOperator) and bool(scans)
-        self._register(fop.definitions(), scans, where, in_program=not lowered)
         exprs = []
         for param, arg in zip(fop.definition.params, fop.bind(args, kwargs)):
-            if isinstance(arg, ProgramArg):
+            if isinstance(arg, (ProgramArg, ProgramScalar)):
                 if arg.trace is not self:
                     raise DefinitionError(f"{where}: argument from another program")
-                arg = Symbol(arg.ref)
+                arg = Symbol(arg.ref if isinstance(arg, ProgramArg) else arg.expr)
             elif isinstance(arg, Symbol):
                 raise DefinitionError(
                     f"{where}: a traced field operator value cannot reach a program"
                 )
             exprs.append(check_argument(fop.name, param, arg))
+        computed = _computed_scalar(fop.definition.params, exprs)
+        if computed is not None and isinstance(fop, ScanOperator):
+            raise DefinitionError(
+                f"{where}: argument '{computed}' is an expression of the program's scalar "
+                "parameters; a scan's scalar arguments are scalar parameters or literals "
+                "(call the scan from a field operator that takes the expression)"
+            )
+        # a call with scalar arguments computed from the program's parameters is lowered
+        # into a field operator that computes them, as one that calls scans is
+        lowered = isinstance(fop, FieldOperator) and (bool(scans) or computed is not None)
+        self._register(fop.definitions(), scans, where, in_program=not lowered)
         if lowered:
             assert isinstance(fop, FieldOperator)
             return self._record_with_scans(fop, tuple(exprs), out, domain, where)
@@ -497,3 +507,12 @@ def _widen(
 ) -> None:
     by_dim = reads.setdefault(name, {})
     by_dim[dim] = widen(by_dim.get(dim), lo, hi)
+
+
+def _computed_scalar(params: tuple[ir.Param, ...], exprs: list[ir.Expr]) -> str | None:
+    """The first scalar parameter whose argument is an expression of the program's scalar
+    parameters (not one parameter or a literal), or None."""
+    for param, expr in zip(params, exprs):
+        if not isinstance(param.type, ir.FieldType) and not isinstance(expr, (ir.Ref, ir.Literal)):
+            return param.name
+    return None

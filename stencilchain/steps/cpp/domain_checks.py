@@ -9,15 +9,20 @@ call's bounds `sc_start_<dim>`/`sc_stop_<dim>`, and the error buffer `err`/`err_
 from __future__ import annotations
 
 from stencilchain.program import ir
+from stencilchain.program.bound_exprs import BoundExpr
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.domains import empty_message, window_message
 from stencilchain.steps.cpp.signature import bound_var, scalar_var, size_var
 
 
-def parameter_bound(dim: Dimension, param: str) -> str:
-    """The C++ value of integer scalar parameter `param` as a bound along `dim`: a negative
-    value counts from the end, like a literal bound (`ir.Bound.resolve`)."""
-    p = f"static_cast<std::int64_t>({scalar_var(param)})"
+def parameter_bound(dim: Dimension, param: str | BoundExpr) -> str:
+    """The C++ value of integer scalar parameter `param` (or an integer expression of them)
+    as a bound along `dim`: a negative value counts from the end, like a literal bound
+    (`ir.Bound.resolve`)."""
+    if isinstance(param, BoundExpr):
+        p = param.cpp(scalar_var)
+    else:
+        p = f"static_cast<std::int64_t>({scalar_var(param)})"
     return f"({p} < 0 ? {size_var(dim)} + {p} : {p})"
 
 
