@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.program_scalars import ProgramScalar, scalar_binary, scalar_neg
 
 if TYPE_CHECKING:
-    from stencilchain.program.program_scalars import ProgramScalar
     from stencilchain.program.program_trace import ProgramTrace
 
 
@@ -44,9 +44,13 @@ class ProgramArg:
             "and unary `-` (for call arguments and domain bounds)"
         )
 
-    def _scalar(self, op: str, left: object, right: object) -> ProgramScalar:
-        from stencilchain.program.program_scalars import scalar_binary
+    def program_scalar(self) -> ProgramScalar:
+        """This scalar parameter as an operand of a program's scalar arithmetic."""
+        if self.temporary or isinstance(self.ref.type, ir.FieldType):
+            self.no_arithmetic()
+        return ProgramScalar(self.trace, self.ref)
 
+    def _scalar(self, op: str, left: object, right: object) -> ProgramScalar:
         return scalar_binary(self.trace, op, left, right)
 
     def __add__(self, other: object) -> ProgramScalar:
@@ -86,8 +90,6 @@ class ProgramArg:
         return self._scalar("mod", other, self)
 
     def __neg__(self) -> ProgramScalar:
-        from stencilchain.program.program_scalars import scalar_neg
-
         return scalar_neg(self.trace, self)
 
     __pow__ = __rpow__ = __call__ = no_arithmetic

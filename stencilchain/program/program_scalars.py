@@ -75,20 +75,15 @@ class ProgramScalar:
 
 
 def scalar_operand(trace: ProgramTrace, value: object, what: str) -> object:
-    """The operand of a program's scalar arithmetic that `value` is: a ProgramScalar's or a
-    scalar parameter's traced value, or a literal as it is."""
-    from stencilchain.program.program_args import ProgramArg
-
+    """The operand of a program's scalar arithmetic that `value` is: a ProgramScalar's (a
+    scalar parameter's, `ProgramArg.program_scalar`) traced value, or a literal as it is."""
+    convert = getattr(value, "program_scalar", None)
+    if callable(convert):  # a ProgramArg (program_args.py imports this module)
+        value = convert()
     if isinstance(value, ProgramScalar):
         if value.trace is not trace:
             raise DefinitionError(f"{what}: an expression of another program's parameters")
         return Symbol(value.expr)
-    if isinstance(value, ProgramArg):
-        if value.trace is not trace:
-            raise DefinitionError(f"{what}: a parameter of another program")
-        if value.temporary or isinstance(value.ref.type, ir.FieldType):
-            value.no_arithmetic()
-        return Symbol(value.ref)
     if isinstance(value, (bool, int, float)):
         return value
     raise DefinitionError(
