@@ -4,6 +4,8 @@ last kept as the bound's offset (so `n - 1` and `n` count from the same anchor).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.bound_exprs import BOUND_OPS, BoundExpr, Operand
@@ -53,4 +55,47 @@ def _operand(expr: ir.Expr, what: str) -> Operand:
     raise DefinitionError(
         f"{what} is {format_expr(expr)}; a bound is built from integer scalar parameters "
         f"and int literals with {' '.join(BOUND_OPS.values())} (`//` by a positive literal)"
+    )
+
+
+def substitute_bound(bound: ir.Bound, bindings: Mapping[str, ir.Expr]) -> ir.Bound:
+    """`bound` with the scalars it names replaced by their bindings (a field operator's
+    parameters by its call's arguments): a literal gives a literal bound (negative: from
+    the end), a Ref another name, an expression an expression."""
+    param = bound.param
+    if param is None or not any(n in bindings for n in _names(param)):
+        return bound
+    value = _bind(param, bindings)
+    if isinstance(value, int):
+        return ir.Bound(value + bound.value, from_end=value < 0)
+    return ir.Bound(bound.value, False, param=value)
+
+
+def _names(param: str | BoundExpr) -> tuple[str, ...]:
+    return param.params() if isinstance(param, BoundExpr) else (param,)
+
+
+def _bind(side: Operand, bindings: Mapping[str, ir.Expr]) -> Operand:
+    if isinstance(side, int):
+        return side
+    if isinstance(side, str):
+        if side not in bindings:
+            return side
+        return _operand(bindings[side], f"the argument for '{side}' in a condition's bound")
+    left, right = _bind(side.left, bindings), _bind(side.right, bindings)
+    if isinstance(left, int) and isinstance(right, int):
+        return BoundExpr(side.op, left, right).evaluate({})
+    return BoundExpr(side.op, left, right)
+
+
+def substitute_intervals(
+    intervals: tuple[ir.Interval, ...], bindings: Mapping[str, ir.Expr]
+) -> tuple[ir.Interval, ...]:
+    """`intervals` (a concat_where's) with `substitute_bound` applied to each bound."""
+    return tuple(
+        ir.Interval(
+            tuple(substitute_bound(b, bindings) for b in i.starts),
+            tuple(substitute_bound(b, bindings) for b in i.stops),
+        )
+        for i in intervals
     )

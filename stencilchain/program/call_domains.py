@@ -242,20 +242,20 @@ def _outside_every_domain(interval: ir.Interval, shift: int) -> bool:
     """Whether no point of any domain (inside the array: `[0, size)`) is evaluated inside
     `interval` at `shift`: a stop from the start at or below `shift`, or a start from the
     end at or above it."""
-    return any(not b.from_end and b.value <= shift for b in interval.stops) or any(
-        b.from_end and b.value >= shift for b in interval.starts
-    )
+    return any(
+        not b.from_end and b.param is None and b.value <= shift for b in interval.stops
+    ) or any(b.from_end and b.value >= shift for b in interval.starts)
 
 
 def _window_halo(window: ir.Window) -> tuple[int, int]:
     """How far a window's reads narrow an inferred domain, below and above: not at all on a
     side where its interval keeps the reads inside the array (a start from the first index
     with `start + lo >= 0`, a stop from the end with `stop + hi <= 0`) or bounds it from the
-    other end (checked at the call, like an explicit domain); elsewhere like reads
+    other end or from a scalar (checked at the call, like an explicit domain); elsewhere like reads
     everywhere at the window's offsets."""
     rlo, rhi = window.reads
     starts, stops = window.interval.starts, window.interval.stops
-    low_inside = any(b.from_end or b.value + rlo >= 0 for b in starts)
+    low_inside = any(b.from_end or b.param is not None or b.value + rlo >= 0 for b in starts)
     high_inside = any(not b.from_end or b.value + rhi <= 0 for b in stops)
     return (
         0 if low_inside else max(0, -(window.shift + rlo)),

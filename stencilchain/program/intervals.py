@@ -60,10 +60,13 @@ class Interval:
     starts: tuple[Bound, ...]
     stops: tuple[Bound, ...]
 
-    def resolve(self, size: int) -> tuple[int | None, int | None]:
-        """[start, stop) for this size; None where the interval is unbounded."""
-        start = max(b.resolve(size) for b in self.starts) if self.starts else None
-        stop = min(b.resolve(size) for b in self.stops) if self.stops else None
+    def resolve(
+        self, size: int, scalars: Mapping[str, Any] | None = None
+    ) -> tuple[int | None, int | None]:
+        """[start, stop) for this size (and the values of the scalars its bounds name);
+        None where the interval is unbounded."""
+        start = max(b.resolve(size, scalars) for b in self.starts) if self.starts else None
+        stop = min(b.resolve(size, scalars) for b in self.stops) if self.stops else None
         return start, stop
 
     def __repr__(self) -> str:

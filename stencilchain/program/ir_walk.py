@@ -40,3 +40,19 @@ def refs_in(*exprs: ir.Expr) -> tuple[ir.Ref, ...]:
     for expr in exprs:
         walk(expr)
     return tuple(found.values())
+
+
+def condition_scalars(*exprs: ir.Expr) -> tuple[str, ...]:
+    """The scalars that the bounds of `exprs`' concat_where conditions name (`K < k_start`),
+    each once, in the order they first appear."""
+    found: dict[str, None] = {}
+    for expr in exprs:
+        for node in nodes(expr):
+            if isinstance(node, ir.ConcatWhere):
+                for interval in node.intervals:
+                    for b in (*interval.starts, *interval.stops):
+                        if isinstance(b.param, str):
+                            found.setdefault(b.param)
+                        elif b.param is not None:
+                            found.update(dict.fromkeys(b.param.params()))
+    return tuple(found)

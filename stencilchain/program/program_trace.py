@@ -19,7 +19,7 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument
-from stencilchain.program.ir_walk import refs_in, replace
+from stencilchain.program.ir_walk import condition_scalars, refs_in, replace
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar
@@ -73,9 +73,14 @@ class ProgramTrace:
                 "parameters; a scan's scalar arguments are scalar parameters or literals "
                 "(call the scan from a field operator that takes the expression)"
             )
-        # a call with scalar arguments computed from the program's parameters is lowered
-        # into a field operator that computes them, as one that calls scans is
-        lowered = isinstance(fop, FieldOperator) and (bool(scans) or computed is not None)
+        # a call with scalar arguments computed from the program's parameters, or with a
+        # condition on a scalar (`K < k_start`, whose bounds then name the program's
+        # parameters), is lowered into a field operator of its own, as one calling scans is
+        lowered = isinstance(fop, FieldOperator) and (
+            bool(scans)
+            or computed is not None
+            or any(condition_scalars(d.body) for d in fop.definitions().values())
+        )
         self._register(fop.definitions(), scans, where, in_program=not lowered)
         if lowered:
             assert isinstance(fop, FieldOperator)
@@ -250,7 +255,9 @@ class ProgramTrace:
             value = _tuple_of(refs) if scan.tuple_state else refs[0]
             body = inline_calls(replace(body, scan_call, value), {})
         final = ir.FieldOperatorDef(
-            self._new_fop_name(f"{fop.name}__call{len(self.calls)}"), _params_of(body), body
+            self._new_fop_name(f"{fop.name}__call{len(self.calls)}"),
+            _params_of(body, self.params),
+            body,
         )
         args = tuple(ir.Ref(p.name, p.type) for p in final.params)
         outs = self._record_lowered(where, final, args, outs, call_domain)
@@ -290,7 +297,7 @@ class ProgramTrace:
             return scan_call.args
         body = computed[0] if len(computed) == 1 else _tuple_of(computed)
         name = self._new_fop_name(f"{fop.name}__{scan.name}_args{len(self.calls)}")
-        args_fop = ir.FieldOperatorDef(name, _params_of(body), body)
+        args_fop = ir.FieldOperatorDef(name, _params_of(body, self.params), body)
         refs = tuple(ir.Ref(p.name, p.type) for p in args_fop.params)
         made = iter(self._record_lowered(where, args_fop, refs, None, scan_domain))
         return tuple(
@@ -496,10 +503,17 @@ def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:
     return ir.MakeTuple(tuple(elems), ir.TupleType(types))  # type: ignore[arg-type]
 
 
-def _params_of(body: ir.Expr) -> tuple[ir.Param, ...]:
+def _params_of(body: ir.Expr, program_params: tuple[ir.Param, ...]) -> tuple[ir.Param, ...]:
     """The parameters of a field operator made of `body`, written in a program's names:
-    the names it reads, in the order they first appear."""
-    return tuple(ir.Param(ref.name, ref.type) for ref in refs_in(body))
+    the names it reads, in the order they first appear, then the scalar parameters that
+    only its conditions' bounds name (`K < k_start`)."""
+    params = [ir.Param(ref.name, ref.type) for ref in refs_in(body)]
+    named = {p.name for p in params}
+    for name in condition_scalars(body):
+        if name not in named:
+            named.add(name)
+            params += [p for p in program_params if p.name == name]
+    return tuple(params)
 
 
 def _widen(
