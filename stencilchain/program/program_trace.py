@@ -23,7 +23,12 @@ from stencilchain.program.ir_walk import condition_scalars, refs_in, replace
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar
-from stencilchain.program.scan_lowering import innermost_scan_call, read_offsets, scan_domain
+from stencilchain.program.scan_lowering import (
+    innermost_scan_call,
+    read_offsets,
+    scan_branch,
+    scan_domain,
+)
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute
@@ -44,6 +49,9 @@ class ProgramTrace:
         self.temporaries: list[ir.Param] = []
         # per call that made temporaries: their names, the call and where it was made
         self.makers: list[tuple[tuple[str, ...], str, tuple[str, int] | None]] = []
+        # the results of scans in a concat_where's branch: made over where the branch reads
+        # them, so their reads there are windows like a parameter's (docs/adr/0024)
+        self.branch_covered: set[str] = set()
 
     def record_call(
         self, fop: FieldOperator | ScanOperator, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -194,7 +202,7 @@ class ProgramTrace:
                 _widen(read, name, dim, lo, hi)
             for dim, by_window in reads.windows.get(param, {}).items():
                 for (interval, shift), (lo, hi) in by_window.items():
-                    if name in self.written:
+                    if name in self.written and name not in self.branch_covered:
                         _widen(read, name, dim, shift + lo, shift + hi)
                         continue
                     _widen(windowed, name, dim, shift + lo, shift + hi)
@@ -248,9 +256,13 @@ class ProgramTrace:
         call_domain = domain_of_call(self, where, dims, read, domain, windows)
         while (scan_call := innermost_scan_call(body)) is not None:
             scan = self.scans[scan_call.callee]
-            domain_of_scan = scan_domain(call_domain, scan, read_offsets(body, scan_call))
+            branch = scan_branch(body, scan_call, where)
+            offsets = read_offsets(body, scan_call)
+            domain_of_scan = scan_domain(call_domain, scan, offsets, branch)
             args = self._scan_arguments(fop, scan, scan_call, domain_of_scan, where)
             results = self._record_lowered(where, scan, args, None, domain_of_scan)
+            if branch is not None:  # written where the branch reads it, by construction
+                self.branch_covered.update(results)
             refs = tuple(ir.Ref(name, self._field_type(name)) for name in results)
             value = _tuple_of(refs) if scan.tuple_state else refs[0]
             body = inline_calls(replace(body, scan_call, value), {})
