@@ -154,6 +154,7 @@ def scan_branch(expr: ir.Expr, target: ir.ScanCall, where: str) -> tuple[ir.Inte
     guard = found[0]
     assert guard is not None
     intervals, shift = guard
+    intervals = tuple(i for i in intervals if not _outside_every_array(i, shift))
     if len(intervals) != 1:
         raise DefinitionError(
             f"{where}: calls scan operator {target.callee} in a branch of a concat_where "
@@ -185,3 +186,12 @@ def shifted_domain(
 def _dims(expr: ir.ScanCall) -> tuple[Dimension, ...]:
     t = expr.type
     return t.dims if isinstance(t, ir.FieldType) else t.elems[0].dims
+
+
+def _outside_every_array(interval: ir.Interval, shift: int) -> bool:
+    """Whether no point `p` of any array (`[0, size)`) has `p + shift` in `interval` (as
+    the complement of `K == 0` has below level 0): a literal stop from the start at or
+    below `shift`, or a start from the end at or above it."""
+    return any(
+        not b.from_end and b.param is None and b.value <= shift for b in interval.stops
+    ) or any(b.from_end and b.value >= shift for b in interval.starts)
