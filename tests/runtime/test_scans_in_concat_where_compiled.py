@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.program.test_scans_in_branches import references, sweeps
+from tests.program.test_scans_in_concat_where import references, sweeps
 
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 
