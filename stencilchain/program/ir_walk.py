@@ -56,3 +56,16 @@ def condition_scalars(*exprs: ir.Expr) -> tuple[str, ...]:
                         elif b.param is not None:
                             found.update(dict.fromkeys(b.param.params()))
     return tuple(found)
+
+
+def params_of(body: ir.Expr, program_params: tuple[ir.Param, ...]) -> tuple[ir.Param, ...]:
+    """The parameters of a field operator made of `body`, written in a program's names:
+    the names it reads, in the order they first appear, then the scalar parameters that
+    only its conditions' bounds name (`K < k_start`)."""
+    params = [ir.Param(ref.name, ref.type) for ref in refs_in(body)]
+    named = {p.name for p in params}
+    for name in condition_scalars(body):
+        if name not in named:
+            named.add(name)
+            params += [p for p in program_params if p.name == name]
+    return tuple(params)

@@ -101,3 +101,12 @@ def scalar_binary(trace: ProgramTrace, op: str, left: object, right: object) -> 
 def scalar_neg(trace: ProgramTrace, operand: object) -> ProgramScalar:
     value = scalar_operand(trace, operand, f"unary `-` in program {trace.name}")
     return ProgramScalar(trace, unary("neg", value).expr)
+
+
+def computed_scalar(params: tuple[ir.Param, ...], exprs: list[ir.Expr]) -> str | None:
+    """The first scalar parameter whose argument is an expression of the program's scalar
+    parameters (not one parameter or a literal), or None."""
+    for param, expr in zip(params, exprs):
+        if not isinstance(param.type, ir.FieldType) and not isinstance(expr, (ir.Ref, ir.Literal)):
+            return param.name
+    return None

@@ -1,6 +1,8 @@
 """The trace of a program's function: the calls it makes, recorded as program calls with
 their arguments, outputs, temporaries and domains (program/call_domains.py), checked as
-they are made and finished into an ir.Program."""
+they are made and finished into an ir.Program. It is a little over 500 lines: the lowering
+of calls (scans, computed scalar arguments, conditions on scalars) shares the recording's
+state, so it stays with it."""
 
 from __future__ import annotations
 
@@ -19,10 +21,10 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument
-from stencilchain.program.ir_walk import condition_scalars, refs_in, replace
+from stencilchain.program.ir_walk import condition_scalars, params_of, replace
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.program_args import ProgramArg
-from stencilchain.program.program_scalars import ProgramScalar
+from stencilchain.program.program_scalars import ProgramScalar, computed_scalar
 from stencilchain.program.scan_lowering import (
     innermost_scan_call,
     read_offsets,
@@ -74,7 +76,7 @@ class ProgramTrace:
                     f"{where}: a traced field operator value cannot reach a program"
                 )
             exprs.append(check_argument(fop.name, param, arg))
-        computed = _computed_scalar(fop.definition.params, exprs)
+        computed = computed_scalar(fop.definition.params, exprs)
         if computed is not None and isinstance(fop, ScanOperator):
             raise DefinitionError(
                 f"{where}: argument '{computed}' is an expression of the program's scalar "
@@ -268,7 +270,7 @@ class ProgramTrace:
             body = inline_calls(replace(body, scan_call, value), {})
         final = ir.FieldOperatorDef(
             self._new_fop_name(f"{fop.name}__call{len(self.calls)}"),
-            _params_of(body, self.params),
+            params_of(body, self.params),
             body,
         )
         args = tuple(ir.Ref(p.name, p.type) for p in final.params)
@@ -309,7 +311,7 @@ class ProgramTrace:
             return scan_call.args
         body = computed[0] if len(computed) == 1 else _tuple_of(computed)
         name = self._new_fop_name(f"{fop.name}__{scan.name}_args{len(self.calls)}")
-        args_fop = ir.FieldOperatorDef(name, _params_of(body, self.params), body)
+        args_fop = ir.FieldOperatorDef(name, params_of(body, self.params), body)
         refs = tuple(ir.Ref(p.name, p.type) for p in args_fop.params)
         made = iter(self._record_lowered(where, args_fop, refs, None, scan_domain))
         return tuple(
@@ -515,30 +517,8 @@ def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:
     return ir.MakeTuple(tuple(elems), ir.TupleType(types))  # type: ignore[arg-type]
 
 
-def _params_of(body: ir.Expr, program_params: tuple[ir.Param, ...]) -> tuple[ir.Param, ...]:
-    """The parameters of a field operator made of `body`, written in a program's names:
-    the names it reads, in the order they first appear, then the scalar parameters that
-    only its conditions' bounds name (`K < k_start`)."""
-    params = [ir.Param(ref.name, ref.type) for ref in refs_in(body)]
-    named = {p.name for p in params}
-    for name in condition_scalars(body):
-        if name not in named:
-            named.add(name)
-            params += [p for p in program_params if p.name == name]
-    return tuple(params)
-
-
 def _widen(
     reads: dict[str, dict[Dimension, tuple[int, int]]], name: str, dim: Dimension, lo: int, hi: int
 ) -> None:
     by_dim = reads.setdefault(name, {})
     by_dim[dim] = widen(by_dim.get(dim), lo, hi)
-
-
-def _computed_scalar(params: tuple[ir.Param, ...], exprs: list[ir.Expr]) -> str | None:
-    """The first scalar parameter whose argument is an expression of the program's scalar
-    parameters (not one parameter or a literal), or None."""
-    for param, expr in zip(params, exprs):
-        if not isinstance(param.type, ir.FieldType) and not isinstance(expr, (ir.Ref, ir.Literal)):
-            return param.name
-    return None
