@@ -71,7 +71,7 @@ class StaticProgram:
             assert not isinstance(dtype, ir.FieldType)
             if not _is_value_of(value, dtype):
                 raise ArgumentError(
-                    f"{self.name}(): static argument '{name}' must be a {dtype.name} value "
+                    f"{self.name}(): static argument '{name}' must be a value of type {dtype.name} "
                     f"(a Python {_python_kind(dtype)} or a NumPy {dtype.name}), got {value!r}"
                 )
         return values
