@@ -88,9 +88,7 @@ def program(fn: Callable[..., Any], /) -> Program: ...
 
 
 @overload
-def program(
-    *, static_params: Iterable[str]
-) -> Callable[[Callable[..., Any]], Program | StaticProgram]: ...
+def program(*, static_params: Iterable[str]) -> Callable[[Callable[..., Any]], StaticProgram]: ...
 
 
 def program(
@@ -100,10 +98,7 @@ def program(
     `@program(static_params=("n",))` makes a StaticProgram, traced per value set of those
     scalar parameters (program/static_program.py)."""
 
-    def make(f: Callable[..., Any]) -> Program | StaticProgram:
-        names = tuple(static_params or ())
-        if not names:
-            return Program(f)
-        return StaticProgram(f, names, lambda fn, values: Program(fn, static=values))
+    def make(f: Callable[..., Any]) -> StaticProgram:
+        return StaticProgram(f, static_params or (), lambda fn, values: Program(fn, static=values))
 
     return make if fn is None else Program(fn)

@@ -37,6 +37,12 @@ class StaticProgram:
         self.name = fn.__name__
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
         params, _ = parameter_types(fn, "program")
+        if isinstance(static_params, str):
+            raise DefinitionError(
+                f"program {self.name}: static_params is the string {static_params!r}; give "
+                f"a tuple of parameter names, static_params=({static_params!r},)",
+                self.location,
+            )
         self.static_params = tuple(static_params)
         by_name = {p.name: p for p in params}
         for name in self.static_params:
@@ -53,6 +59,12 @@ class StaticProgram:
                     f"{param.type!r}; a static parameter is a scalar (its value is compiled in)",
                     self.location,
                 )
+        if not self.static_params:
+            raise DefinitionError(
+                f"program {self.name}: static_params is empty; name the scalar parameters "
+                "to compile in, or write @sc.program without it",
+                self.location,
+            )
         if len(set(self.static_params)) != len(self.static_params):
             raise DefinitionError(
                 f"program {self.name}: static_params names a parameter twice", self.location

@@ -109,3 +109,15 @@ def test_a_static_parameter_that_is_a_field_or_unknown_is_a_definition_error() -
         @sc.program(static_params=("g",))
         def q(f: F3, out: F3) -> None:
             scale(f, 1.0, out=out)
+
+    with pytest.raises(sc.DefinitionError, match="static_params is empty"):
+
+        @sc.program(static_params=())
+        def r(f: F3, out: F3) -> None:
+            scale(f, 1.0, out=out)
+
+    with pytest.raises(sc.DefinitionError, match=r"give a tuple of parameter names"):
+
+        @sc.program(static_params="n")
+        def s(f: F3, out: F3, n: sc.int32) -> None:
+            scale(f, 1.0, out=out)
