@@ -14,6 +14,7 @@ import numpy as np
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
+from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.types import parameter_types
 
 if TYPE_CHECKING:
@@ -72,16 +73,16 @@ class StaticProgram:
         # every parameter, to bind a call's arguments as Python would
         self.signature = ir.Program(self.name, params, (), ())
         self.positions = tuple(i for i, p in enumerate(params) if p.name in self.static_params)
-        self.dtypes = tuple(params[i].type for i in self.positions)
+        self.dtypes = tuple(_scalar(params[i].type) for i in self.positions)
+        self.checks = tuple(_value_check(dtype) for dtype in self.dtypes)
         self.specialisations: dict[tuple[Any, ...], Program] = {}
         self._embedded = StaticExecutor(self, None, jit=True)
 
     def key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """The static values of a call's arguments (in parameter order), checked."""
         values = tuple(args[i] for i in self.positions)
-        for name, dtype, value in zip(self.static_params, self.dtypes, values):
-            assert not isinstance(dtype, ir.FieldType)
-            if not _is_value_of(value, dtype):
+        for name, dtype, check, value in zip(self.static_params, self.dtypes, self.checks, values):
+            if not check(value):
                 raise ArgumentError(
                     f"{self.name}(): static argument '{name}' must be a value of type {dtype.name} "
                     f"(a Python {_python_kind(dtype)} or a NumPy {dtype.name}), got {value!r}"
@@ -217,17 +218,16 @@ class BoundArgs:
         self.executor(**dict(zip(self.free, args)), **kwargs, **self.bound)
 
 
-def _is_value_of(value: Any, dtype: Any) -> bool:
-    """Whether `value` is a value of scalar `dtype` without a conversion."""
-    if isinstance(value, np.generic):
-        return bool(value.dtype == dtype.numpy)
+def _value_check(dtype: Any) -> Callable[[Any], bool]:
+    """Whether a value is one of scalar `dtype` without a conversion (a Python bool, an int
+    in range, a float, or a NumPy scalar of exactly that dtype), made once per parameter."""
+    own = dtype.numpy.type
     if dtype.is_bool:
-        return type(value) is bool
+        return lambda v: type(v) is bool or type(v) is own
     if dtype.is_integer:
-        return type(value) is int and bool(
-            np.iinfo(dtype.numpy).min <= value <= np.iinfo(dtype.numpy).max
-        )
-    return type(value) in (float, int)
+        lo, hi = int(np.iinfo(dtype.numpy).min), int(np.iinfo(dtype.numpy).max)
+        return lambda v: type(v) is own or (type(v) is int and lo <= v <= hi)
+    return lambda v: type(v) is own or type(v) is float or type(v) is int
 
 
 def _python(value: Any) -> Any:
@@ -237,3 +237,8 @@ def _python(value: Any) -> Any:
 
 def _python_kind(dtype: Any) -> str:
     return "bool" if dtype.is_bool else "int" if dtype.is_integer else "float"
+
+
+def _scalar(t: ir.FieldType | ScalarType) -> ScalarType:
+    assert not isinstance(t, ir.FieldType)  # checked: a static parameter is a scalar
+    return t
