@@ -6,6 +6,7 @@ binds arguments once."""
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -118,13 +119,32 @@ class StaticProgram:
 
 class StaticExecutor:
     """A static program on one backend (None: embedded): a dict from the static values to
-    the specialisation's executor, which takes the other arguments."""
+    the specialisation's executor, which takes the other arguments. The call path looks
+    the executor up by the static arguments and their types (a hit was checked when the
+    entry was made), so a call with known values pays a tuple and a dict lookup."""
 
     def __init__(self, program: StaticProgram, backend: Backend | None, *, jit: bool) -> None:
         self.program = program
         self.backend = backend
         self.jit = jit
+        # by the checked static values, and by (type, value) pairs for the call path
         self.executors: dict[tuple[Any, ...], Callable[..., None]] = {}
+        self._by_typed: dict[Any, Callable[..., None]] = {}
+        positions = program.positions
+        dynamic = [i for i in range(len(program.signature.params)) if i not in positions]
+        self._count = len(program.signature.params)
+        if len(positions) == 1:
+            (at,) = positions
+            self._typed: Callable[[tuple[Any, ...]], Any] = lambda a: (type(a[at]), a[at])
+        else:
+            self._typed = lambda a: tuple((type(a[i]), a[i]) for i in positions)
+        if len(dynamic) == 1:
+            (only,) = dynamic
+            self._dynamic: Callable[[tuple[Any, ...]], tuple[Any, ...]] = lambda a: (a[only],)
+        elif dynamic:
+            self._dynamic = operator.itemgetter(*dynamic)
+        else:
+            self._dynamic = lambda a: ()
 
     def _executor(self, values: tuple[Any, ...]) -> Callable[..., None]:
         spec = self.program.specialise(values)
@@ -143,15 +163,14 @@ class StaticExecutor:
             )
         columns = [list(values[n]) for n in names]
         for combination in itertools.product(*columns):
-            args = [None] * len(self.program.signature.params)
+            args: list[Any] = [None] * self._count
             for i, v in zip(self.program.positions, combination):
                 args[i] = v
             key = self.program.key(tuple(args))
             if key in self.executors:
-                given = ", ".join(f"{n}={_python(v)!r}" for n, v in zip(names, key))
                 raise ArgumentError(
-                    f"{self.program.name} is compiled for {given} already; compile each "
-                    "value set once"
+                    f"{self.program.name} is compiled for {self._text(key)} already; compile "
+                    "each value set once"
                 )
             executor = self._executor(key)
             compile_now = getattr(executor, "compile", None)
@@ -160,28 +179,39 @@ class StaticExecutor:
             self.executors[key] = executor
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> None:
-        program = self.program
         if kwargs:
-            args = bind_arguments(program.signature, args, kwargs)
-        elif len(args) != len(program.signature.params):
-            bind_arguments(program.signature, args, {"": None})  # the count's error
-        key = program.key(args)
+            args = bind_arguments(self.program.signature, args, kwargs)
+        elif len(args) != self._count:
+            names = ", ".join(p.name for p in self.program.signature.params)
+            raise ArgumentError(
+                f"{self.program.name}() takes {self._count} arguments ({names}), got {len(args)}"
+            )
+        try:
+            executor = self._by_typed[self._typed(args)]
+        except KeyError:
+            executor = self._miss(args)
+        executor(*self._dynamic(args))
+
+    def _miss(self, args: tuple[Any, ...]) -> Callable[..., None]:
+        """The executor of static values not seen with these types: checked, then made
+        (with `jit`) or found among those compiled."""
+        key = self.program.key(args)
         executor = self.executors.get(key)
         if executor is None:
             if not self.jit:
-                given = ", ".join(f"{n}={_python(v)!r}" for n, v in zip(program.static_params, key))
-                compiled = "; ".join(
-                    ", ".join(f"{n}={_python(v)!r}" for n, v in zip(program.static_params, k))
-                    for k in self.executors
-                )
+                compiled = "; ".join(self._text(k) for k in self.executors)
                 raise ArgumentError(
-                    f"{program.name}() has no specialisation for {given} (compiled: "
-                    f"{compiled or 'none'}); compile it first, or use with_backend(..., jit=True)"
+                    f"{self.program.name}() has no specialisation for {self._text(key)} "
+                    f"(compiled: {compiled or 'none'}); compile it first, or use "
+                    "with_backend(..., jit=True)"
                 )
             executor = self._executor(key)
             self.executors[key] = executor
-        positions = program.positions
-        executor(*(a for i, a in enumerate(args) if i not in positions))
+        self._by_typed[self._typed(args)] = executor
+        return executor
+
+    def _text(self, key: tuple[Any, ...]) -> str:
+        return ", ".join(f"{n}={_python(v)!r}" for n, v in zip(self.program.static_params, key))
 
     def with_bound_args(self, **bound: Any) -> BoundArgs:
         """This executor with some arguments given once (static or not)."""

@@ -78,6 +78,8 @@ def test_keywords_and_bound_arguments() -> None:
         bound(f, out2, d2, 3.0, n=2)
     with pytest.raises(sc.errors.ArgumentError, match="'m' is not a parameter"):
         levels.with_bound_args(m=1)
+    with pytest.raises(sc.errors.ArgumentError, match=r"levels\(\) takes 6 arguments .*, got 5"):
+        levels(f, out, d, 3, 1.0)
 
 
 @pytest.mark.parametrize(
