@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.call_bounds import bound_of_expression
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.program_args import ProgramArg
+from stencilchain.program.program_scalars import ProgramScalar
 
 if TYPE_CHECKING:
     from stencilchain.program.program_trace import ProgramTrace
@@ -95,8 +97,9 @@ def _bound(
     value: object,
     pair: tuple[object, object],
 ) -> ir.Bound:
-    """One end of an explicit domain: an int literal (negative: from the end) or an
-    integer scalar parameter of this program (resolved at call time, by the same rule)."""
+    """One end of an explicit domain: an int literal (negative: from the end), an integer
+    scalar parameter of this program or an integer expression of them (resolved at call
+    time, by the same rule)."""
     if type(value) is int:
         return ir.Bound(value, from_end=value < 0)
     what = f"{where}: the {side} of the domain of {dim.name}"
@@ -118,9 +121,16 @@ def _bound(
                 "parameter must be int32 or int64"
             )
         return ir.Bound(0, False, param=value.ref.name)
+    if isinstance(value, ProgramScalar):
+        if value.trace is not trace:
+            raise DefinitionError(
+                f"{what} is an expression of another program's parameters; use one of "
+                f"{trace.name}'s"
+            )
+        return bound_of_expression(value.expr, what)
     raise DefinitionError(
-        f"{what} must be an int or an integer scalar parameter of {trace.name} "
-        f"(int32 or int64), got {value!r} in {pair!r}"
+        f"{what} must be an int, an integer scalar parameter of {trace.name} (int32 or "
+        f"int64) or an integer expression of them, got {value!r} in {pair!r}"
     )
 
 
@@ -232,20 +242,20 @@ def _outside_every_domain(interval: ir.Interval, shift: int) -> bool:
     """Whether no point of any domain (inside the array: `[0, size)`) is evaluated inside
     `interval` at `shift`: a stop from the start at or below `shift`, or a start from the
     end at or above it."""
-    return any(not b.from_end and b.value <= shift for b in interval.stops) or any(
-        b.from_end and b.value >= shift for b in interval.starts
-    )
+    return any(
+        not b.from_end and b.param is None and b.value <= shift for b in interval.stops
+    ) or any(b.from_end and b.value >= shift for b in interval.starts)
 
 
 def _window_halo(window: ir.Window) -> tuple[int, int]:
     """How far a window's reads narrow an inferred domain, below and above: not at all on a
     side where its interval keeps the reads inside the array (a start from the first index
     with `start + lo >= 0`, a stop from the end with `stop + hi <= 0`) or bounds it from the
-    other end (checked at the call, like an explicit domain); elsewhere like reads
+    other end or from a scalar (checked at the call, like an explicit domain); elsewhere like reads
     everywhere at the window's offsets."""
     rlo, rhi = window.reads
     starts, stops = window.interval.starts, window.interval.stops
-    low_inside = any(b.from_end or b.value + rlo >= 0 for b in starts)
+    low_inside = any(b.from_end or b.param is not None or b.value + rlo >= 0 for b in starts)
     high_inside = any(not b.from_end or b.value + rhi <= 0 for b in stops)
     return (
         0 if low_inside else max(0, -(window.shift + rlo)),

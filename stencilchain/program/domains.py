@@ -35,7 +35,7 @@ def resolve_domain(
                 f"leaves the array of size {size} along {dd.dim.name}"
             )
         for window in dd.windows:
-            where = window.resolve(start, stop, size)
+            where = window.resolve(start, stop, size, scalars)
             if where is None:
                 continue
             ws, we = where
@@ -108,12 +108,17 @@ def window_message(
 
 
 def selected(
-    intervals: tuple[ir.Interval, ...], start: int, stop: int, size: int
+    intervals: tuple[ir.Interval, ...],
+    start: int,
+    stop: int,
+    size: int,
+    scalars: Mapping[str, Any] | None = None,
 ) -> list[tuple[int, int]]:
-    """The parts of `[start, stop)` inside `intervals` for this size (may overlap)."""
+    """The parts of `[start, stop)` inside `intervals` for this size and the values of the
+    scalars their bounds name (may overlap)."""
     parts = []
     for interval in intervals:
-        lo, hi = interval.resolve(size)
+        lo, hi = interval.resolve(size, scalars)
         a = start if lo is None else max(start, lo)
         b = stop if hi is None else min(stop, hi)
         if a < b:

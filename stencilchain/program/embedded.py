@@ -197,7 +197,7 @@ class Evaluator(ir.ExprVisitor[Value]):
         only there: it never reads where the other branch applies."""
         start, stop = box[expr.dim]
         size = self.sizes[expr.dim]
-        inside = selected(expr.intervals, start, stop, size)
+        inside = selected(expr.intervals, start, stop, size, env)
         axis = expr.type.dims.index(expr.dim)
         parts = []
         cuts = sorted({start, stop, *(b for part in inside for b in part)})

@@ -9,36 +9,44 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from stencilchain.program.bound_exprs import BoundExpr
+
 
 @dataclasses.dataclass(frozen=True)
 class Bound:
     """One end of a domain: `value` from the start, or (from_end) `size + value`; or, with
     `param` (an integer scalar parameter of the program), that parameter's value at the
     call plus `value`, a negative parameter value counting from the end like a literal
-    bound (`size + p`, then `+ value`). `from_end` is False for a parameter bound.
+    bound (`size + p`, then `+ value`); `param` may also be an integer expression of
+    parameters (`BoundExpr`), whose value counts like a parameter's. `from_end` is False for
+    a parameter bound.
 
     `anchor` is what the bound is counted from: two bounds with the same anchor compare by
     `value` for every array size and every argument."""
 
     value: int
     from_end: bool
-    param: str | None = None
+    param: str | BoundExpr | None = None
 
     @property
-    def anchor(self) -> tuple[bool, str]:
+    def anchor(self) -> tuple[bool, str | BoundExpr]:
         return (self.from_end, self.param or "")
 
     def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> int:
         if self.param is not None:
             if scalars is None:
                 raise ValueError(f"bound {self!r} needs the value of parameter {self.param}")
-            p = int(scalars[self.param])
+            if isinstance(self.param, BoundExpr):
+                p = self.param.evaluate(scalars)
+            else:
+                p = int(scalars[self.param])
             return (size + p if p < 0 else p) + self.value
         return size + self.value if self.from_end else self.value
 
     def __repr__(self) -> str:
         if self.param is not None:
-            return self.param if self.value == 0 else f"{self.param}{self.value:+d}"
+            p = f"({self.param!r})" if isinstance(self.param, BoundExpr) else self.param
+            return p if self.value == 0 else f"{p}{self.value:+d}"
         if self.from_end:
             return "end" if self.value == 0 else f"end{self.value:+d}"
         return str(self.value)
@@ -52,10 +60,13 @@ class Interval:
     starts: tuple[Bound, ...]
     stops: tuple[Bound, ...]
 
-    def resolve(self, size: int) -> tuple[int | None, int | None]:
-        """[start, stop) for this size; None where the interval is unbounded."""
-        start = max(b.resolve(size) for b in self.starts) if self.starts else None
-        stop = min(b.resolve(size) for b in self.stops) if self.stops else None
+    def resolve(
+        self, size: int, scalars: Mapping[str, Any] | None = None
+    ) -> tuple[int | None, int | None]:
+        """[start, stop) for this size (and the values of the scalars its bounds name);
+        None where the interval is unbounded."""
+        start = max(b.resolve(size, scalars) for b in self.starts) if self.starts else None
+        stop = min(b.resolve(size, scalars) for b in self.stops) if self.stops else None
         return start, stop
 
     def __repr__(self) -> str:

@@ -128,10 +128,13 @@ class Window:
     shift: int
     reads: tuple[int, int]
 
-    def resolve(self, start: int, stop: int, size: int) -> tuple[int, int] | None:
+    def resolve(
+        self, start: int, stop: int, size: int, scalars: Mapping[str, Any] | None = None
+    ) -> tuple[int, int] | None:
         """The evaluation points `[ws, we)` where the branch is selected for a domain
-        `[start, stop)`, or None when there are none."""
-        lo, hi = self.interval.resolve(size)
+        `[start, stop)`, or None when there are none (`scalars`: the values of the
+        parameters its bounds name)."""
+        lo, hi = self.interval.resolve(size, scalars)
         ws = start + self.shift if lo is None else max(start + self.shift, lo)
         we = stop + self.shift if hi is None else min(stop + self.shift, hi)
         return (ws, we) if ws < we else None

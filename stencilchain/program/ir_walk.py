@@ -54,3 +54,32 @@ def refs_in(*exprs: ir.Expr) -> tuple[ir.Ref, ...]:
     for expr in exprs:
         walk(expr)
     return tuple(found.values())
+
+
+def condition_scalars(*exprs: ir.Expr) -> tuple[str, ...]:
+    """The scalars that the bounds of `exprs`' concat_where conditions name (`K < k_start`),
+    each once, in the order they first appear."""
+    found: dict[str, None] = {}
+    for expr in exprs:
+        for node in nodes(expr):
+            if isinstance(node, ir.ConcatWhere):
+                for interval in node.intervals:
+                    for b in (*interval.starts, *interval.stops):
+                        if isinstance(b.param, str):
+                            found.setdefault(b.param)
+                        elif b.param is not None:
+                            found.update(dict.fromkeys(b.param.params()))
+    return tuple(found)
+
+
+def params_of(body: ir.Expr, program_params: tuple[ir.Param, ...]) -> tuple[ir.Param, ...]:
+    """The parameters of a field operator made of `body`, written in a program's names:
+    the names it reads, in the order they first appear, then the scalar parameters that
+    only its conditions' bounds name (`K < k_start`)."""
+    params = [ir.Param(ref.name, ref.type) for ref in refs_in(body)]
+    named = {p.name for p in params}
+    for name in condition_scalars(body):
+        if name not in named:
+            named.add(name)
+            params += [p for p in program_params if p.name == name]
+    return tuple(params)

@@ -3,8 +3,8 @@ program/program_trace.py); calling one runs it embedded, `with_backend` by a bac
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol, overload
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
@@ -14,6 +14,7 @@ from stencilchain.program.field_operator import tracing_program
 from stencilchain.program.names import check_program_names
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_trace import ProgramTrace
+from stencilchain.program.static_program import StaticProgram
 from stencilchain.program.tuple_params import Tree, nest_arguments, tuple_arguments
 from stencilchain.program.types import parameter_types
 
@@ -30,14 +31,20 @@ class Backend(Protocol):
 class Program:
     """A traced stencil program. Calling it runs it embedded (NumPy)."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], static: Mapping[str, Any] | None = None) -> None:
+        """`static`: the values of static parameters (program/static_program.py), passed to
+        `fn` as they are (literals in the IR) and no parameters of the traced program."""
         self.fn = fn
         self.name = fn.__name__
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
         tuples: dict[str, Tree] = {}
         params, _ = parameter_types(fn, "program", tuples=tuples)
-        trace = ProgramTrace(self.name, params)
-        args = [ProgramArg(trace, ir.Ref(p.name, p.type)) for p in params]
+        static = static or {}
+        trace = ProgramTrace(self.name, tuple(p for p in params if p.name not in static))
+        args = [
+            static[p.name] if p.name in static else ProgramArg(trace, ir.Ref(p.name, p.type))
+            for p in params
+        ]
         if tuples:
             args = nest_arguments(fn, tuples, args)
         with tracing_program(trace):  # a call without arguments is this program's
@@ -88,6 +95,22 @@ class Program:
         self._embedded(*bind_arguments(self.ir, args, kwargs))
 
 
-def program(fn: Callable[..., Any]) -> Program:
-    """Decorator: trace `fn` into a program, checking calls, types and domains now."""
-    return Program(fn)
+@overload
+def program(fn: Callable[..., Any], /) -> Program: ...
+
+
+@overload
+def program(*, static_params: Iterable[str]) -> Callable[[Callable[..., Any]], StaticProgram]: ...
+
+
+def program(
+    fn: Callable[..., Any] | None = None, /, *, static_params: Iterable[str] | None = None
+) -> Any:
+    """Decorator: trace `fn` into a program, checking calls, types and domains now;
+    `@program(static_params=("n",))` makes a StaticProgram, traced per value set of those
+    scalar parameters (program/static_program.py)."""
+
+    def make(f: Callable[..., Any]) -> StaticProgram:
+        return StaticProgram(f, static_params or (), lambda fn, values: Program(fn, static=values))
+
+    return make if fn is None else Program(fn)

@@ -1,5 +1,6 @@
 """The values a program's function is called with while it is traced (its parameters, and
-the temporaries its calls make): they can only be passed to calls."""
+the temporaries its calls make): they can only be passed to calls, and scalar parameters
+combined by arithmetic (program/program_scalars.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.program_scalars import ProgramScalar, scalar_binary, scalar_neg
 
 if TYPE_CHECKING:
     from stencilchain.program.program_trace import ProgramTrace
@@ -30,19 +32,72 @@ class ProgramArg:
     def __repr__(self) -> str:
         return f"<{self.kind} {self.ref.name}: {self.ref.type!r}>"
 
-    def _no_arithmetic(self, *_: object) -> None:
+    def no_arithmetic(self, *_: object) -> None:
+        if self.temporary or isinstance(self.ref.type, ir.FieldType):
+            raise DefinitionError(
+                f"{self.kind} '{self.ref.name}' used in an expression; a program only calls "
+                "field operators, arithmetic on fields belongs in a @field_operator"
+            )
         raise DefinitionError(
-            f"{self.kind} '{self.ref.name}' used in an expression; a program only calls "
-            "field operators, arithmetic belongs in a @field_operator"
+            f"scalar parameter '{self.ref.name}' used in an expression a program cannot "
+            "evaluate; a program combines its scalar parameters only by `+ - * / // %` "
+            "and unary `-` (for call arguments and domain bounds)"
         )
 
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arithmetic
-    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __call__ = _no_arithmetic
-    __lt__ = __le__ = __gt__ = __ge__ = __and__ = __or__ = __invert__ = _no_arithmetic
-    __rand__ = __ror__ = __xor__ = __rxor__ = __floordiv__ = __rfloordiv__ = _no_arithmetic
-    __mod__ = __rmod__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _no_arithmetic
-    __matmul__ = __rmatmul__ = __pos__ = __abs__ = _no_arithmetic
+    def program_scalar(self) -> ProgramScalar:
+        """This scalar parameter as an operand of a program's scalar arithmetic."""
+        if self.temporary or isinstance(self.ref.type, ir.FieldType):
+            self.no_arithmetic()
+        return ProgramScalar(self.trace, self.ref)
+
+    def _scalar(self, op: str, left: object, right: object) -> ProgramScalar:
+        return scalar_binary(self.trace, op, left, right)
+
+    def __add__(self, other: object) -> ProgramScalar:
+        return self._scalar("add", self, other)
+
+    def __radd__(self, other: object) -> ProgramScalar:
+        return self._scalar("add", other, self)
+
+    def __sub__(self, other: object) -> ProgramScalar:
+        return self._scalar("sub", self, other)
+
+    def __rsub__(self, other: object) -> ProgramScalar:
+        return self._scalar("sub", other, self)
+
+    def __mul__(self, other: object) -> ProgramScalar:
+        return self._scalar("mul", self, other)
+
+    def __rmul__(self, other: object) -> ProgramScalar:
+        return self._scalar("mul", other, self)
+
+    def __truediv__(self, other: object) -> ProgramScalar:
+        return self._scalar("div", self, other)
+
+    def __rtruediv__(self, other: object) -> ProgramScalar:
+        return self._scalar("div", other, self)
+
+    def __floordiv__(self, other: object) -> ProgramScalar:
+        return self._scalar("floordiv", self, other)
+
+    def __rfloordiv__(self, other: object) -> ProgramScalar:
+        return self._scalar("floordiv", other, self)
+
+    def __mod__(self, other: object) -> ProgramScalar:
+        return self._scalar("mod", self, other)
+
+    def __rmod__(self, other: object) -> ProgramScalar:
+        return self._scalar("mod", other, self)
+
+    def __neg__(self) -> ProgramScalar:
+        return scalar_neg(self.trace, self)
+
+    __pow__ = __rpow__ = __call__ = no_arithmetic
+    __lt__ = __le__ = __gt__ = __ge__ = __and__ = __or__ = __invert__ = no_arithmetic
+    __rand__ = __ror__ = __xor__ = __rxor__ = no_arithmetic
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = no_arithmetic
+    __matmul__ = __rmatmul__ = __pos__ = __abs__ = no_arithmetic
 
     def __array_ufunc__(self, *_: object, **__: object) -> None:
         """`np.sqrt(f)` or `np.float64(2) * f` on a program parameter."""
-        self._no_arithmetic()
+        self.no_arithmetic()

@@ -1,6 +1,8 @@
 """The trace of a program's function: the calls it makes, recorded as program calls with
 their arguments, outputs, temporaries and domains (program/call_domains.py), checked as
-they are made and finished into an ir.Program."""
+they are made and finished into an ir.Program. It is a little over 500 lines: the lowering
+of calls (scans, computed scalar arguments, conditions on scalars) shares the recording's
+state, so it stays with it."""
 
 from __future__ import annotations
 
@@ -20,10 +22,16 @@ from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dynamic_offsets import offset_arguments
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument
-from stencilchain.program.ir_walk import refs_in, replace
+from stencilchain.program.ir_walk import condition_scalars, params_of, replace
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.program_args import ProgramArg
-from stencilchain.program.scan_lowering import innermost_scan_call, read_offsets, scan_domain
+from stencilchain.program.program_scalars import ProgramScalar, computed_scalar
+from stencilchain.program.scan_lowering import (
+    innermost_scan_call,
+    read_offsets,
+    scan_branch,
+    scan_domain,
+)
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute
@@ -45,6 +53,9 @@ class ProgramTrace:
         self.temporaries: list[ir.Param] = []
         # per call that made temporaries: their names, the call and where it was made
         self.makers: list[tuple[tuple[str, ...], str, tuple[str, int] | None]] = []
+        # the results of scans in a concat_where's branch: made over where the branch reads
+        # them, so their reads there are windows like a parameter's (docs/adr/0024)
+        self.branch_covered: set[str] = set()
 
     def record_call(
         self, fop: FieldOperator | ScanOperator, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -56,20 +67,34 @@ class ProgramTrace:
         domain = kwargs.pop("domain", None)
         where = f"call of {fop.name} in program {self.name}"
         scans = {fop.name: fop.definition} if isinstance(fop, ScanOperator) else fop.scans()
-        lowered = isinstance(fop, FieldOperator) and bool(scans)
-        self._register(fop.definitions(), scans, where, in_program=not lowered)
         exprs = []
         for param, arg in zip(fop.definition.params, fop.bind(args, kwargs)):
-            if isinstance(arg, ProgramArg):
+            if isinstance(arg, (ProgramArg, ProgramScalar)):
                 if arg.trace is not self:
                     raise DefinitionError(f"{where}: argument from another program")
-                arg = Symbol(arg.ref)
+                arg = Symbol(arg.ref if isinstance(arg, ProgramArg) else arg.expr)
             elif isinstance(arg, Symbol):
                 raise DefinitionError(
                     f"{where}: a traced field operator value cannot reach a program"
                 )
             shown = fop.shown.get(param.name) if isinstance(fop, FieldOperator) else None
             exprs.append(check_argument(fop.name, param, arg, shown))
+        computed = computed_scalar(fop.definition.params, exprs)
+        if computed is not None and isinstance(fop, ScanOperator):
+            raise DefinitionError(
+                f"{where}: argument '{computed}' is an expression of the program's scalar "
+                "parameters; a scan's scalar arguments are scalar parameters or literals "
+                "(call the scan from a field operator that takes the expression)"
+            )
+        # a call with scalar arguments computed from the program's parameters, or with a
+        # condition on a scalar (`K < k_start`, whose bounds then name the program's
+        # parameters), is lowered into a field operator of its own, as one calling scans is
+        lowered = isinstance(fop, FieldOperator) and (
+            bool(scans)
+            or computed is not None
+            or any(condition_scalars(d.body) for d in fop.definitions().values())
+        )
+        self._register(fop.definitions(), scans, where, in_program=not lowered)
         if lowered:
             assert isinstance(fop, FieldOperator)
             return self._record_with_scans(fop, tuple(exprs), out, domain, where)
@@ -182,7 +207,7 @@ class ProgramTrace:
                 _widen(read, name, dim, lo, hi)
             for dim, by_window in reads.windows.get(param, {}).items():
                 for (interval, shift), (lo, hi) in by_window.items():
-                    if name in self.written:
+                    if name in self.written and name not in self.branch_covered:
                         _widen(read, name, dim, shift + lo, shift + hi)
                         continue
                     _widen(windowed, name, dim, shift + lo, shift + hi)
@@ -236,14 +261,20 @@ class ProgramTrace:
         call_domain = domain_of_call(self, where, dims, read, domain, windows)
         while (scan_call := innermost_scan_call(body)) is not None:
             scan = self.scans[scan_call.callee]
-            domain_of_scan = scan_domain(call_domain, scan, read_offsets(body, scan_call))
+            branch = scan_branch(body, scan_call, where)
+            offsets = read_offsets(body, scan_call)
+            domain_of_scan = scan_domain(call_domain, scan, offsets, branch)
             args = self._scan_arguments(fop, scan, scan_call, domain_of_scan, where)
             results = self._record_lowered(where, scan, args, None, domain_of_scan)
+            if branch is not None:  # written where the branch reads it, by construction
+                self.branch_covered.update(results)
             refs = tuple(ir.Ref(name, self._field_type(name)) for name in results)
             value = _tuple_of(refs) if scan.tuple_state else refs[0]
             body = inline_calls(replace(body, scan_call, value), {})
         final = ir.FieldOperatorDef(
-            self._new_fop_name(f"{fop.name}__call{len(self.calls)}"), _params_of(body), body
+            self._new_fop_name(f"{fop.name}__call{len(self.calls)}"),
+            params_of(body, self.params),
+            body,
         )
         args = tuple(ir.Ref(p.name, p.type) for p in final.params)
         outs = self._record_lowered(where, final, args, outs, call_domain)
@@ -283,7 +314,7 @@ class ProgramTrace:
             return scan_call.args
         body = computed[0] if len(computed) == 1 else _tuple_of(computed)
         name = self._new_fop_name(f"{fop.name}__{scan.name}_args{len(self.calls)}")
-        args_fop = ir.FieldOperatorDef(name, _params_of(body), body)
+        args_fop = ir.FieldOperatorDef(name, params_of(body, self.params), body)
         refs = tuple(ir.Ref(p.name, p.type) for p in args_fop.params)
         made = iter(self._record_lowered(where, args_fop, refs, None, scan_domain))
         return tuple(
@@ -539,12 +570,6 @@ def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:
     types = tuple(e.type for e in elems)
     assert all(isinstance(t, ir.FieldType) for t in types)
     return ir.MakeTuple(tuple(elems), ir.TupleType(types))  # type: ignore[arg-type]
-
-
-def _params_of(body: ir.Expr) -> tuple[ir.Param, ...]:
-    """The parameters of a field operator made of `body`, written in a program's names:
-    the names it reads, in the order they first appear."""
-    return tuple(ir.Param(ref.name, ref.type) for ref in refs_in(body))
 
 
 def _widen(

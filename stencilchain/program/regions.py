@@ -118,11 +118,17 @@ class Region:
 
 
 def _tightest(bounds: tuple[Bound, ...], pick: Callable[[list[int]], int]) -> tuple[Bound, ...]:
-    """One bound per anchor (from the start, from the end): the tightest."""
-    by_anchor: dict[bool, list[int]] = {}
+    """One bound per anchor (from the start, from the end, from a scalar): the tightest."""
+    by_anchor: dict[tuple[bool, object], list[int]] = {}
+    params: dict[tuple[bool, object], Bound] = {}
     for b in bounds:
-        by_anchor.setdefault(b.from_end, []).append(b.value)
-    return tuple(Bound(pick(v), anchor) for anchor, v in sorted(by_anchor.items()))
+        by_anchor.setdefault(b.anchor, []).append(b.value)
+        params.setdefault(b.anchor, b)
+    literal = sorted(a for a in by_anchor if params[a].param is None)
+    scalar = [a for a in by_anchor if params[a].param is not None]
+    return tuple(
+        Bound(pick(by_anchor[a]), params[a].from_end, params[a].param) for a in literal + scalar
+    )
 
 
 def _interval(starts: tuple[Bound, ...], stops: tuple[Bound, ...]) -> Interval:
@@ -131,9 +137,10 @@ def _interval(starts: tuple[Bound, ...], stops: tuple[Bound, ...]) -> Interval:
 
 def _provably_empty(interval: Interval) -> bool:
     """Empty for every size: bounds with one anchor, or a start from the end at or after a
-    stop from the start (the size is never negative)."""
+    stop from the start (the size is never negative); a scalar's bound only against one
+    from the same scalar."""
     return any(
-        (a.from_end == b.from_end or a.from_end) and a.value >= b.value
+        (a.anchor == b.anchor or (a.from_end and b.param is None)) and a.value >= b.value
         for a in interval.starts
         for b in interval.stops
     )
@@ -165,10 +172,17 @@ def complement(intervals: tuple[Interval, ...]) -> tuple[Interval, ...]:
 
 
 def compare(dim: Dimension, op: str, other: object) -> Region:
-    """`dim <op> other` as a region, for an int (an index from the start) or a `Size`
-    (counted from the end)."""
+    """`dim <op> other` as a region, for an int (an index from the start), a `Size`
+    (counted from the end) or a traced integer scalar of a field operator (its parameter or
+    an expression of them: `index_bound`, program/tracing.py), whose value at the call
+    counts like a domain bound's (negative: from the end)."""
     text = f"{dim.name} {_SYMBOLS[op]} {other!r}"
-    if isinstance(other, Size):
+    index_bound = getattr(other, "index_bound", None)
+    if callable(index_bound):
+        bound = index_bound(f"`{dim.name} {_SYMBOLS[op]} ...`")
+        assert isinstance(bound, Bound)
+        text = f"{dim.name} {_SYMBOLS[op]} {bound!r}"
+    elif isinstance(other, Size):
         if other.dim != dim:
             raise DefinitionError(
                 f"`{text}`: compare a dimension with its own size, sc.size({dim.name})"
@@ -188,7 +202,7 @@ def compare(dim: Dimension, op: str, other: object) -> Region:
             f"index) or sc.size({dim.name}) plus or minus an int (from the end), got "
             f"{type(other).__name__}; {hint} (a condition on values is sc.where's)"
         )
-    after = Bound(bound.value + 1, bound.from_end)
+    after = Bound(bound.value + 1, bound.from_end, bound.param)
     intervals = {
         "eq": (Interval((bound,), (after,)),),
         "ne": (Interval((), (bound,)), Interval((after,), ())),

@@ -19,6 +19,7 @@ import numpy as np
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir, regions
 from stencilchain.program import operator_hints as hints
+from stencilchain.program.call_bounds import bound_of_expression
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.decisions import decide
 from stencilchain.program.dimensions import Dimension, Offset, Slot, Traced
@@ -29,6 +30,7 @@ from stencilchain.program.dtypes import (
     literal_fits,
 )
 from stencilchain.program.dynamic_offsets import entry_operand
+from stencilchain.program.intervals import Bound
 
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]
@@ -74,6 +76,16 @@ class Symbol(Traced):
 
     def __repr__(self) -> str:
         return f"<traced {self.type!r}>"
+
+    def index_bound(self, what: str) -> Bound:
+        """This integer scalar (a parameter, or an expression of them) as the bound of a
+        condition on a dimension (`K < k_start`, program/regions.py); `what` names it."""
+        if isinstance(self.type, ir.FieldType):
+            raise DefinitionError(
+                f"{what}: a dimension is compared with an index, not with a field "
+                f"{self.type!r} (a condition on values is sc.where's)"
+            )
+        return bound_of_expression(self.expr, what)
 
     # shifts
     def __call__(self, *offsets: Offset | Dimension | Connectivity | NeighborSlot) -> Symbol:

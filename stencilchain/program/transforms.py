@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from stencilchain.program import ir
+from stencilchain.program.call_bounds import substitute_intervals
 from stencilchain.program.node_traits import traits_of
 from stencilchain.program.semantics import scalar
 
@@ -20,6 +21,10 @@ def substitute(expr: ir.Expr, bindings: Mapping[str, ir.Expr]) -> ir.Expr:
     """`expr` with each Ref to a bound name replaced by its binding."""
     if isinstance(expr, ir.Ref):
         return bindings.get(expr.name, expr)
+    if isinstance(expr, ir.ConcatWhere) and any(
+        b.param is not None for i in expr.intervals for b in (*i.starts, *i.stops)
+    ):  # a condition on a scalar (`K < k_start`) names it in its bounds
+        expr = dataclasses.replace(expr, intervals=substitute_intervals(expr.intervals, bindings))
     return ir.map_children(expr, lambda e: substitute(e, bindings))
 
 

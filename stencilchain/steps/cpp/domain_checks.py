@@ -8,23 +8,33 @@ call's bounds `sc_start_<dim>`/`sc_stop_<dim>`, and the error buffer `err`/`err_
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from stencilchain.program import ir
+from stencilchain.program.bound_exprs import BoundExpr
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.domains import empty_message, window_message
 from stencilchain.steps.cpp.signature import bound_var, scalar_var, size_var
 
 
-def parameter_bound(dim: Dimension, param: str) -> str:
-    """The C++ value of integer scalar parameter `param` as a bound along `dim`: a negative
-    value counts from the end, like a literal bound (`ir.Bound.resolve`)."""
-    p = f"static_cast<std::int64_t>({scalar_var(param)})"
+def parameter_bound(
+    dim: Dimension, param: str | BoundExpr, scalar: Callable[[str], str] = scalar_var
+) -> str:
+    """The C++ value of integer scalar parameter `param` (or an integer expression of them)
+    as a bound along `dim`: a negative value counts from the end, like a literal bound
+    (`ir.Bound.resolve`); `scalar` gives the C++ value of a parameter (a kernel reads it
+    otherwise than the program function)."""
+    if isinstance(param, BoundExpr):
+        p = param.cpp(scalar)
+    else:
+        p = f"static_cast<std::int64_t>({scalar(param)})"
     return f"({p} < 0 ? {size_var(dim)} + {p} : {p})"
 
 
-def bound_value(dim: Dimension, bound: ir.Bound) -> str:
+def bound_value(dim: Dimension, bound: ir.Bound, scalar: Callable[[str], str] = scalar_var) -> str:
     """The C++ value of one bound along `dim` (an int64 expression)."""
     if bound.param is not None:
-        base = parameter_bound(dim, bound.param)
+        base = parameter_bound(dim, bound.param, scalar)
         return base if bound.value == 0 else f"{base} + ({bound.value})"
     return f"{size_var(dim)} + ({bound.value})" if bound.from_end else f"{bound.value}"
 

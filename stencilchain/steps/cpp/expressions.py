@@ -462,7 +462,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         emitted inside its block, so nothing of it runs (or reads) where it is not selected;
         sharing (CSE) reaches into a branch, never out of it."""
         index = f"static_cast<std::int64_t>({index_at(expr.dim, pos)})"
-        cond = self.bind("bool", _condition(expr, index))
+        cond = self.bind("bool", _condition(expr, index, self.read_scalar))
         return self._if_else(cond, expr, expr.true, expr.false, pos, (expr.dim,))
 
     def _if_else(
@@ -583,12 +583,13 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
             )
 
 
-def _condition(expr: ir.ConcatWhere, index: str) -> str:
-    """The C++ condition that `index` (an int64 expression) lies in `expr`'s intervals."""
+def _condition(expr: ir.ConcatWhere, index: str, scalar: Callable[[str], str]) -> str:
+    """The C++ condition that `index` (an int64 expression) lies in `expr`'s intervals;
+    `scalar` reads a scalar that a bound names (`K < k_start`)."""
     parts = []
     for interval in expr.intervals:
-        tests = [f"{index} >= {bound_value(expr.dim, b)}" for b in interval.starts]
-        tests += [f"{index} < {bound_value(expr.dim, b)}" for b in interval.stops]
+        tests = [f"{index} >= {bound_value(expr.dim, b, scalar)}" for b in interval.starts]
+        tests += [f"{index} < {bound_value(expr.dim, b, scalar)}" for b in interval.stops]
         parts.append("(" + " && ".join(tests) + ")" if tests else "true")
     return " || ".join(parts) if parts else "false"
 

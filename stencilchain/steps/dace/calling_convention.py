@@ -24,6 +24,7 @@ if given). Nothing here imports DaCe.
 from __future__ import annotations
 
 from stencilchain.program import ir
+from stencilchain.program.bound_exprs import BoundExpr
 from stencilchain.program.dimensions import Dimension
 from stencilchain.steps.dace.family import DACE
 from stencilchain.steps.settings import DataLayout
@@ -59,17 +60,19 @@ def index_symbol(dim: Dimension) -> str:
     return f"i_{dim.name}"
 
 
-def bound_symbol(param: str, dim: Dimension) -> str:
-    """The int64 symbol holding integer scalar parameter `param` resolved as a domain bound
-    along `dim` (a negative value counted from the end; the shim computes it): DaCe takes
-    map ranges and interstate conditions in symbols, and scalars are arguments."""
-    return f"{param}_bound_{dim.name}"
+def bound_symbol(param: str | BoundExpr, dim: Dimension) -> str:
+    """The int64 symbol holding integer scalar parameter `param` (or an integer expression
+    of them, named by `BoundExpr.symbol`) resolved as a domain bound along `dim` (a negative
+    value counted from the end; the shim computes it): DaCe takes map ranges and interstate
+    conditions in symbols, and scalars are arguments."""
+    name = param.symbol if isinstance(param, BoundExpr) else param
+    return f"{name}_bound_{dim.name}"
 
 
-def bound_parameters(program: ir.Program) -> list[tuple[str, Dimension]]:
+def bound_parameters(program: ir.Program) -> list[tuple[str | BoundExpr, Dimension]]:
     """The (parameter, dimension) pairs of the program's domain bounds given by
     parameters, in order of first appearance."""
-    pairs: list[tuple[str, Dimension]] = []
+    pairs: list[tuple[str | BoundExpr, Dimension]] = []
     for call in program.calls:
         for dd in call.domain.dims:
             for b in (*dd.starts, *dd.stops):
