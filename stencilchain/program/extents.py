@@ -5,7 +5,7 @@ dimensions along which a neighbour table picks where a field is read (gathered).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
@@ -143,30 +143,17 @@ class ExtentsWalker(ir.ExprVisitor[None]):
         """The operand is read anywhere along the source dimension (where the table points),
         at the same offsets along the others."""
         conn = expr.connectivity
-        inner = ExtentsWalker(self.fops)
-        inner_pos = {d: a for d, a in pos.items() if d not in conn.target}
-        inner_guard = {d: g for d, g in guard.items() if d not in conn.target}
-        inner.visit(expr.expr, inner_pos, scope, inner_guard)
-        for name, dims in inner.extents.items():
-            if dims.get(conn.source, (0, 0)) != (0, 0):
-                lo, hi = dims[conn.source]
-                raise DefinitionError(
-                    f"'{name}' is shifted along {conn.source.name} ({lo:+d}..{hi:+d}) and then "
-                    f"read through {conn.name}: the entities of {conn.source.name} have no "
-                    "order to shift along; read neighbours through connectivities only"
-                )
-            seen = self.extents.setdefault(name, {})
-            for dim, (lo, hi) in dims.items():
-                seen[dim] = widen(seen.get(dim), lo, hi)
-            self.gathered.setdefault(name, set()).add(conn.source)
-        for name, windowed in inner.windows.items():
-            mine = self.windows.setdefault(name, {})
-            for dim, by_window in windowed.items():
-                target = mine.setdefault(dim, {})
-                for key, (lo, hi) in by_window.items():
-                    target[key] = widen(target.get(key), lo, hi)
-        for name, dims_gathered in inner.gathered.items():
-            self.gathered.setdefault(name, set()).update(dims_gathered)
+        self._gather(
+            expr.expr,
+            conn.source,
+            conn.target,
+            (pos, scope, guard),
+            lambda name, lo, hi: (
+                f"'{name}' is shifted along {conn.source.name} ({lo:+d}..{hi:+d}) and then "
+                f"read through {conn.name}: the entities of {conn.source.name} have no "
+                "order to shift along; read neighbours through connectivities only"
+            ),
+        )
 
     def visit_DynamicShift(
         self, expr: ir.DynamicShift, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
@@ -175,25 +162,45 @@ class ExtentsWalker(ir.ExprVisitor[None]):
         offsets point: they are checked to stay in the array) and at the point along the
         others, like a neighbour read along its source dimension."""
         self.visit(expr.offset, pos, scope, guard)
+        dim = expr.dim
+        self._gather(
+            expr.expr,
+            dim,
+            (dim,),
+            (pos, scope, guard),
+            lambda name, lo, hi: (
+                f"'{name}' is shifted along {dim.name} ({lo:+d}..{hi:+d}) and then "
+                f"read through sc.as_offset({dim.name}, ...): give the whole offset "
+                "in the offset field (pass off + 1 for f(K + 1)(sc.as_offset(K, off)))"
+            ),
+        )
+
+    def _gather(
+        self,
+        operand: ir.Expr,
+        along: Dimension,
+        dropped: Sequence[Dimension],
+        at: tuple[Mapping[Dimension, int], _Scope, _Guard],
+        shifted: Callable[[str, int, int], str],
+    ) -> None:
+        """Record `operand` as read anywhere along `along` (where a table or an offset field
+        points) and at the point's offsets along the others (`dropped`: the dimensions the
+        read replaces); a shift of a field along `along` before it is `shifted`'s error."""
+        pos, scope, guard = at
         inner = ExtentsWalker(self.fops)
         inner.visit(
-            expr.expr,
-            {d: a for d, a in pos.items() if d != expr.dim},
+            operand,
+            {d: a for d, a in pos.items() if d not in dropped},
             scope,
-            {d: g for d, g in guard.items() if d != expr.dim},
+            {d: g for d, g in guard.items() if d not in dropped},
         )
         for name, dims in inner.extents.items():
-            if dims.get(expr.dim, (0, 0)) != (0, 0):
-                lo, hi = dims[expr.dim]
-                raise DefinitionError(
-                    f"'{name}' is shifted along {expr.dim.name} ({lo:+d}..{hi:+d}) and then "
-                    f"read through sc.as_offset({expr.dim.name}, ...): give the whole offset "
-                    "in the offset field (pass off + 1 for f(K + 1)(sc.as_offset(K, off)))"
-                )
+            if dims.get(along, (0, 0)) != (0, 0):
+                raise DefinitionError(shifted(name, *dims[along]))
             seen = self.extents.setdefault(name, {})
             for dim, (lo, hi) in dims.items():
                 seen[dim] = widen(seen.get(dim), lo, hi)
-            self.gathered.setdefault(name, set()).add(expr.dim)
+            self.gathered.setdefault(name, set()).add(along)
         for name, windowed in inner.windows.items():
             mine = self.windows.setdefault(name, {})
             for dim, by_window in windowed.items():
