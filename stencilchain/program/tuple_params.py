@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Union
@@ -57,7 +58,7 @@ def annotation_tree(annotation: object) -> Tree | None:
     if _is_record_class(annotation):
         assert isinstance(annotation, type)
         try:
-            hints = typing.get_type_hints(annotation)
+            hints = _attribute_annotations(annotation)
         except Exception:  # an annotation that cannot be evaluated: not a DSL record
             return None
         names = (
@@ -78,6 +79,21 @@ def annotation_tree(annotation: object) -> Tree | None:
     if any(t is None for t in tree):
         return None
     return tuple(tree)  # type: ignore[arg-type]
+
+
+def _attribute_annotations(cls: type) -> dict[str, object]:
+    """The evaluated annotations of `cls` and its bases. Not `typing.get_type_hints`: on
+    Python 3.10 it refuses the DSL's annotations, which are values, not types."""
+    hints: dict[str, object] = {}
+    for base in reversed(cls.__mro__):
+        if base is object:
+            continue
+        scope = vars(sys.modules[base.__module__])
+        for name, hint in inspect.get_annotations(base, eval_str=True).items():
+            if isinstance(hint, typing.ForwardRef):  # a NamedTuple's, on Python 3.10
+                hint = eval(hint.__forward_arg__, scope)
+            hints[name] = hint
+    return hints
 
 
 def _element_tree(annotation: object) -> Tree | None:
