@@ -66,8 +66,6 @@ def scan_blocks(
     """Blocks of SCAN_BLOCK neighbouring columns along `columns[inner]` in parallel
     (OpenMP over the outer column dimensions and the blocks), each block walking
     the levels with the loop over its columns innermost."""
-    scan = ctx.scans[call.callee]
-    read_argument, store = scan_readers(ctx.access(), call)
     along = columns[inner]
     outer = [d for k, d in enumerate(columns) if k != inner]
     start, stop = bound_var(along, "start"), bound_var(along, "stop")
@@ -87,7 +85,21 @@ def scan_blocks(
     lines.append(
         f"{indent}const std::int64_t sc_last = std::min<std::int64_t>(sc_first + {SCAN_BLOCK}, {stop});"
     )
-    block = scan_block(
+    lines += [indent + s for s in _column_block(ctx, call, along, SCAN_BLOCK)]
+    for _ in range(len(outer) + 1):
+        indent = indent[:-4]
+        lines.append(indent + "}")
+    return lines
+
+
+def _column_block(
+    ctx: TranslationContext, call: ir.ProgramCall, along: Dimension, width: int
+) -> list[str]:
+    """The scan of `call` over the columns `sc_first <= i < sc_last` along `along` (at most
+    `width` of them), walking its levels: what a block of a scan and of a chain holds."""
+    scan = ctx.scans[call.callee]
+    read_argument, store = scan_readers(ctx.access(), call)
+    return scan_block(
         scan,
         call,
         level=index_var(scan.axis),
@@ -96,15 +108,10 @@ def scan_blocks(
         column=index_var(along),
         first="sc_first",
         last="sc_last",
-        width=SCAN_BLOCK,
+        width=width,
         read_argument=read_argument,
         store=store,
     )
-    lines += [indent + s for s in block]
-    for _ in range(len(outer) + 1):
-        indent = indent[:-4]
-        lines.append(indent + "}")
-    return lines
 
 
 def column_loops(
@@ -216,21 +223,7 @@ def chain_blocks(
     ]
     indent += "    "
     for call in calls:
-        scan = ctx.scans[call.callee]
-        read_argument, store = scan_readers(ctx.access(), call)
-        block = scan_block(
-            scan,
-            call,
-            level=index_var(scan.axis),
-            start=bound_var(scan.axis, "start"),
-            stop=bound_var(scan.axis, "stop"),
-            column=index_var(along),
-            first="sc_first",
-            last="sc_last",
-            width=max(CHAIN_BLOCK_NARROW, CHAIN_BLOCK_WIDE),
-            read_argument=read_argument,
-            store=store,
-        )
+        block = _column_block(ctx, call, along, max(CHAIN_BLOCK_NARROW, CHAIN_BLOCK_WIDE))
         lines += [f"{indent}{{  // {call.callee}", *(indent + "    " + s for s in block)]
         lines.append(indent + "}")
     for _ in range(len(outer) + 1):
