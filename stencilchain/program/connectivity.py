@@ -6,11 +6,17 @@ declares that each cell has up to 3 neighbouring edges. Its table, given to a pr
 indices (`-1` for a missing neighbour where `skip_values=True`). In a field operator,
 `f(C2E)` reads an Edge field at every cell's edges (a local field over `C2EDim`), and
 `f(C2E[0])` reads it at each cell's first edge.
+
+`max_neighbors=None` and `skip_values=None` leave the width and the skip-value property
+to each call's table: a program over such a connectivity is specialised per table width
+and per "has -1 entries or not" (program/table_specialisation.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program.dimensions import Dimension
@@ -19,22 +25,25 @@ from stencilchain.program.dimensions import Dimension
 @dataclasses.dataclass(frozen=True)
 class Connectivity:
     """For each entity of `target[0]`, up to `max_neighbors` entities of `source`, in the
-    slots numbered by the local dimension `target[1]`."""
+    slots numbered by the local dimension `target[1]`; None for either setting: the
+    table of each call says it."""
 
     name: str
     source: Dimension
     target: tuple[Dimension, Dimension]
-    max_neighbors: int
-    skip_values: bool = False
+    max_neighbors: int | None = None
+    skip_values: bool | None = False
 
     def __post_init__(self) -> None:
         where = f"sc.Connectivity {self.name!r}"
+        at = _declared_at()
         if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise DefinitionError(f"{where}: the name must be an identifier")
+            raise DefinitionError(f"{where}: the name must be an identifier", at)
         if not isinstance(self.source, Dimension) or self.source.is_local:
             raise DefinitionError(
                 f"{where}: source= must be the dimension of the neighbouring entities "
-                f"(e.g. Edge), not a local dimension; got {self.source!r}"
+                f"(e.g. Edge), not a local dimension; got {self.source!r}",
+                at,
             )
         target = self.target
         if not (
@@ -44,22 +53,43 @@ class Connectivity:
         ):
             raise DefinitionError(
                 f"{where}: target= must be (entity dimension, local dimension), e.g. "
-                f"(Cell, C2EDim); got {target!r}"
+                f"(Cell, C2EDim); got {target!r}",
+                at,
             )
         if target[0].is_local or not target[1].is_local:
             raise DefinitionError(
                 f"{where}: target= must be (entity dimension, local dimension): "
                 f"{target[1].name} must be declared with kind=sc.LOCAL and {target[0].name} "
-                "must not"
+                "must not",
+                at,
             )
-        if type(self.max_neighbors) is not int or self.max_neighbors < 1:
+        if self.max_neighbors is not None and (
+            type(self.max_neighbors) is not int or self.max_neighbors < 1
+        ):
             raise DefinitionError(
-                f"{where}: max_neighbors= must be a positive int, got {self.max_neighbors!r}"
+                f"{where}: max_neighbors= must be a positive int (or None: the width of "
+                f"each call's table), got {self.max_neighbors!r}",
+                at,
             )
-        if not isinstance(self.skip_values, bool):
+        if self.skip_values is not None and not isinstance(self.skip_values, bool):
             raise DefinitionError(
-                f"{where}: skip_values= must be True or False, got {self.skip_values!r}"
+                f"{where}: skip_values= must be True, False or None (whether each call's "
+                f"table has -1 entries), got {self.skip_values!r}",
+                at,
             )
+
+    @property
+    def is_open(self) -> bool:
+        """Whether each call's table gives the width or the skip-value property."""
+        return self.max_neighbors is None or self.skip_values is None
+
+    @property
+    def width(self) -> int:
+        """The number of neighbour slots, as a backend translating a program sees it (a
+        program over an open connectivity reaches one only specialised per table)."""
+        if self.max_neighbors is None:
+            raise ValueError(f"{self.name} takes the width of each call's table: specialise first")
+        return self.max_neighbors
 
     @property
     def entity(self) -> Dimension:
@@ -72,10 +102,12 @@ class Connectivity:
         return self.target[1]
 
     def __getitem__(self, slot: object) -> NeighborSlot:
-        if type(slot) is not int or not 0 <= slot < self.max_neighbors:
-            raise DefinitionError(
-                f"{self.name}[{slot!r}]: a neighbour slot is an int in [0, {self.max_neighbors})"
+        width = self.max_neighbors
+        if type(slot) is not int or slot < 0 or (width is not None and slot >= width):
+            allowed = (
+                f"[0, {width})" if width is not None else "0 or above (below the table's width)"
             )
+            raise DefinitionError(f"{self.name}[{slot!r}]: a neighbour slot is an int in {allowed}")
         return NeighborSlot(self, slot)
 
     def __repr__(self) -> str:
@@ -92,5 +124,19 @@ class NeighborSlot:
     def __repr__(self) -> str:
         return f"{self.connectivity.name}[{self.slot}]"
 
+
+def _declared_at() -> tuple[str, int] | None:
+    """Where the user declared a connectivity: the caller of the dataclass's generated
+    `__init__` (whose frame has no file), outside this package."""
+    frame = sys._getframe(2)
+    while frame is not None and (
+        frame.f_code.co_filename.startswith("<")
+        or os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep)
+    ):
+        frame = frame.f_back  # type: ignore[assignment]
+    return (os.path.abspath(frame.f_code.co_filename), frame.f_lineno) if frame else None
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 __all__ = ["Connectivity", "NeighborSlot"]

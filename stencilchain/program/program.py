@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, overload
 
-from stencilchain.errors import DefinitionError
+from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.embedded import run_embedded
@@ -15,6 +15,8 @@ from stencilchain.program.names import check_program_names
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_trace import ProgramTrace
 from stencilchain.program.static_program import StaticProgram
+from stencilchain.program.table_specialisation import TableDispatch, open_tables, table_key
+from stencilchain.program.table_specialisation import specialise_tables as _specialise
 from stencilchain.program.tuple_params import Tree, nest_arguments, tuple_arguments
 from stencilchain.program.types import parameter_types
 
@@ -59,6 +61,8 @@ class Program:
         self._embedded: Callable[..., None] | None = None
         # a program with tuple parameters is called through TupleArguments (None: not)
         self._tuples = tuple_arguments(fn, tuples) if tuples else None
+        # tables whose width or skip values each call gives (program/table_specialisation.py)
+        self._open = bool(open_tables(self.ir))
 
     @classmethod
     def from_ir(cls, program: ir.Program, fn: Callable[..., Any]) -> Program:
@@ -71,6 +75,7 @@ class Program:
         made.ir = program
         made._embedded = None
         made._tuples = None
+        made._open = bool(open_tables(program))
         return made
 
     def __repr__(self) -> str:
@@ -79,16 +84,35 @@ class Program:
     def fingerprint(self) -> str:
         return self.ir.fingerprint()
 
+    def _executor(self, backend: Backend) -> Callable[..., None]:
+        if self._open:  # one specialisation per call's table widths and skip values
+            fn = self.fn
+            return TableDispatch(self.ir, lambda spec: backend.executor(Program.from_ir(spec, fn)))
+        return backend.executor(self)
+
+    def specialise_tables(self, **tables: Any) -> Program:
+        """This program for the tables given by parameter name (an array, or a
+        `(max_neighbors, skip_values)` pair) of connectivities declared with
+        `max_neighbors=None` or `skip_values=None`: what a call with such tables runs."""
+        keys = {}
+        for table in open_tables(self.ir):
+            if table.name not in tables:
+                raise ArgumentError(f"{self.name}.specialise_tables(): give '{table.name}'")
+            given = tables[table.name]
+            pair = given if isinstance(given, tuple) else table_key(self.name, table, given)
+            keys[table.name] = pair
+        return Program.from_ir(_specialise(self.ir, keys), self.fn)
+
     def with_backend(self, backend: Backend) -> Callable[..., None]:
         """This program run by `backend` (compiled on first call for compiling backends)."""
         if self._tuples is not None:
-            return self._tuples(backend.executor(self))
-        return backend.executor(self)
+            return self._tuples(self._executor(backend))
+        return self._executor(backend)
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> None:
         """Run the program with NumPy; arguments by position or by parameter name."""
         if self._embedded is None:
-            self._embedded = run_embedded.executor(self)
+            self._embedded = self._executor(run_embedded)
         if self._tuples is not None:
             self._tuples(self._embedded)(*args, **kwargs)
             return

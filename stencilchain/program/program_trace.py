@@ -487,7 +487,8 @@ class ProgramTrace:
 
     def _check_local_slots(self) -> None:
         """Every slot `w[C2EDim(s)]` of a local field lies in the table of the connectivity
-        that numbers C2EDim's slots: the program has that table, and s < its max_neighbors."""
+        that numbers C2EDim's slots: the program has that table, and s < its max_neighbors
+        (for a table of any width, checked per width: program/table_specialisation.py)."""
         tables = {
             p.type.connectivity.local: p.type.connectivity
             for p in self.params
@@ -504,7 +505,7 @@ class ProgramTrace:
                         "are is unknown; add the table of the connectivity over "
                         f"{slot.axis.name} (a parameter `c: sc.Table[...]`)"
                     )
-                if slot.slot >= conn.max_neighbors:
+                if conn.max_neighbors is not None and slot.slot >= conn.max_neighbors:
                     raise DefinitionError(
                         f"program {self.name}: {written}, but {conn.name} has "
                         f"max_neighbors={conn.max_neighbors}: a slot is an int in "

@@ -739,7 +739,7 @@ def local_slot(value: Symbol, key: object) -> Symbol:
             f"(Cell, {key.dim.name}), at one neighbour slot"
         )
     conn = _connectivity_over(value.expr, key.dim)
-    if conn is not None and key.slot >= conn.max_neighbors:
+    if conn is not None and conn.max_neighbors is not None and key.slot >= conn.max_neighbors:
         raise DefinitionError(
             f"{written}: slot {key.slot} of {key.dim.name}, but {conn.name} has "
             f"max_neighbors={conn.max_neighbors}: a slot is an int in [0, {conn.max_neighbors})"

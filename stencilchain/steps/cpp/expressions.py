@@ -411,7 +411,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         masked = isinstance(operand, ir.FieldType) and conn.entity in operand.dims
         identity = neighbor_identity(expr.op, dtype.numpy).item()  # the embedded executor's
         total = literal(identity, dtype, decimal=self.decimal_literals)
-        for slot in range(conn.max_neighbors):
+        for slot in range(conn.width):
             at = {**pos, expr.axis: Absolute(str(slot))}
             value = self.emit(expr.expr, at)
             if expr.op == "sum":

@@ -1,0 +1,224 @@
+"""Tables of any width: a program whose connectivity is declared with `max_neighbors=None`
+(the width of each call's table) or `skip_values=None` (whether the table has -1 entries)
+is traced once, and specialised per call: each table's (width, has -1) pair picks an
+ir.Program in which the connectivity is declared with those values, so every backend
+compiles it as an ordinary program (one specialisation per pair, made at the first call
+with it). Why and what the alternatives were: docs/adr/0029-table-specialisation.md."""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from stencilchain.errors import ArgumentError
+from stencilchain.program import ir
+from stencilchain.program.arguments import CheckedTables, bind_arguments
+from stencilchain.program.connectivity import Connectivity
+
+TableKey = tuple[int, bool]  # (max_neighbors, skip_values) of one table
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenTable:
+    """A table parameter of a connectivity that leaves its width or skip values open."""
+
+    position: int
+    name: str
+    connectivity: Connectivity
+    dtype: np.dtype[Any]
+
+
+def open_tables(program: ir.Program) -> tuple[OpenTable, ...]:
+    """The program's table parameters whose connectivity each call's table completes."""
+    return tuple(
+        OpenTable(i, p.name, p.type.connectivity, p.type.dtype.numpy)
+        for i, p in enumerate(program.params)
+        if isinstance(p.type, ir.TableType) and p.type.connectivity.is_open
+    )
+
+
+class _SkipVerdicts:
+    """Whether an immutable table (`sc.frozen_table`) has -1 entries, remembered while it
+    lives; any other table is looked at on every call (one `min`)."""
+
+    def __init__(self) -> None:
+        self._found: dict[int, tuple[weakref.ref[Any], bool]] = {}
+
+    def has_skips(self, table: Any) -> bool:
+        entry = self._found.get(id(table))
+        if entry is not None and entry[0]() is table:
+            return entry[1]
+        skips = bool(table.size) and bool(table.min() < 0)
+        if CheckedTables.immutable(table):
+            key, found = id(table), self._found
+
+            def forget(_: object, key: int = key) -> None:
+                found.pop(key, None)
+
+            found[key] = (weakref.ref(table, forget), skips)
+        return skips
+
+
+_verdicts = _SkipVerdicts()
+
+
+def table_key(program_name: str, table: OpenTable, arg: Any) -> TableKey:
+    """The (width, has -1 entries) of a call's table, a declared value where the
+    connectivity fixes it; an argument that is no 2-d integer array of the table's dtype
+    is an ArgumentError naming it (as the checks of every other argument would)."""
+    conn = table.connectivity
+    where = f"argument '{table.name}' of {program_name}()"
+    shape = getattr(arg, "shape", None)
+    dtype = getattr(arg, "dtype", None)
+    if shape is None or dtype is None:
+        raise ArgumentError(
+            f"{where}: expected an array (the table of {conn.name}, of shape "
+            f"(n_{conn.entity.name}, n_neighbours)), got {type(arg).__name__}"
+        )
+    if len(shape) != 2:
+        raise ArgumentError(
+            f"{where}: expected 2 dimension(s) ({conn.entity.name}, {conn.local.name}), got an "
+            f"array of shape {tuple(shape)}"
+        )
+    if dtype != table.dtype:
+        raise ArgumentError(
+            f"{where}: expected dtype {table.dtype}, got {dtype}; nothing is converted "
+            f"implicitly, pass arr.astype(np.{table.dtype.name})"
+        )
+    width = conn.max_neighbors
+    if width is None:
+        width = int(shape[1])
+        if width < 1:
+            raise ArgumentError(
+                f"{where}: the table of {conn.name} has no columns; give each "
+                f"{conn.entity.name} at least one neighbour slot (-1 where it has none)"
+            )
+    elif shape[1] != width:
+        raise ArgumentError(
+            f"{where}: the table of {conn.name} has {shape[1]} columns, but {conn.name} is "
+            f"declared with max_neighbors={width}; pass an array of shape "
+            f"(n_{conn.entity.name}, {width})"
+        )
+    skips = conn.skip_values
+    if skips is None:
+        skips = _verdicts.has_skips(arg)
+    return width, skips
+
+
+def specialise_tables(program: ir.Program, keys: Mapping[str, TableKey]) -> ir.Program:
+    """`program` with the connectivity of each table parameter named in `keys` declared
+    with that (max_neighbors, skip_values); a slot read beyond a table's width is an
+    ArgumentError naming the table."""
+    concrete: dict[Connectivity, Connectivity] = {}
+    for table in open_tables(program):
+        width, skips = keys[table.name]
+        conn = table.connectivity
+        if (
+            type(width) is not int
+            or width < 1
+            or type(skips) is not bool
+            or conn.max_neighbors not in (None, width)
+            or conn.skip_values not in (None, skips)
+        ):
+            raise ArgumentError(
+                f"{program.name}: table '{table.name}' of {conn.name} "
+                f"(max_neighbors={conn.max_neighbors}, skip_values={conn.skip_values}) "
+                f"cannot be specialised for (max_neighbors, skip_values) = {(width, skips)!r}"
+            )
+        concrete[conn] = Connectivity(conn.name, conn.source, conn.target, width, skips)
+        _check_slots(program, table, width)
+    made = _swap(program, concrete, {})
+    assert isinstance(made, ir.Program)
+    return made
+
+
+def _check_slots(program: ir.Program, table: OpenTable, width: int) -> None:
+    conn = table.connectivity
+    for fop in program.field_operators:
+        for node in _nodes(fop.body):
+            slot: int | None = None
+            if isinstance(node, ir.NeighborShift) and node.connectivity == conn:
+                slot, written = node.slot, f"{conn.name}[{node.slot}]"
+            elif isinstance(node, ir.LocalSlot) and node.axis == conn.local:
+                slot, written = node.slot, f"{conn.local.name}({node.slot})"
+            if slot is not None and slot >= width:
+                raise ArgumentError(
+                    f"argument '{table.name}' of {program.name}(): the table of {conn.name} "
+                    f"has {width} columns, but field operator {fop.name} reads slot "
+                    f"{written}; pass a table with at least {slot + 1} columns"
+                )
+
+
+def _nodes(expr: ir.Expr) -> list[ir.Expr]:
+    found, stack, seen = [], [expr], set()
+    while stack:
+        e = stack.pop()
+        if id(e) not in seen:
+            seen.add(id(e))
+            found.append(e)
+            stack.extend(ir.children(e))
+    return found
+
+
+def _swap(obj: Any, concrete: Mapping[Connectivity, Connectivity], memo: dict[int, Any]) -> Any:
+    """`obj` (an IR value: frozen dataclasses, tuples) with each connectivity of
+    `concrete` replaced; what holds none comes back as the same object."""
+    if isinstance(obj, Connectivity):
+        return concrete.get(obj, obj)
+    key = id(obj)
+    if key in memo:
+        return memo[key]
+    made = obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            new = _swap(value, concrete, memo)
+            if new is not value:
+                changes[f.name] = new
+        if changes:
+            made = dataclasses.replace(obj, **changes)
+    elif type(obj) is tuple:
+        items = tuple(_swap(x, concrete, memo) for x in obj)
+        if any(a is not b for a, b in zip(items, obj)):
+            made = items
+    memo[key] = made
+    return made
+
+
+class TableDispatch:
+    """A program with open tables on one backend: a dict from the call's table keys to the
+    specialisation's executor (made by `make` at the first call with those keys)."""
+
+    def __init__(
+        self, program: ir.Program, make: Callable[[ir.Program], Callable[..., None]]
+    ) -> None:
+        self.program = program
+        self.make = make
+        self.tables = open_tables(program)
+        self.executors: dict[tuple[TableKey, ...], Callable[..., None]] = {}
+        self._count = len(program.params)
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> None:
+        if kwargs:
+            args = bind_arguments(self.program, args, kwargs)
+        if len(args) != self._count:
+            names = ", ".join(p.name for p in self.program.params)
+            raise ArgumentError(
+                f"{self.program.name}() takes {self._count} arguments ({names}), got {len(args)}"
+            )
+        name = self.program.name
+        key = tuple(table_key(name, t, args[t.position]) for t in self.tables)
+        executor = self.executors.get(key)
+        if executor is None:
+            keys = {t.name: k for t, k in zip(self.tables, key)}
+            executor = self.make(specialise_tables(self.program, keys))
+            self.executors[key] = executor
+        executor(*args)
+
+
+__all__ = ["OpenTable", "TableDispatch", "open_tables", "specialise_tables", "table_key"]
