@@ -255,6 +255,7 @@ def run_scan(
     axis = scan.dims.index(scan.axis)
     shape = tuple(box[d][1] - box[d][0] for d in scan.dims)
     column_shape = shape[:axis] + shape[axis + 1 :]
+    columns = tuple(d for d in scan.dims if d != scan.axis)
     state = [np.full(column_shape, lit.value, dtype=lit.type.numpy) for lit in scan.init]
     results = [np.empty(shape, dtype=lit.type.numpy) for lit in scan.init]
     evaluator = Evaluator({})
@@ -268,7 +269,7 @@ def run_scan(
             elif isinstance(param.type, ir.FieldType):
                 array = values[arg.name]  # type: ignore[union-attr]
                 index = tuple(k if d == scan.axis else slice(*box[d]) for d in param.type.dims)
-                env[param.name] = array[index]
+                env[param.name] = _in_columns(array[index], param.type.dims, columns)
             else:
                 env[param.name] = values[arg.name]  # type: ignore[union-attr]
         for s, current in zip(scan.state, state):
@@ -283,6 +284,20 @@ def run_scan(
         for result, current in zip(results, state):
             result[level] = current
     return tuple(results)
+
+
+def _in_columns(
+    value: np.ndarray, dims: tuple[Dimension, ...], columns: tuple[Dimension, ...]
+) -> np.ndarray:
+    """A level of a scan argument over `dims` (a subset of the scan's) laid out to
+    broadcast over the scan's `columns`: its axes in their order, length 1 where it lacks
+    one."""
+    own = tuple(d for d in dims if d in columns)
+    if own == columns:
+        return value
+    kept = [d for d in columns if d in own]
+    value = np.transpose(value, [own.index(d) for d in kept])
+    return value.reshape([value.shape[kept.index(d)] if d in own else 1 for d in columns])
 
 
 def _user_stacklevel() -> int:

@@ -6,6 +6,7 @@ state, so it stays with it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -309,17 +310,28 @@ class ProgramTrace:
         def is_computed(param: ir.Param, arg: ir.Expr) -> bool:
             return isinstance(param.type, ir.FieldType) and not isinstance(arg, ir.Ref)
 
-        computed = [a for p, a in zip(scan.params, scan_call.args) if is_computed(p, a)]
-        if not computed:
-            return scan_call.args
-        body = computed[0] if len(computed) == 1 else _tuple_of(computed)
-        name = self._new_fop_name(f"{fop.name}__{scan.name}_args{len(self.calls)}")
-        args_fop = ir.FieldOperatorDef(name, params_of(body, self.params), body)
-        refs = tuple(ir.Ref(p.name, p.type) for p in args_fop.params)
-        made = iter(self._record_lowered(where, args_fop, refs, None, scan_domain))
+        # one field operator per set of dimensions (a Cell argument of a (Cell, K) scan
+        # is computed over Cell alone), the scan's own first and named as ever
+        groups: dict[tuple[Dimension, ...], list[int]] = {}
+        for k, (p, a) in enumerate(zip(scan.params, scan_call.args)):
+            if is_computed(p, a):
+                groups.setdefault(p.type.dims, []).append(k)  # type: ignore[union-attr]
+        made: dict[int, str] = {}
+        base = f"{fop.name}__{scan.name}_args{len(self.calls)}"
+        for dims, ks in sorted(groups.items(), key=lambda g: g[0] != scan.dims):
+            computed = [scan_call.args[k] for k in ks]
+            body = computed[0] if len(computed) == 1 else _tuple_of(computed)
+            suffix = "" if dims == scan.dims else "_" + "_".join(d.name for d in dims)
+            name = self._new_fop_name(base + suffix)
+            args_fop = ir.FieldOperatorDef(name, params_of(body, self.params), body)
+            refs = tuple(ir.Ref(p.name, p.type) for p in args_fop.params)
+            domain = dataclasses.replace(
+                scan_domain, dims=tuple(dd for dd in scan_domain.dims if dd.dim in dims)
+            )
+            made.update(zip(ks, self._record_lowered(where, args_fop, refs, None, domain)))
         return tuple(
-            ir.Ref(next(made), param.type) if is_computed(param, arg) else arg
-            for param, arg in zip(scan.params, scan_call.args)
+            ir.Ref(made[k], param.type) if k in made else arg
+            for k, (param, arg) in enumerate(zip(scan.params, scan_call.args))
         )
 
     def _new_fop_name(self, name: str) -> str:

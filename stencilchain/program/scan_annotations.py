@@ -46,13 +46,15 @@ def scalar_overrides(fn: Callable[..., Any]) -> dict[str, ir.FieldType | ScalarT
 
 
 def field_dims(fn: Callable[..., Any]) -> tuple[Dimension, ...] | None:
-    """The dimensions of the first value parameter of `fn` annotated as a field."""
+    """The dimensions of the widest value parameter of `fn` annotated as a field (the
+    first of them), which the others' are a subset of."""
     annotations = _annotations(fn)
+    found: tuple[Dimension, ...] | None = None
     for name in list(inspect.signature(fn).parameters)[1:]:
         ann = annotations.get(name)
-        if isinstance(ann, ir.FieldType):
-            return ann.dims
-    return None
+        if isinstance(ann, ir.FieldType) and (found is None or len(ann.dims) > len(found)):
+            found = ann.dims
+    return found
 
 
 def _state_tree(annotation: object) -> object:

@@ -32,6 +32,7 @@ from stencilchain.program.field_operator import (
     register_scan_call,
     result_symbols,
 )
+from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.scan_annotations import (
     check_state_annotation,
     column_params,
@@ -62,11 +63,16 @@ class ScanOperator:
         forward: bool,
         init: object,
         column_dims: tuple[Dimension, ...] | None = None,
+        narrow: tuple[tuple[str, tuple[Dimension, ...]], ...] = (),
     ) -> None:
+        """`column_dims`: the dimensions of one call of a generic scan, and `narrow` the
+        values annotated `float` (...) whose arguments are over a subset of them."""
         self.fn = fn
         self.name = fn.__name__
         if column_dims is not None:  # one of a generic scan's: named for its dimensions
             self.name += "_" + "_".join(d.name for d in column_dims)
+            for param, param_dims in narrow:
+                self.name += f"__{param}_" + "_".join(d.name for d in param_dims)
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
         where = f"scan operator {self.name}"
         if not isinstance(axis, Dimension):
@@ -79,7 +85,7 @@ class ScanOperator:
         columns = column_params(fn)
         dims_given = column_dims or field_dims(fn)
         self.generic = dims_given is None
-        self._specializations: dict[tuple[Dimension, ...], ScanOperator] = {}
+        self._specializations: dict[tuple[object, ...], ScanOperator] = {}
         tuple_state = isinstance(init, tuple)
         if has_empty_tuple(init):
             raise DefinitionError(f"{where}: init= is an empty tuple", self.location)
@@ -109,23 +115,31 @@ class ScanOperator:
         # the columns' fields over the scan's dimensions (a generic scan's checked over its
         # axis alone: it is traced for each call's dimensions, `specialized`)
         over = dims_given or (axis,)
-        overrides = {n: ir.FieldType(over, t) for n, t in columns.items()}
+        narrowed = dict(narrow)
+        overrides = {n: ir.FieldType(narrowed.get(n, over), t) for n, t in columns.items()}
         params, _ = parameter_types(fn, "scan operator", untyped=1, overrides=overrides)
         if self.generic:
             self.signature = signature.replace(parameters=value_params)
             return
         fields = [p for p in params if isinstance(p.type, ir.FieldType)]
-        if column_dims is not None and not fields:  # only scalars: the call's dimensions
+        if column_dims is not None:  # generic: the call's dimensions
             dims = column_dims
         else:
             assert fields  # a scan without a field is generic
             dims = fields[0].type.dims  # type: ignore[union-attr]
-        for p in fields[1:]:
-            if p.type.dims != dims:  # type: ignore[union-attr]
+        # the scan's dimensions are those of its widest field; a field over a subset of
+        # them is broadcast (a Cell field in a (Cell, K) scan is read at each level)
+        widest = max(fields, key=lambda p: len(p.type.dims), default=None)  # type: ignore[union-attr]
+        if widest is not None and len(widest.type.dims) > len(dims):  # type: ignore[union-attr]
+            dims = widest.type.dims  # type: ignore[union-attr]
+        for p in fields:
+            if not set(p.type.dims) <= set(dims):  # type: ignore[union-attr]
+                other = next(q for q in fields if q.type.dims == dims)  # type: ignore[union-attr]
                 raise DefinitionError(
-                    f"{where}: parameters '{fields[0].name}' and '{p.name}' are over different "
-                    f"dimensions ({fields[0].type!r} and {p.type!r}); the fields of a scan "
-                    "share one domain",
+                    f"{where}: parameters '{other.name}' and '{p.name}' are over different "
+                    f"dimensions ({other.type!r} and {p.type!r}); the fields of a scan are "
+                    f"over its dimensions ({', '.join(d.name for d in dims)}) or a subset of "
+                    "them (broadcast)",
                     self.location,
                 )
         if axis not in dims:
@@ -218,10 +232,22 @@ class ScanOperator:
                 "of its columns are unknown; annotate a parameter as sc.Field[[...], dtype], "
                 "or pass a field or out="
             )
-        made = self._specializations.get(dims)
+        # a value annotated `float` whose argument is over a subset of the dimensions
+        # takes that subset (broadcast), as gt4py broadcasts it
+        narrow = []
+        columns = column_params(self.fn)
+        bound = self.bind(args, {k: v for k, v in kwargs.items() if k not in ("out", "domain")})
+        for param, arg in zip(self.signature.parameters, bound):
+            arg_dims = _field_dims_of(arg)
+            if param in columns and arg_dims is not None and set(arg_dims) < set(dims):
+                narrow.append((param, arg_dims))
+        key = (dims, tuple(narrow))
+        made = self._specializations.get(key)
         if made is None:
-            made = ScanOperator(self.fn, self.axis, self.forward, self.init, column_dims=dims)
-            self._specializations[dims] = made
+            made = ScanOperator(
+                self.fn, self.axis, self.forward, self.init, column_dims=dims, narrow=key[1]
+            )
+            self._specializations[key] = made
         return made
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -265,6 +291,18 @@ class ScanOperator:
         if self.result_tree is None or not isinstance(result, tuple):
             return result
         return rebuild(self.result_tree, iter(result))  # type: ignore[no-any-return]
+
+
+def _field_dims_of(arg: object) -> tuple[Dimension, ...] | None:
+    """The dimensions of a call's argument that is a field (traced or a program's)."""
+    t = (
+        arg.type
+        if isinstance(arg, Symbol)
+        else arg.ref.type
+        if isinstance(arg, ProgramArg)
+        else None
+    )
+    return t.dims if isinstance(t, ir.FieldType) else None
 
 
 def _flat_state(

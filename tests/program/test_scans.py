@@ -157,10 +157,11 @@ def test_mixing_the_state_with_values_of_another_dtype_is_refused() -> None:
 
 
 def test_fields_over_different_dimensions_are_refused() -> None:
+    """(An (I, J) field in an (I, J, K) scan is broadcast: tests/program/test_scan_broadcast_args.py.)"""
     with pytest.raises(sc.DefinitionError, match="over different dimensions") as err:
 
         @sc.scan_operator(axis=K, init=0.0)  # L:dims
-        def different(state, f: F64, h: F64_IJ):  # type: ignore[no-untyped-def]
+        def different(state, f: sc.Field[[J, K], sc.float64], h: F64_IJ):  # type: ignore[no-untyped-def]
             return state + f
 
     assert_at(err.value, "dims")

@@ -62,12 +62,19 @@ def add_scan_call(
     block = call_block(sdfg, label)
     # as for field operators: one map per possible innermost column dimension, picked
     # by the strides of the first output parameter (neighbouring columns share cache
-    # lines), or of its first input parameter when it writes only temporaries (C order)
+    # lines), or of its first input parameter over the scan's dimensions when it writes
+    # only temporaries (C order)
     by = dataclasses.replace(
         call,
         outs=(
             *call.outs,
-            *(a.name for a in call.args if isinstance(a, ir.Ref) and a.name in ctx.fields),
+            *(
+                a.name
+                for a in call.args
+                if isinstance(a, ir.Ref)
+                and a.name in ctx.fields
+                and getattr(ctx.params.get(a.name), "dims", None) == scan.dims
+            ),
         ),
     )
     orders = loop_orders(ctx, by, columns) if columns else [(None, None)]
