@@ -84,10 +84,11 @@ class Program:
     def fingerprint(self) -> str:
         return self.ir.fingerprint()
 
-    def _executor(self, backend: Backend) -> Callable[..., None]:
+    def _executor(self, backend: Backend, jit: bool = True) -> Callable[..., None]:
         if self._open:  # one specialisation per call's table widths and skip values
             fn = self.fn
-            return TableDispatch(self.ir, lambda spec: backend.executor(Program.from_ir(spec, fn)))
+            make = lambda spec: backend.executor(Program.from_ir(spec, fn))  # noqa: E731
+            return TableDispatch(self.ir, make, jit=jit)
         return backend.executor(self)
 
     def specialise_tables(self, **tables: Any) -> Program:
@@ -103,11 +104,13 @@ class Program:
             keys[table.name] = pair
         return Program.from_ir(_specialise(self.ir, keys), self.fn)
 
-    def with_backend(self, backend: Backend) -> Callable[..., None]:
-        """This program run by `backend` (compiled on first call for compiling backends)."""
+    def with_backend(self, backend: Backend, *, jit: bool = True) -> Callable[..., None]:
+        """This program run by `backend` (compiled on first call for compiling backends).
+        With tables of any width, one specialisation per call's tables; `jit=False`: only
+        those made by the executor's `compile(c2e=[...])` (program/table_specialisation.py)."""
         if self._tuples is not None:
-            return self._tuples(self._executor(backend))
-        return self._executor(backend)
+            return self._tuples(self._executor(backend, jit))
+        return self._executor(backend, jit)
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> None:
         """Run the program with NumPy; arguments by position or by parameter name."""

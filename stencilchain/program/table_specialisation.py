@@ -8,8 +8,9 @@ with it). Why and what the alternatives were: docs/adr/0029-table-specialisation
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -195,13 +196,51 @@ class TableDispatch:
     specialisation's executor (made by `make` at the first call with those keys)."""
 
     def __init__(
-        self, program: ir.Program, make: Callable[[ir.Program], Callable[..., None]]
+        self,
+        program: ir.Program,
+        make: Callable[[ir.Program], Callable[..., None]],
+        *,
+        jit: bool = True,
     ) -> None:
         self.program = program
         self.make = make
+        self.jit = jit
         self.tables = open_tables(program)
         self.executors: dict[tuple[TableKey, ...], Callable[..., None]] = {}
         self._count = len(program.params)
+
+    def compile(self, **tables: Sequence[Any]) -> None:
+        """Compile the specialisation of every combination of the tables given for each
+        open table parameter (all must be named): per parameter a list of arrays or of
+        `(max_neighbors, skip_values)` pairs (as gt4py's `compile(offset_provider=[...])`)."""
+        names = [t.name for t in self.tables]
+        if set(tables) != set(names):
+            raise ArgumentError(
+                f"{self.program.name}.compile(): give the tables of every open table "
+                f"parameter ({', '.join(names)}), got {', '.join(tables) or 'none'}"
+            )
+        columns = [
+            [
+                g if isinstance(g, tuple) else table_key(self.program.name, t, g)
+                for g in tables[t.name]
+            ]
+            for t in self.tables
+        ]
+        for key in itertools.product(*columns):
+            if key not in self.executors:
+                executor = self._make(key)
+                compile_now = getattr(executor, "compile", None)
+                if callable(compile_now):
+                    compile_now()
+
+    def _make(self, key: tuple[TableKey, ...]) -> Callable[..., None]:
+        keys = {t.name: k for t, k in zip(self.tables, key)}
+        executor = self.make(specialise_tables(self.program, keys))
+        self.executors[key] = executor
+        return executor
+
+    def _text(self, key: tuple[TableKey, ...]) -> str:
+        return ", ".join(f"{t.name}={k!r}" for t, k in zip(self.tables, key))
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> None:
         if kwargs:
@@ -215,9 +254,14 @@ class TableDispatch:
         key = tuple(table_key(name, t, args[t.position]) for t in self.tables)
         executor = self.executors.get(key)
         if executor is None:
-            keys = {t.name: k for t, k in zip(self.tables, key)}
-            executor = self.make(specialise_tables(self.program, keys))
-            self.executors[key] = executor
+            if not self.jit:
+                compiled = "; ".join(self._text(k) for k in self.executors)
+                raise ArgumentError(
+                    f"{name}() has no specialisation for the tables {self._text(key)} "
+                    f"((max_neighbors, skip_values); compiled: {compiled or 'none'}); compile "
+                    "it first, or use with_backend(..., jit=True)"
+                )
+            executor = self._make(key)
         executor(*args)
 
 

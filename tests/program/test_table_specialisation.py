@@ -229,3 +229,27 @@ def test_bad_declarations_are_definition_errors_at_the_line() -> None:
     with pytest.raises(DefinitionError) as info:
         sc.Connectivity("C2E", source=Edge, target=(Cell, C2EDim), skip_values="yes")  # type: ignore[arg-type]  # L:skips
     assert_located(info.value, "skips", path=HERE)
+
+
+def test_compiled_ahead_for_given_tables_without_jit() -> None:
+    """gt4py's `compile(offset_provider=[...])` and its error for another table."""
+    run = mesh_sums.with_backend(sc.backends.run_embedded, jit=False)
+    e, w, table = inputs(4, True)
+    run.compile(c2e=[table, (3, False)])  # type: ignore[attr-defined]
+    assert sorted(run.executors) == [((3, False),), ((4, True),)]  # type: ignore[attr-defined]
+    outs = [np.zeros((9, 4)) for _ in range(2)]
+    run(e, w, table, *outs)
+    for got, want in zip(outs, reference(e, w, table)):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    e, w, table = inputs(3, True)
+    outs = [np.zeros((9, 4)) for _ in range(2)]
+    with pytest.raises(ArgumentError) as info:
+        run(e, w, table, *outs)
+    assert str(info.value) == (
+        "mesh_sums() has no specialisation for the tables c2e=(3, True) ((max_neighbors, "
+        "skip_values); compiled: c2e=(4, True); c2e=(3, False)); compile it first, or use "
+        "with_backend(..., jit=True)"
+    )
+    assert all((o == 0).all() for o in outs)
+    with pytest.raises(ArgumentError, match="give the tables of every open table parameter"):
+        run.compile()  # type: ignore[attr-defined]

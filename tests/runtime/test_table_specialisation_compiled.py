@@ -58,3 +58,18 @@ def test_bad_table_leaves_outputs_alone(run: Any) -> None:
     with pytest.raises(m.ArgumentError, match=r"argument 'c2e' of mesh_sums\(\): table of C2E holds 13 at \(4, 2\)"):  # fmt: skip
         run(e, w, bad, *outs)
     assert all((o == 0).all() for o in outs)
+
+
+@pytest.mark.parametrize("fixture", ["gtfn_cpu", "dace_cpu"])
+def test_compiled_ahead_without_jit(request: pytest.FixtureRequest, fixture: str) -> None:
+    run = m.mesh_sums.with_backend(request.getfixturevalue(fixture), jit=False)
+    run.compile(c2e=[(4, True), (3, False)])
+    for width, skips in [(4, True), (3, False)]:
+        e, w, table = m.inputs(width, skips, seed=20 + width)
+        outs = [np.zeros((9, 4)) for _ in range(2)]
+        run(e, w, table, *outs)
+        for got, reference in zip(outs, m.reference(e, w, table)):
+            np.testing.assert_allclose(got, reference, rtol=1e-14)
+    e, w, table = m.inputs(6, True)
+    with pytest.raises(m.ArgumentError, match=r"no specialisation for the tables c2e=\(6, True\)"):
+        run(e, w, table, np.zeros((9, 4)), np.zeros((9, 4)))
