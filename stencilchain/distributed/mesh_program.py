@@ -143,6 +143,19 @@ def require_on_mesh(program: ir.Program, entity_of: Callable[[Dimension], str | 
     dimension: sc.index, concat_where, as_offset and Cartesian shifts along it, and
     domains along it that are not the whole local mesh (a start or stop index)."""
     where = f"program {program.name} cannot run on a partitioned mesh"
+    for fop in program.field_operators:
+        for node in nodes(fop.body):
+            traits = traits_of(node)
+            if traits.reads_position and entity_of(position_dim(node)) is not None:
+                written = traits.written.format(dim=position_dim(node).name)
+                raise DecompositionError(f"{where}: {fop.name} uses {written}")
+            if isinstance(node, ir.Shift):
+                along = [d.name for d, _ in node.offsets if entity_of(d) is not None]
+                if along:
+                    raise DecompositionError(
+                        f"{where}: {fop.name} shifts along {', '.join(along)} by an offset "
+                        "(f(Cell + 1) reads the next global number); read through a table"
+                    )
     for call in program.calls:
         for dim_domain in call.domain.dims:
             if entity_of(dim_domain.dim) is None:
@@ -159,16 +172,3 @@ def require_on_mesh(program: ir.Program, entity_of: Callable[[Dimension], str | 
                     f"{dim_domain.dim.name} (a start or stop index is a global position; "
                     "local numbers differ per rank)"
                 )
-    for fop in program.field_operators:
-        for node in nodes(fop.body):
-            traits = traits_of(node)
-            if traits.reads_position and entity_of(position_dim(node)) is not None:
-                written = traits.written.format(dim=position_dim(node).name)
-                raise DecompositionError(f"{where}: {fop.name} uses {written}")
-            if isinstance(node, ir.Shift):
-                along = [d.name for d, _ in node.offsets if entity_of(d) is not None]
-                if along:
-                    raise DecompositionError(
-                        f"{where}: {fop.name} shifts along {', '.join(along)} by an offset "
-                        "(f(Cell + 1) reads the next global number); read through a table"
-                    )

@@ -160,7 +160,11 @@ def run(
         halo = dec.pattern.halo_sizes()
         say(f"ranks {dec.ranks} partition {dec.partition.method} edge cut "
             f"{dec.partition.edge_cut} imbalance {dec.partition.imbalance:.4f}")  # fmt: skip
-        say(f"halo cells of rank 0 {halo['cell']} messages {dec.pattern.messages()}")
+        sent = sum(len(at) for at in dec.pattern.send["cell"]) * levels * 8
+        say(
+            f"rank 0: {dec.local.owned['cell']} cells, {halo['cell']} halo cells, "
+            f"{dec.pattern.messages()} messages, {sent} bytes sent per exchange"
+        )
         share = exchanged / total if total else 0.0
         say(f"steps {total:.4f} s, exchange {exchanged:.4f} s ({share:.1%})")
         say(f"checksum {checksum(result)} sum {float(result.sum())!r}")

@@ -84,6 +84,7 @@ def _hilbert(mesh: Mesh, parts: int) -> npt.NDArray[np.int64]:
     span = np.maximum(centres.max(axis=0) - low, 1e-300)
     if mesh.period is not None:  # the whole period: a torus's cut then runs along its seams
         low, span = np.zeros(2), np.asarray(mesh.period, dtype=np.float64)
+    span = np.full(2, span.max())  # one scale for x and y: the curve's squares stay square
     scaled = (centres - low) / span * ((1 << _ORDER) - 1)
     cells = np.clip(np.round(scaled), 0, (1 << _ORDER) - 1).astype(np.int64)
     order = np.argsort(hilbert_index(cells[:, 0], cells[:, 1], _ORDER), kind="stable")
