@@ -379,12 +379,15 @@ def _local(value: Any) -> Any:
 def _require_distributable(program: ir.Program, split: Sequence[Dimension]) -> None:
     """DecompositionError for what a program cannot do on a split grid: absolute indices
     along a split dimension (index, concat_where, domain bounds from a scalar or beyond
-    the halo), and neighbour tables. The nodes refused are those whose traits say
+    the halo), and neighbour tables (those run on a MeshDecomposition). The nodes refused are those whose traits say
     `reads_position` (program/node_traits.py)."""
     where = f"program {program.name} cannot run on a grid split along {', '.join(d.name for d in split)}"
     for p in program.params:
         if isinstance(p.type, ir.TableType):
-            raise DecompositionError(f"{where}: it takes the neighbour table {p.name}")
+            raise DecompositionError(
+                f"{where}: it takes the neighbour table {p.name} (a program with tables "
+                "runs on a partitioned mesh: MeshDecomposition)"
+            )
     for call in program.calls:
         for dim_domain in call.domain.dims:
             if dim_domain.dim in split and any(

@@ -6,6 +6,7 @@ launching test (test_meshes.py) reads one "ok <rank> <scenario>" line per rank.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,24 @@ def _entities(name: str) -> tuple[str, str]:
     return TABLE_ENTITIES[name]
 
 
+class _ThroughEdges:
+    """programs.through_edges as a case: its inputs and a NumPy reference."""
+
+    PROGRAM: Any = None  # set by `programs` (programs.py is beside this script)
+
+    @staticmethod
+    def make_inputs(mesh: meshes.Mesh) -> dict[str, Any]:
+        u = np.random.default_rng(9).random(mesh.n_cells)
+        return {"u": u, "e2c": mesh.e2c, "c2e": mesh.c2e, "out": np.zeros(mesh.n_cells)}
+
+    @staticmethod
+    def reference(
+        u: np.ndarray, e2c: np.ndarray, c2e: np.ndarray, out: np.ndarray
+    ) -> dict[str, np.ndarray]:
+        mean = 0.5 * (u[e2c[:, 0]] + u[e2c[:, 1]])
+        return {"out": mean[c2e[:, 0]] + mean[c2e[:, 1]] + mean[c2e[:, 2]]}
+
+
 def _mesh_case(module: Any, shape: tuple[int, ...], kind: str = "") -> tuple[Any, dict[str, Any]]:
     rng = np.random.default_rng(5)
     if kind:
@@ -92,6 +111,10 @@ def programs(toolchain_names: str) -> None:
     from stencilchain import backends
     from stencilchain.examples import mesh_column, mesh_diffusion, mesh_model, nabla
 
+    sys.path.insert(0, str(Path(__file__).parent))
+    from programs import through_edges  # type: ignore[import-not-found]
+
+    _ThroughEdges.PROGRAM = through_edges
     comm = MPI.COMM_WORLD
     model_mesh = meshes.torus(10, 8)
     model_inputs = mesh_model.make_inputs(model_mesh, 6, np.random.default_rng(5))
@@ -101,6 +124,7 @@ def programs(toolchain_names: str) -> None:
         (mesh_diffusion, *_mesh_case(mesh_diffusion, (9, 8))),
         (mesh_column, *_mesh_case(mesh_column, (8, 7, 5))),
         (mesh_model, model_mesh, model_inputs),
+        (_ThroughEdges, meshes.torus(14, 12), _ThroughEdges.make_inputs(meshes.torus(14, 12))),
     ]
     for name in toolchain_names.split(","):
         toolchain = backends.build(name)

@@ -220,6 +220,16 @@ def uses_index(u: CellF, c2e2c: sc.Table[C2E2C], out: CellF) -> None:
     numbered(u, out=out)
 
 
+@sc.field_operator
+def first_cell_apart(u: CellF) -> CellF:
+    return sc.concat_where(Cell == 0, 2.0 * u, u)
+
+
+@sc.program
+def cell_zero(u: CellF, out: CellF) -> None:
+    first_cell_apart(u, out=out)
+
+
 @sc.program
 def part_of_the_cells(u: CellF, c2e2c: sc.Table[C2E2C], out: CellF) -> None:
     smooth(u, out=out, domain={Cell: (2, 10)})
@@ -253,6 +263,7 @@ def own_table(u: CellF, v2x: sc.Table[V2X_TABLE], out: CellF) -> None:
     ("program", "message"),
     [
         (uses_index, "numbered uses index(Cell)"),
+        (cell_zero, "first_cell_apart uses concat_where along Cell"),
         (part_of_the_cells, "the call of smooth runs over part of Cell"),
         (shifts_along_cells, "cell_offset shifts along Cell by an offset"),
         (own_table, "its table v2x is of connectivity V2X, which is none of the mesh's"),
@@ -266,6 +277,17 @@ def test_what_depends_on_global_positions_is_refused(
 
     with pytest.raises(sc.DecompositionError, match=re.escape(message)):
         DistributedProgram(program, backends.run_embedded, torus_dec)  # type: ignore[arg-type]
+
+
+def test_a_program_with_tables_on_a_grid_points_to_meshes() -> None:
+    from mpi4py import MPI
+
+    from stencilchain import backends
+    from stencilchain.distributed import Decomposition, DistributedProgram
+
+    grid = Decomposition.create({Cell: 12}, comm=MPI.COMM_SELF, split=[Cell])
+    with pytest.raises(sc.DecompositionError, match="runs on a partitioned mesh"):
+        DistributedProgram(two_stages, backends.run_embedded, grid)
 
 
 def test_too_few_layers_and_foreign_tables_are_refused() -> None:
