@@ -4,7 +4,11 @@ mesh model on 1, 2 and 4 ranks with both exchange methods (neighbourhood collect
 point-to-point), its time per step, the share in halo exchanges, and its checksum.
 
     python benchmarks/mesh_ranks.py [--ranks 1,2,4] [--size 100x100x20] [--steps 20]
-                                    [--toolchain run_gtfn_cpu] [--json PATH]
+                                    [--toolchain run_gtfn_cpu] [--parts 2,4,16,64,256]
+                                    [--partitioner hilbert] [--json PATH]
+
+`--partitioner` is for the partition figures (metis needs pymetis importable); the model
+jobs use the default ("auto").
 
 Each job gets a fresh private cache (removed at exit) and one OpenMP thread per rank.
 The load average is printed at start and end: the machine is shared, figures are noisy.
@@ -33,13 +37,15 @@ from stencilchain.meshes.local import local_mesh
 from stencilchain.meshes.partition import partition
 
 
-def partition_figures(nx: int, ny: int, parts: list[int], layers: int) -> list[dict[str, Any]]:
+def partition_figures(
+    nx: int, ny: int, parts: list[int], layers: int, method: str = "hilbert"
+) -> list[dict[str, Any]]:
     """Per rank count: edge cut, imbalance, and per rank the halo cells, edges, vertices
     of `layers` layers and the ranks it receives from (mean and max over the ranks)."""
     mesh = meshes.torus(nx, ny)
     rows = []
     for count in parts:
-        split = partition(mesh, count, method="hilbert")
+        split = partition(mesh, count, method=method)
         halo: dict[str, list[int]] = {"cell": [], "edge": [], "vertex": []}
         sources: list[int] = []
         for rank in range(count):
@@ -100,11 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--toolchain", default="run_gtfn_cpu")
     parser.add_argument("--parts", default="2,4,16,64,256")
+    parser.add_argument("--partitioner", default="hilbert", help="hilbert, metis or auto")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     load_start = os.getloadavg()
     nx, ny, _ = (int(n) for n in args.size.split("x"))
-    parts = partition_figures(nx, ny, [int(p) for p in args.parts.split(",")], layers=1)
+    counts = [int(p) for p in args.parts.split(",")]
+    parts = partition_figures(nx, ny, counts, layers=1, method=args.partitioner)
     jobs = []
     with tempfile.TemporaryDirectory(prefix="sc-mesh-ranks-") as tmp:
         for ranks in (int(r) for r in args.ranks.split(",")):
