@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,7 +24,13 @@ MESH_RANKS = Path(__file__).with_name("mesh_ranks.py")
 TOOLCHAINS = "run_embedded,run_gtfn_cpu,run_dace_cpu"
 
 
+def comm_self() -> Any:
+    """MPI.COMM_SELF; skips without the mpi extra (partitions and local meshes need none)."""
+    return pytest.importorskip("mpi4py.MPI", reason="the mpi extra is not installed").COMM_SELF
+
+
 def run_mesh_ranks(n: int, *args: str, cache: Path) -> str:
+    comm_self()  # the ranks need mpi4py too
     output = launch(n, [str(MESH_RANKS), *args], cache=cache)
     done = sorted(int(rank) for rank in re.findall(rf"ok (\d+) {args[0]}", output))
     assert done == list(range(n)), output
@@ -148,16 +155,12 @@ def test_one_rank_has_the_global_mesh() -> None:
 
 # Layers and stages, refusals (one rank, in this process) ---------------------------------
 
-mpi4py = pytest.importorskip("mpi4py", reason="the mpi extra is not installed")
-
 
 @pytest.fixture(scope="module")
 def torus_dec() -> Iterator[object]:
-    from mpi4py import MPI
-
     from stencilchain.distributed import MeshDecomposition
 
-    yield MeshDecomposition.create(meshes.torus(6, 5), layers=2, comm=MPI.COMM_SELF)
+    yield MeshDecomposition.create(meshes.torus(6, 5), layers=2, comm=comm_self())
 
 
 def test_layers_follow_the_table_steps_of_the_reads() -> None:
@@ -280,24 +283,20 @@ def test_what_depends_on_global_positions_is_refused(
 
 
 def test_a_program_with_tables_on_a_grid_points_to_meshes() -> None:
-    from mpi4py import MPI
-
     from stencilchain import backends
     from stencilchain.distributed import Decomposition, DistributedProgram
 
-    grid = Decomposition.create({Cell: 12}, comm=MPI.COMM_SELF, split=[Cell])
+    grid = Decomposition.create({Cell: 12}, comm=comm_self(), split=[Cell])
     with pytest.raises(sc.DecompositionError, match="runs on a partitioned mesh"):
         DistributedProgram(two_stages, backends.run_embedded, grid)
 
 
 def test_too_few_layers_and_foreign_tables_are_refused() -> None:
-    from mpi4py import MPI
-
     from stencilchain import backends
     from stencilchain.distributed import DistributedProgram, MeshDecomposition
 
     mesh = meshes.torus(6, 5)
-    thin = MeshDecomposition.create(mesh, layers=1, comm=MPI.COMM_SELF)
+    thin = MeshDecomposition.create(mesh, layers=1, comm=comm_self())
     with pytest.raises(sc.DecompositionError, match="create the decomposition with layers=4"):
         DistributedProgram(mesh_diffusion.PROGRAM, backends.run_embedded, thin)
     run = DistributedProgram(two_stages, backends.run_embedded, thin)
