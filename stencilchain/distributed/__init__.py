@@ -7,6 +7,12 @@
     exchange(f)                         # halos from the neighbouring ranks
     lap(f.data, out=g.data, ...)        # any toolchain, on the local arrays
 
+On an unstructured mesh (stencilchain.meshes), cells are partitioned over the ranks:
+
+    dec = MeshDecomposition.create(mesh, layers=layers_of(program))
+    q = dec.allocate((Cell, K), sizes={K: 80})
+    DistributedProgram(program, toolchain, dec)(q, dec.table("C2E2C"), ...)
+
 Importing this package does not import mpi4py; the first call that needs it raises
 MissingExtraError if it is not installed.
 """
@@ -17,13 +23,17 @@ from stencilchain.distributed.compile import compile_for_job
 from stencilchain.distributed.decomposition import Decomposition
 from stencilchain.distributed.field import DistributedField
 from stencilchain.distributed.halo import exchange
-from stencilchain.distributed.program import DistributedProgram, halo_of
+from stencilchain.distributed.mesh_decomposition import MeshDecomposition, MeshField
+from stencilchain.distributed.program import DistributedProgram, halo_of, layers_of
 
 __all__ = [
     "Decomposition",
     "DistributedField",
     "DistributedProgram",
+    "MeshDecomposition",
+    "MeshField",
     "compile_for_job",
     "exchange",
     "halo_of",
+    "layers_of",
 ]

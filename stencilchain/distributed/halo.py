@@ -16,22 +16,30 @@ import numpy as np
 from stencilchain.distributed._mpi import mpi
 from stencilchain.distributed.decomposition import Decomposition
 from stencilchain.distributed.field import DistributedField
+from stencilchain.distributed.mesh_decomposition import MeshDecomposition, MeshField
+from stencilchain.distributed.mesh_halo import exchange_mesh
 from stencilchain.errors import DecompositionError
 from stencilchain.program.dimensions import Dimension
 
 
-def exchange(*fields: DistributedField) -> None:
+def exchange(*fields: DistributedField | MeshField) -> None:
     """Fill the halos of `fields` (all of one decomposition) from the neighbouring ranks.
     Collective: every rank of the decomposition calls it with the same fields in the
-    same order. Halos at a non-periodic edge of the grid are left as they are."""
+    same order. Halos at a non-periodic edge of the grid are left as they are. Fields on
+    a partitioned mesh (`MeshField`) travel in one round (distributed/mesh_halo.py)."""
     if not fields:
         return
     decomposition = fields[0].decomposition
     if any(field.decomposition is not decomposition for field in fields):
         raise DecompositionError("exchange: the fields belong to different decompositions")
+    if isinstance(decomposition, MeshDecomposition):
+        exchange_mesh([f for f in fields if isinstance(f, MeshField)], decomposition.method)
+        return
+    assert isinstance(decomposition, Decomposition)
+    grid_fields = tuple(f for f in fields if isinstance(f, DistributedField))
     MPI = mpi("exchange")
     for dim in decomposition.split:
-        _exchange_along(MPI, decomposition, dim, fields)
+        _exchange_along(MPI, decomposition, dim, grid_fields)
 
 
 def _exchange_along(

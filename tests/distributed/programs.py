@@ -25,3 +25,31 @@ def carried_temporary(f: F, a: F, out: F, weight: sc.float64) -> None:
     t = laplacian(f)
     east_sum(t, out=a)
     combine(a, t, weight, out=out)
+
+
+# On a partitioned mesh: E2C allows no skip values, so the outer halo edges' rows get a
+# stand-in neighbour (never read by an owned cell), and the edges' mean is read back
+# through C2E.
+Cell, Edge = sc.Dimension("Cell"), sc.Dimension("Edge")
+E2CDim = sc.Dimension("E2CDim", kind=sc.LOCAL)
+C2EDim = sc.Dimension("C2EDim", kind=sc.LOCAL)
+E2C = sc.Connectivity("E2C", source=Cell, target=(Edge, E2CDim), max_neighbors=2)
+C2E = sc.Connectivity("C2E", source=Edge, target=(Cell, C2EDim), max_neighbors=3)
+CellF = sc.Field[[Cell], sc.float64]
+EdgeF = sc.Field[[Edge], sc.float64]
+
+
+@sc.field_operator
+def edge_mean(u: CellF) -> EdgeF:
+    return 0.5 * sc.neighbor_sum(u(E2C), axis=E2CDim)
+
+
+@sc.field_operator
+def cell_sum(m: EdgeF) -> CellF:
+    return sc.neighbor_sum(m(C2E), axis=C2EDim)
+
+
+@sc.program
+def through_edges(u: CellF, e2c: sc.Table[E2C], c2e: sc.Table[C2E], out: CellF) -> None:
+    m = edge_mean(u)
+    cell_sum(m, out=out)
