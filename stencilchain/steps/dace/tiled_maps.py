@@ -5,6 +5,8 @@ the last map writes the outputs."""
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,7 @@ from stencilchain.steps.dace.call_blocks import (
 from stencilchain.steps.dace.calling_convention import index_symbol
 from stencilchain.steps.dace.loop_orders import loop_orders
 from stencilchain.steps.dace.tasklets import Tasklet, array_strides
+from stencilchain.steps.dace.tile_memlets import Box, at, box_of, image, memlet_of, union, whole_of
 from stencilchain.steps.dace.tiling import TilePlan, plan_tiles
 
 if TYPE_CHECKING:
@@ -98,7 +101,6 @@ def add_tiles(
     the tile's size plus the stage's halo, dense with the innermost dimension
     contiguous) on its box around the tile; the last map writes the outputs."""
     import dace
-    from dace.sdfg.propagation import propagate_memlets_state
 
     sympy = dace.symbolic.sympy
     p = ctx.prefix
@@ -131,9 +133,16 @@ def add_tiles(
         )
         params[stage.name] = stage.type
         origins[stage.name] = {d: f"{tile[d]} + ({lo[d]})" for d in order}
+    end = {d: dace.symbol(f"{p}tile_end_{d.name}", dace.int64) for d in order}
+    clipped = {
+        end[d].name: sympy.Min(tile[d] + size[d] - 1, last[d]) for d in order
+    }  # a tile's last point
+    whole_map = ({tile[d].name: first[d] for d in order}, {end[d].name: last[d] for d in order})
     reads: dict[str, Any] = {}
+    read_boxes: dict[str, list[Box]] = {}  # per array read: its boxes around each stage
     written: dict[str, Any] = {}
     writes: dict[str, Any] = {}
+    write_boxes: dict[str, list[Box]] = {}
     steps: list[tuple[ir.Expr, tuple[str | None, ...], tuple[int, ...], tuple[int, ...]]]
     steps = [(s.expr, (s.name,), s.low, s.high) for s in plan.stages]
     zero = tuple(0 for _ in call_dims)
@@ -148,18 +157,18 @@ def add_tiles(
         stage_ranges = [
             (
                 index_symbol(d),
-                dace.subsets.Range(
-                    [
-                        (
-                            tile[d] + lo[d],
-                            sympy.Min(tile[d] + size[d] - 1, last[d]) + hi[d],
-                            1,
-                        )
-                    ]
-                ),
+                dace.subsets.Range([(tile[d] + lo[d], clipped[end[d].name] + hi[d], 1)]),
             )
             for d in order
         ]
+        points = functools.reduce(
+            operator.mul, (clipped[end[d].name] + hi[d] - tile[d] - lo[d] + 1 for d in order), 1
+        )
+        # the stage's map, from the tile's first point to its (placeholder) last
+        stage_map = (
+            {index_symbol(d): tile[d] + lo[d] for d in order},
+            {index_symbol(d): end[d] + hi[d] for d in order},
+        )
         entry, exit_ = state.add_map(
             f"{label}_stage{k}", stage_ranges, schedule=dace.ScheduleType.Sequential
         )
@@ -170,34 +179,70 @@ def add_tiles(
             code,
             language=dace.Language.CPP,
         )
+        inputs: dict[str, list[tuple[str, Any]]] = {}
         for connector in tasklet.inputs:
             memlet = tasklet.memlet(connector)
-            data = memlet.data
-            if data in written:
-                state.add_memlet_path(written[data], entry, node, dst_conn=connector, memlet=memlet)
+            inputs.setdefault(memlet.data, []).append((connector, memlet))
+        for data, memlets in inputs.items():
+            whole = whole_of(sdfg.arrays[data])
+            box = union([image(box_of(m), *stage_map, whole) for _, m in memlets], whole)
+            volume = sum(m.volume for _, m in memlets) * points
+            around = memlet_of(
+                data, _clip(box, clipped), volume, any(m.dynamic for _, m in memlets)
+            )
+            for connector, memlet in memlets:
+                state.add_edge(entry, f"OUT_{data}", node, connector, memlet)
+            entry.add_in_connector(f"IN_{data}")
+            entry.add_out_connector(f"OUT_{data}")
+            if data in written:  # a buffer of an earlier stage of this tile
+                state.add_edge(written[data], None, entry, f"IN_{data}", around)
                 continue
             if data not in reads:
                 reads[data] = state.add_read(data)
-            state.add_memlet_path(
-                reads[data], outer_entry, entry, node, dst_conn=connector, memlet=memlet
-            )
+            state.add_edge(outer_entry, f"OUT_{data}", entry, f"IN_{data}", around)
+            read_boxes.setdefault(data, []).append(box)
+        outputs: dict[str, list[tuple[str, Any]]] = {}
         for connector, text in tasklet.outputs.items():
-            data = text.split("[")[0]
-            if data in origins:
+            memlet = dace.Memlet(text)
+            outputs.setdefault(memlet.data, []).append((connector, memlet))
+        for data, memlets in outputs.items():
+            whole = whole_of(sdfg.arrays[data])
+            box = union([image(box_of(m), *stage_map, whole) for _, m in memlets], whole)
+            around = memlet_of(data, _clip(box, clipped), len(memlets) * points, False)
+            for connector, memlet in memlets:
+                state.add_edge(node, connector, exit_, f"IN_{data}", memlet)
+            exit_.add_in_connector(f"IN_{data}")
+            exit_.add_out_connector(f"OUT_{data}")
+            if data in origins:  # this tile's buffer
                 written[data] = state.add_access(data)
-                state.add_memlet_path(
-                    node, exit_, written[data], src_conn=connector, memlet=dace.Memlet(text)
-                )
+                state.add_edge(exit_, f"OUT_{data}", written[data], None, around)
                 continue
             if data not in writes:
                 writes[data] = state.add_write(data)
-            state.add_memlet_path(
-                node, exit_, outer_exit, writes[data], src_conn=connector,
-                memlet=dace.Memlet(text),
-            )  # fmt: skip
+            state.add_edge(exit_, f"OUT_{data}", outer_exit, f"IN_{data}", around)
+            write_boxes.setdefault(data, []).append(box)
         if not tasklet.inputs:
             state.add_nedge(outer_entry, entry, dace.Memlet())
-    propagate_memlets_state(sdfg, state)
+    # around the map over tiles: all the tiles' boxes (their number of points unknown)
+    for boxes, nodes, scope, into in (
+        (read_boxes, reads, outer_entry, True),
+        (write_boxes, writes, outer_exit, False),
+    ):
+        for data, data_boxes in boxes.items():
+            whole = whole_of(sdfg.arrays[data])
+            box = union([image(b, *whole_map, whole) for b in data_boxes], whole)
+            memlet = memlet_of(data, box, 0, True)
+            scope.add_in_connector(f"IN_{data}")
+            scope.add_out_connector(f"OUT_{data}")
+            if into:
+                state.add_edge(nodes[data], None, scope, f"IN_{data}", memlet)
+            else:
+                state.add_edge(scope, f"OUT_{data}", nodes[data], None, memlet)
+
+
+def _clip(box: Box, clipped: Mapping[str, Any]) -> Box:
+    """`box` with each tile's placeholder last point replaced by the tile's last point."""
+    return tuple((at(begin, clipped), at(end, clipped)) for begin, end in box)
 
 
 def tile_size(
