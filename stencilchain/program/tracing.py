@@ -231,6 +231,9 @@ class Symbol(Traced):
     def __index__(self) -> int:
         raise _no_python_value(self, "int")
 
+    def __array__(self, *args: object, **kwargs: object) -> Any:
+        raise _no_python_value(self, "NumPy array")
+
     # operators the DSL does not have: each error says what to write instead
     def __matmul__(self, other: object) -> Symbol:
         raise _unsupported_operator("@", self)
@@ -355,8 +358,8 @@ def _foreign_offset(offset: object) -> object:
 
 def _no_python_value(value: Symbol, kind: str) -> DefinitionError:
     return DefinitionError(
-        f"a traced {value.type!r} converted to a Python {kind} (e.g. by {kind}(x) or "
-        "np.float64(x)): a field operator's values are known only when it runs; a dtype "
+        f"a traced {value.type!r} converted to a {kind} (by int(x), float(x), np.float64(x) "
+        "or np.asarray(x)): a field operator's values are known only when it runs; a dtype "
         "called in a field operator takes a literal (sc.float64(1)), and a traced value is "
         "converted with sc.astype(x, dtype)"
     )

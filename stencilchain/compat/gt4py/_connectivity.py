@@ -31,8 +31,10 @@ class Connectivity:
     spec: TableSpec = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
-        has_skips = self.skip_value is not None and bool((self.table == self.skip_value).any())
-        spec = TableSpec(int(self.table.shape[1]), has_skips, str(self.table.dtype))
+        # as in gt4py, the skip-value property is the declared one (no scan of the table)
+        spec = TableSpec(
+            int(self.table.shape[1]), self.skip_value is not None, str(self.table.dtype)
+        )
         object.__setattr__(self, "spec", spec)
 
     @property

@@ -107,11 +107,14 @@ class Program:
         self._annotations: dict[str, Any] | None = None
         # by the specs of the tables it reads: the runner and the offsets of its tables
         self._runs: dict[tuple[Any, ...], tuple[Callable[..., None], tuple[str, ...]]] = {}
+        self._made: dict[tuple[Any, ...], _ScProgram] = {}
         self._reads: tuple[str, ...] | None = None
 
     def with_backend(self, backend: Any) -> Program:
         """This program run by `backend`: any stencilchain toolchain (run_gtfn_cpu, ...)."""
-        return Program(self.definition, backend, self.grid_type)
+        other = Program(self.definition, backend, self.grid_type)
+        other._made, other._reads = self._made, self._reads  # the traces are shared
+        return other
 
     def with_grid_type(self, grid_type: Any) -> Program:
         return Program(self.definition, self.backend, grid_type)
@@ -134,19 +137,33 @@ class Program:
         self, provider: Mapping[str, Any]
     ) -> tuple[Callable[..., None], tuple[str, ...]]:
         resolution = Resolution(lambda name: spec_of(provider, name))
-        if self._reads is not None:
-            key = resolution.key(self._reads)
+        made = None
+        reads = self._reads
+        if reads is not None:
+            key = resolution.key(reads)
             found = self._runs.get(key)
             if found is not None:
                 return found
-        made, reads = trace_program(
-            self.definition, self._translated_annotations(), self.definition, resolution
-        )
+            made = self._made.get(key)
+        if made is None or reads is None:
+            made, reads = trace_program(
+                self.definition, self._translated_annotations(), self.definition, resolution
+            )
+            self._reads = reads
+            self._made[resolution.key(reads)] = made
         run = made if self.backend is None else made.with_backend(self.backend)
-        self._reads = reads
         entry = (run, reads)
         self._runs[resolution.key(reads)] = entry
         return entry
+
+    def stencilchain_program(
+        self, offset_provider: Any = None
+    ) -> tuple[_ScProgram, tuple[str, ...]]:
+        """stencilchain's program for the tables of `offset_provider`, and the offset names
+        of the tables it takes after this program's own parameters (in that order)."""
+        provider = provider_of(offset_provider)
+        _, reads = self._specialize(provider)
+        return self._made[tuple((n, spec_of(provider, n)) for n in reads)], reads
 
     def __call__(self, *args: Any, offset_provider: Any = None, **kwargs: Any) -> None:
         provider = provider_of(offset_provider)
