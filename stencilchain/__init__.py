@@ -48,6 +48,7 @@ from stencilchain.program.device import Device
 from stencilchain.program.dimensions import HORIZONTAL, LOCAL, VERTICAL, Dimension, Offset, size
 from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
 from stencilchain.program.field_operator import FieldOperator, field_operator
+from stencilchain.program.field_values import FieldValue, as_field
 from stencilchain.program.program import Program, program
 from stencilchain.program.scan_operator import ScanOperator, scan_operator
 from stencilchain.program.types import Field, Table
@@ -77,6 +78,7 @@ __all__ = [
     "DomainError",
     "Field",
     "FieldOperator",
+    "FieldValue",
     "MissingExtraError",
     "NeighborSlot",
     "Offset",
@@ -88,6 +90,7 @@ __all__ = [
     "UnsupportedError",
     "WorkspaceError",
     "__version__",
+    "as_field",
     "as_offset",
     "astype",
     "backends",
