@@ -1,57 +1,26 @@
-"""The field value type that gt4py's constructors make: stencilchain's own (sc.FieldValue),
-whose array a program reads at the indices its `start` gives."""
+"""The field value type that gt4py's constructors make: stencilchain's own (sc.FieldValue,
+an array over dimensions with the index it starts at along each)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from stencilchain.errors import ArgumentError
 from stencilchain.program.dimensions import Dimension
-
-
-# TEMPORARY, until branch `fields` is merged: then stencilchain.program.field_values'
-# FieldValue and as_field are imported, and this class and `argument` go.
-@dataclasses.dataclass(frozen=True, eq=False)
-class FieldValue:
-    array: Any
-    dims: tuple[Dimension, ...]
-    start: tuple[int, ...]
-
-    @property
-    def ndarray(self) -> Any:
-        return self.array
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.array.shape)
-
-    @property
-    def dtype(self) -> Any:
-        return self.array.dtype
-
-    @property
-    def domain(self) -> dict[Dimension, tuple[int, int]]:
-        return {d: (s, s + n) for d, s, n in zip(self.dims, self.start, self.array.shape)}
-
-    def asnumpy(self) -> Any:
-        return np.asarray(self.array)
+from stencilchain.program.field_values import FieldValue, as_field
 
 
 def make_field(
     dims: tuple[Dimension, ...], array: Any, start: Mapping[Dimension, int]
 ) -> FieldValue:
-    return FieldValue(array, dims, tuple(int(start.get(d, 0)) for d in dims))
+    return as_field(dims, array, start={d: s for d, s in start.items() if s})
 
 
 def argument(value: object) -> object:
-    """A field value as a program takes it (its array until `fields` is merged)."""
-    if isinstance(value, FieldValue):
-        if any(value.start):
-            raise ArgumentError("fields with an origin need the field values of branch `fields`")
+    """A field value as a program is called with it: a field starting at 0 everywhere as its
+    array (what every call takes, at no cost), one with an origin as it is (stencilchain
+    reads it at the indices its start gives)."""
+    if isinstance(value, FieldValue) and not any(value.start):
         return value.array
     return value
 
