@@ -124,6 +124,11 @@ class Program:
             fn = self.definition
             try:
                 raw = inspect.get_annotations(fn, eval_str=True)
+            except DefinitionError as err:
+                raise DefinitionError(
+                    f"program {fn.__name__}: {err.reason}",
+                    (fn.__code__.co_filename, fn.__code__.co_firstlineno),
+                ) from None
             except Exception as err:
                 raise DefinitionError(
                     f"program {fn.__name__}: cannot evaluate annotations: {err}",

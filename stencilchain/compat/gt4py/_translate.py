@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stencilchain.compat.gt4py._dims import annotation
+from stencilchain.errors import DefinitionError
 
 
 def translated(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -21,6 +22,9 @@ def translated(fn: Callable[..., Any]) -> Callable[..., Any]:
     copy.__module__ = fn.__module__
     try:
         raw = inspect.get_annotations(fn, eval_str=True)
+    except DefinitionError as err:  # a gt4py type that stencilchain has not (int8)
+        location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+        raise DefinitionError(f"{fn.__name__}: {err.reason}", location) from None
     except Exception:  # stencilchain reports it, with the reason
         return fn
     where = f"{fn.__name__}: annotation"
