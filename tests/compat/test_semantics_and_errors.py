@@ -183,3 +183,13 @@ def test_bad_declarations() -> None:
         gtx.program(bogus=True)
     with pytest.raises(sc.DefinitionError, match="expected Dims"):
         gtx.Field["I", float64]
+
+
+@pytest.mark.parametrize(
+    "name", ["domain", "Domain", "unit_range", "CartesianConnectivity", "flip_staggered"]
+)
+def test_unsupported_names_import_and_fail_when_used(name: str) -> None:
+    value = getattr(gtx, name)
+    with pytest.raises(sc.DefinitionError, match=f"gt4py's {name} is not supported"):
+        value({})
+    gtx.wait_for_compilation()  # stencilchain compiles at the first call: nothing to wait for

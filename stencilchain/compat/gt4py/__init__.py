@@ -67,6 +67,7 @@ from stencilchain.compat.gt4py._operators import (
     scan_operator,
 )
 from stencilchain.compat.gt4py._programs import Program, program
+from stencilchain.compat.gt4py._unsupported import UNSUPPORTED, wait_for_compilation
 from stencilchain.compat.gt4py._values import FieldValue
 from stencilchain.errors import ArgumentError, DefinitionError
 
@@ -92,6 +93,8 @@ def __getattr__(name: str) -> Any:
         from stencilchain import backends
 
         return getattr(backends, _BACKENDS[name])
+    if name in UNSUPPORTED:
+        return UNSUPPORTED[name]
     raise AttributeError(f"module 'stencilchain.compat.gt4py' has no attribute {name!r}")
 
 
@@ -170,6 +173,7 @@ __all__ = [
     "uint16",
     "uint32",
     "uint64",
+    "wait_for_compilation",
     "where",
     "zeros",
 ]
