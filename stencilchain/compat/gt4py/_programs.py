@@ -13,11 +13,12 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from stencilchain.compat.gt4py._connectivity import Connectivity
 from stencilchain.compat.gt4py._dims import annotation
 from stencilchain.compat.gt4py._offsets import FieldOffset, Resolution, resolving
 from stencilchain.compat.gt4py._program_args import wrapped
 from stencilchain.compat.gt4py._provider import provider_of, spec_of, table_array
-from stencilchain.compat.gt4py._values import argument
+from stencilchain.compat.gt4py._values import FieldValue, argument
 from stencilchain.errors import DefinitionError
 from stencilchain.program import dtypes
 from stencilchain.program.program import Program as _ScProgram
@@ -109,6 +110,8 @@ class Program:
         self._runs: dict[tuple[Any, ...], tuple[Callable[..., None], tuple[str, ...]]] = {}
         self._made: dict[tuple[Any, ...], _ScProgram] = {}
         self._reads: tuple[str, ...] | None = None
+        # the connectivities of the last call, when all were immutable, and its runner
+        self._last: tuple[list[Any], tuple[Callable[..., None], tuple[str, ...]]] | None = None
 
     def with_backend(self, backend: Any) -> Program:
         """This program run by `backend`: any stencilchain toolchain (run_gtfn_cpu, ...)."""
@@ -172,19 +175,33 @@ class Program:
 
     def __call__(self, *args: Any, offset_provider: Any = None, **kwargs: Any) -> None:
         provider = provider_of(offset_provider)
-        if self._reads is not None:  # the fast path: the specialization is known
-            key = tuple((n, spec_of(provider, n)) for n in self._reads)
-            found = self._runs.get(key)
-            run, reads = found if found is not None else self._specialize(provider)
-        else:
-            run, reads = self._specialize(provider)
+        reads = self._reads
+        found = None
+        if reads is not None:  # the fast path: the specialization is known
+            entries = [provider.get(n) for n in reads]
+            last = self._last
+            if last is not None and all(a is b for a, b in zip(entries, last[0])):
+                found = last[1]  # the same immutable connectivities as the last call's
+            else:
+                key = tuple(
+                    [
+                        (n, v.spec if type(v) is Connectivity else spec_of(provider, n))
+                        for n, v in zip(reads, entries)
+                    ]
+                )
+                found = self._runs.get(key)
+                if found is not None and all(type(v) is Connectivity for v in entries):
+                    self._last = (entries, found)
+        if found is None:
+            found = self._specialize(provider)
+        run, reads = found
         tables = [table_array(provider, name) for name in reads]
-        args = tuple(argument(a) for a in args)
+        values = [a.array if type(a) is FieldValue and not any(a.start) else a for a in args]
         if kwargs:
             kwargs = {k: argument(v) for k, v in kwargs.items()}
-            bound = inspect.signature(self.definition).bind(*args, **kwargs)
-            args = tuple(bound.arguments[p] for p in bound.signature.parameters)
-        run(*args, *tables)
+            bound = inspect.signature(self.definition).bind(*values, **kwargs)
+            values = [bound.arguments[p] for p in bound.signature.parameters]
+        run(*values, *tables)
 
     def __repr__(self) -> str:
         return f"<gt4py program {self.__name__}>"

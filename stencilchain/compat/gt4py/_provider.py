@@ -32,8 +32,8 @@ def provider_of(offset_provider: object) -> Mapping[str, Any]:
 def table_array(provider: Mapping[str, Any], name: str) -> Any:
     """The array a program is called with for connectivity `name`."""
     value = provider[name]
-    if isinstance(value, Connectivity):
-        return value.ndarray
+    if type(value) is Connectivity:
+        return value.table
     if isinstance(value, _PendingTable):
         return value.array
     return value
