@@ -221,14 +221,22 @@ class ArgumentChecker:
         """The arguments with each field value (`sc.as_field`) replaced by its array, or
         None when there is none (a call of plain arrays pays one scan of its arguments,
         and only on the paths that call this: the embedded one and a rejected call's)."""
-        if len(args) != len(self.params) or not any(type(a) is FieldValue for a in args):
+        if len(args) != len(self.params):
             return None
-        return tuple(
-            unwrap_field(self._where(p), p.type.dims, a)
-            if type(a) is FieldValue and isinstance(p, FieldParam)
-            else a
-            for p, a in zip(self.params, args)
-        )
+        plain: list[Any] | None = None
+        for k, arg in enumerate(args):
+            if type(arg) is not FieldValue:
+                continue
+            param = self.params[k]
+            if not isinstance(param, FieldParam):
+                continue  # the scalar check names it
+            if plain is None:
+                plain = list(args)
+            if arg.dims == param.type.dims and not any(arg.start):
+                plain[k] = arg.array
+            else:  # the ArgumentError that says what is wrong
+                plain[k] = unwrap_field(self._where(param), param.type.dims, arg)
+        return None if plain is None else tuple(plain)
 
     def check(self, args: tuple[Any, ...]) -> tuple[dict[Dimension, int], list[Any]]:
         """The size of each dimension and the arguments, scalars as NumPy scalars and
