@@ -48,6 +48,30 @@ def tuple_of_zero_and_two(a: CK, s: S, r: S, x: CK) -> None:
     pair(s, a, out=(r, x))
 
 
+@sc.field_operator
+def lap(f: CK) -> CK:
+    return -4.0 * f + f(Cell + 1) + f(Cell - 1) + f(K + 1) + f(K - 1)
+
+
+@sc.field_operator
+def smoothed(f: CK, nu: S) -> CK:
+    return f - nu * lap(lap(f))
+
+
+@sc.program
+def compound(f: CK, nu: S, out: CK) -> None:
+    smoothed(f, nu, out=out)
+
+
+def compound_reference(f: np.ndarray, nu: float) -> np.ndarray:
+    def lap_np(g: np.ndarray) -> np.ndarray:
+        return -4.0 * g[1:-1, 1:-1] + g[2:, 1:-1] + g[:-2, 1:-1] + g[1:-1, 2:] + g[1:-1, :-2]
+
+    out = np.zeros_like(f)
+    out[2:-2, 2:-2] = f[2:-2, 2:-2] - nu * lap_np(lap_np(f))
+    return out
+
+
 def inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(7)
     return rng.random(SHAPE), np.array(1.5), np.array(-0.25)
@@ -75,6 +99,13 @@ def test_a_tuple_of_a_zero_dimensional_and_a_two_dimensional_field() -> None:
     tuple_of_zero_and_two(a, s, r, x)
     assert r[()] == 4.5
     np.testing.assert_array_equal(x, a - 1.5)
+
+
+def test_a_coefficient_of_a_compound_stencil() -> None:
+    f = np.random.default_rng(3).random((9, 10))
+    out = np.zeros_like(f)
+    compound(f, np.array(0.1), out)
+    np.testing.assert_allclose(out, compound_reference(f, 0.1), rtol=1e-13, atol=1e-13)
 
 
 def test_a_field_value_over_no_dimension() -> None:

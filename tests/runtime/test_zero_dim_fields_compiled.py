@@ -46,6 +46,20 @@ def test_temporary_and_tuple(fixture: str, request: pytest.FixtureRequest) -> No
     np.testing.assert_array_equal(y, a - 1.5)
 
 
+@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_a_coefficient_of_a_compound_stencil(
+    fixture: str, kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A compound body (tiled where a toolchain tiles) reading a zero-dimensional field."""
+    f = np.asarray(np.random.default_rng(3).random((9, 10)), order=kind)  # type: ignore[call-overload]
+    embedded, out = np.zeros_like(f), np.zeros_like(f)
+    cases.compound(f, np.array(0.1), embedded)
+    cases.compound.with_backend(request.getfixturevalue(fixture))(f, np.array(0.1), out)
+    np.testing.assert_allclose(out, embedded, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(out, cases.compound_reference(f, 0.1), rtol=1e-13, atol=1e-13)
+
+
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
 def test_misuse(fixture: str, request: pytest.FixtureRequest) -> None:
     run = cases.read_and_write.with_backend(request.getfixturevalue(fixture))
