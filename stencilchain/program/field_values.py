@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from stencilchain.errors import ArgumentError
 from stencilchain.program.dimensions import Dimension
 
 
@@ -96,3 +97,23 @@ def as_field(
         if isinstance(s, bool) or not isinstance(s, numbers.Integral):
             raise TypeError(f"sc.as_field: start of {d} must be an integer, got {s!r}")
     return FieldValue(array, dims_t, tuple(int(starts.get(d, 0)) for d in dims_t))
+
+
+def unwrap_field(where: str, dims: tuple[Dimension, ...], value: FieldValue) -> Any:
+    """The array of a field value passed for a field over `dims` (`where` names the
+    argument): its dimensions must be those, in that order, and its index space must start
+    at 0 along each (a field value is unwrapped, never transposed or copied)."""
+    if value.dims != dims:
+        raise ArgumentError(
+            f"{where}: a field value over ({', '.join(d.name for d in value.dims)}) for a "
+            f"field over ({', '.join(d.name for d in dims)}); pass one over those "
+            "dimensions in that order (nothing is transposed implicitly)"
+        )
+    moved = [f"{d.name} at {s}" for d, s in zip(dims, value.start, strict=True) if s != 0]
+    if moved:
+        raise ArgumentError(
+            f"{where}: a field value whose index space starts at {', '.join(moved)}; "
+            "an origin other than 0 is not supported yet (pass sc.as_field(dims, array) "
+            "without start=, or the array)"
+        )
+    return value.array
