@@ -131,3 +131,28 @@ def test_keyword_arguments_and_old_offset_provider() -> None:
     provider = {"C2E": gtx.NeighborTableOffsetProvider(table, Cell, Edge, 2, has_skip_values=False)}
     cell_sum_program(out=out, e=e, offset_provider=provider)
     np.testing.assert_array_equal(out, 2.0)
+
+
+@gtx.field_operator
+def scaled(
+    f: Field[Dims[I, K], float64], a: Field[Dims[()], float64]
+) -> Field[Dims[I, K], float64]:
+    return f * a
+
+
+@gtx.program
+def scaled_program(
+    f: Field[Dims[I, K], float64], a: Field[Dims[()], float64], out: Field[Dims[I, K], float64]
+) -> None:
+    scaled(f, a, out=out)
+
+
+@pytest.mark.parametrize("order", LAYOUTS)
+@pytest.mark.parametrize("name", TOOLCHAINS)
+def test_zero_dimensional_fields(name: str, order: str, request: pytest.FixtureRequest) -> None:
+    backend = toolchain(request, name)
+    program = scaled_program if backend is None else scaled_program.with_backend(backend)
+    f = laid_out(np.random.default_rng(3).random((4, 3)), order)
+    out = gtx.as_field([I, K], laid_out(np.zeros((4, 3)), order))
+    program(gtx.as_field([I, K], f), gtx.as_field([], np.array(2.5)), out, offset_provider={})
+    np.testing.assert_allclose(out.asnumpy(), 2.5 * f, rtol=1e-15)

@@ -122,3 +122,15 @@ def test_bad_connectivities(
 ) -> None:
     with pytest.raises(sc.ArgumentError, match=words):
         gtx.as_connectivity(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_field_with_an_origin_is_refused_by_name_for_now() -> None:
+    @gtx.field_operator
+    def same(
+        a: gtx.Field[gtx.Dims[Cell, K], gtx.float64],
+    ) -> gtx.Field[gtx.Dims[Cell, K], gtx.float64]:
+        return a
+
+    a = gtx.as_field([Cell, K], np.zeros((2, 4)), origin={K: 1})
+    with pytest.raises(sc.ArgumentError, match="'a'"):
+        same(a, out=np.zeros((2, 4)), offset_provider={})
