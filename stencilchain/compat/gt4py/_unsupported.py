@@ -60,6 +60,11 @@ UNSUPPORTED: dict[str, Unsupported] = {
         "Device": "a toolchain's device says where arrays live (run_gtfn_gpu takes CuPy arrays)",
         "iterator": "gt4py's iterator IR is not a front end of stencilchain",
         "program_processors": "pass a stencilchain toolchain as backend= or to with_backend",
+        "common": "its public names are this module's (gtx.Dimension, gtx.Field, ...)",
+        "ffront": "its public names are this module's (gtx.field_operator, gtx.FieldOffset, ...)",
+        "typing": "annotate with gtx.Field[gtx.Dims[...], dtype]",
+        "is_scalar_type": "a scalar argument is a Python or NumPy number of the parameter's dtype",
+        "CUPY_DEVICE_TYPE": "a toolchain's device says where arrays live",
     }.items()
 }
 
