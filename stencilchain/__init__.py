@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     )
     from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
     from stencilchain.program.field_operator import FieldOperator, field_operator
+    from stencilchain.program.field_values import FieldValue, as_field
     from stencilchain.program.program import Program, program
     from stencilchain.program.scan_operator import ScanOperator, scan_operator
     from stencilchain.program.types import Field, Table
@@ -101,6 +102,8 @@ _LAZY = {
     ),
     "FieldOperator": "stencilchain.program.field_operator",
     "field_operator": "stencilchain.program.field_operator",
+    "FieldValue": "stencilchain.program.field_values",
+    "as_field": "stencilchain.program.field_values",
     "Program": "stencilchain.program.program",
     "program": "stencilchain.program.program",
     "ScanOperator": "stencilchain.program.scan_operator",
@@ -129,6 +132,7 @@ __all__ = [
     "DomainError",
     "Field",
     "FieldOperator",
+    "FieldValue",
     "MissingExtraError",
     "NeighborSlot",
     "Offset",
@@ -140,6 +144,7 @@ __all__ = [
     "UnsupportedError",
     "WorkspaceError",
     "__version__",
+    "as_field",
     "as_offset",
     "astype",
     "backends",

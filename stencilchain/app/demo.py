@@ -20,6 +20,7 @@ from stencilchain.app.inputs import (
 from stencilchain.app.output import table
 from stencilchain.errors import UnsupportedError
 from stencilchain.examples import ALL_EXAMPLES
+from stencilchain.examples.gt4py import GT4PY_EXAMPLES
 from stencilchain.program.device import Device
 from stencilchain.program.embedded import run_embedded
 from stencilchain.runtime.toolchain import Toolchain
@@ -69,11 +70,15 @@ def _median_time(fn: Any, args: Sequence[Any], repeat: int, device: Device) -> f
     return float(np.median(times))
 
 
+# the bundled examples, then their twins in gt4py's spelling (stencilchain/examples/gt4py)
+DEMO_EXAMPLES: list[ModuleType] = [*ALL_EXAMPLES, *GT4PY_EXAMPLES]
+
+
 def select_examples(programs: Sequence[str] = ()) -> list[ModuleType]:
     """The bundled examples, or those whose program is named in `programs`."""
     if not programs:
-        return list(ALL_EXAMPLES)
-    by_name = {m.PROGRAM.name: m for m in ALL_EXAMPLES}
+        return list(DEMO_EXAMPLES)
+    by_name = {m.PROGRAM.name: m for m in DEMO_EXAMPLES}
     unknown = [p for p in programs if p not in by_name]
     if unknown:
         from stencilchain.app.errors import CLIError
@@ -103,7 +108,7 @@ def run_demo(
     rows = []
     unsupported = []
     device = toolchain.device
-    for module in ALL_EXAMPLES if examples is None else examples:
+    for module in DEMO_EXAMPLES if examples is None else examples:
         program = module.PROGRAM
         label = f"{program.name} with {toolchain.name}"
         if on_step is not None:

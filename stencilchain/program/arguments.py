@@ -18,6 +18,7 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, is_finite_as
+from stencilchain.program.field_values import FieldValue, unwrap_field
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,6 +144,8 @@ class TableChecks:
             if index >= len(args) or source >= len(args):
                 return  # a wrong count: the native entry says so
             table, field = args[index], args[source]
+            if type(table) is FieldValue or type(field) is FieldValue:
+                continue  # the native entry rejects it; the call is retried unwrapped
             shape = getattr(field, "shape", None)
             if getattr(table, "ndim", None) != 2 or shape is None or len(shape) <= axis:
                 continue  # not arrays of the declared kind: the native entry says so
@@ -214,8 +217,33 @@ class ArgumentChecker:
         )
         self._signature = ", ".join(p.name for p in program.params)
 
+    def unwrapped(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The arguments with each field value (`sc.as_field`) replaced by its array, or
+        None when there is none (a call of plain arrays pays one scan of its arguments,
+        and only on the paths that call this: the embedded one and a rejected call's)."""
+        if len(args) != len(self.params):
+            return None
+        plain: list[Any] | None = None
+        for k, arg in enumerate(args):
+            if type(arg) is not FieldValue:
+                continue
+            param = self.params[k]
+            if not isinstance(param, FieldParam):
+                continue  # the scalar check names it
+            if plain is None:
+                plain = list(args)
+            if arg.dims == param.type.dims and not any(arg.start):
+                plain[k] = arg.array
+            else:  # the ArgumentError that says what is wrong
+                plain[k] = unwrap_field(self._where(param), param.type.dims, arg)
+        return None if plain is None else tuple(plain)
+
     def check(self, args: tuple[Any, ...]) -> tuple[dict[Dimension, int], list[Any]]:
-        """The size of each dimension and the arguments, scalars as NumPy scalars."""
+        """The size of each dimension and the arguments, scalars as NumPy scalars and
+        field values (`sc.as_field`) as their arrays."""
+        plain = self.unwrapped(args)
+        if plain is not None:
+            args = plain
         if len(args) != len(self.params):
             raise ArgumentError(
                 f"{self.program_name}() takes {len(self.params)} arguments "

@@ -12,6 +12,7 @@ import numpy as np
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.field_values import FieldValue
 
 # (position of the program parameter, its name, the axis of the shifted dimension in it,
 # that dimension's name)
@@ -109,6 +110,8 @@ def check_offsets(program_name: str, offsets: tuple[OffsetArgument, ...], args: 
         if index >= len(args):
             return
         off = args[index]
+        if type(off) is FieldValue:
+            continue  # the native entry rejects it; the call is retried unwrapped
         dtype = getattr(off, "dtype", None)
         if getattr(off, "ndim", 0) <= axis or dtype is None or off.size == 0:
             continue

@@ -121,13 +121,8 @@ class FieldOperator:
             self.result_tree = fill(structured, iter([None] * len(flat)))
             elems = tuple(field_expr(v) for v in flat)
             types = tuple(e.type for e in elems)
-            dims = {t.dims for t in types}  # type: ignore[union-attr]
-            if len(dims) > 1:
-                raise DefinitionError(
-                    f"field operator {self.name} returns fields over different dimensions "
-                    f"({', '.join(map(repr, types))}); a tuple's fields share one domain",
-                    self.location,
-                )
+            # fields over different dimensions: a program writes each over its own domain
+            # (program/tuple_parts.py)
             return ir.MakeTuple(elems, ir.TupleType(types))  # type: ignore[arg-type]
         return field_expr(result)
 
@@ -179,6 +174,12 @@ class FieldOperator:
         )
 
     def _traced_call(self, args: list[object]) -> Symbol | tuple[Symbol, ...]:
+        if self.inline_body is None and mixed_dims(self.return_type):
+            raise DefinitionError(
+                f"field operator {self.name} returns fields over different dimensions "
+                f"({self.return_type!r}); such a tuple is written by a @program's call "
+                "(out=(a, b), each over its own domain), not used inside a field operator"
+            )
         exprs = []
         for param, arg in zip(self.definition.params, args):
             exprs.append(check_argument(self.name, param, arg, self.shown.get(param.name)))
@@ -359,6 +360,11 @@ def dispatch_call(
         f"{what} called with {', '.join(type(a).__name__ for a in args) or 'no arguments'}; "
         f"{elsewhere}"
     )
+
+
+def mixed_dims(rtype: ir.FieldType | ir.TupleType) -> bool:
+    """Whether a result is a tuple of fields over different dimensions."""
+    return isinstance(rtype, ir.TupleType) and len({e.dims for e in rtype.elems}) > 1
 
 
 def result_symbols(call: ir.Call | ir.ScanCall) -> Symbol | tuple[Symbol, ...]:

@@ -22,7 +22,7 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dynamic_offsets import offset_arguments
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
-from stencilchain.program.field_operator import FieldOperator, check_argument
+from stencilchain.program.field_operator import FieldOperator, check_argument, mixed_dims
 from stencilchain.program.ir_walk import condition_scalars, params_of, replace
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.program_args import ProgramArg
@@ -37,6 +37,7 @@ from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute
 from stencilchain.program.tuple_params import flatten, is_collection, rebuild
+from stencilchain.program.tuple_parts import result_parts
 
 
 class ProgramTrace:
@@ -95,7 +96,17 @@ class ProgramTrace:
             or computed is not None
             or any(condition_scalars(d.body) for d in fop.definitions().values())
         )
-        self._register(fop.definitions(), scans, where, in_program=not lowered)
+        parts = mixed_dims(fop.return_type)
+        if parts and lowered:
+            raise DefinitionError(
+                f"{where}: {fop.name} returns fields over different dimensions and calls a "
+                "scan or takes a computed argument; return the fields of each set of "
+                "dimensions from a field operator of its own"
+            )
+        definitions = dict(fop.definitions())
+        if parts:  # its parts are the program's field operators, not itself
+            self._register({fop.name: definitions.pop(fop.name)}, scans, where, False)
+        self._register(definitions, scans, where, in_program=not lowered)
         if lowered:
             assert isinstance(fop, FieldOperator)
             return self._record_with_scans(fop, tuple(exprs), out, domain, where)
@@ -103,19 +114,53 @@ class ProgramTrace:
         if made is not None:
             out = _nested(fop, made)
         outs = self._outputs(fop, out, where)
-        read, windows, windowed = self._reads(fop.definition, tuple(exprs), where)
-        self._check_outputs_not_read_around(where, outs, read, windowed)
-        out_type = fop.return_type
-        dims = out_type.dims if isinstance(out_type, ir.FieldType) else out_type.elems[0].dims
-        call_domain = domain_of_call(self, where, dims, read, domain, windows)
-        self.calls.append(ir.ProgramCall(fop.name, tuple(exprs), outs, call_domain))
-        for name in outs:
-            self.written[name] = call_domain
+        if parts:
+            self._record_parts(fop, tuple(exprs), outs, domain, where)
+        else:
+            self._record(fop.definition, tuple(exprs), outs, domain, where)
         if made is not None:
             self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
             self.makers.append((outs, where, user_location()))
             return _nested(fop, made)  # type: ignore[no-any-return]
         return None
+
+    def _record(
+        self,
+        definition: ir.FieldOperatorDef | ir.ScanOperatorDef,
+        exprs: tuple[ir.Expr, ...],
+        outs: tuple[str, ...],
+        domain: object,
+        where: str,
+    ) -> None:
+        """Record a call of `definition` writing `outs` over `domain` (given or None)."""
+        read, windows, windowed = self._reads(definition, exprs, where)
+        self._check_outputs_not_read_around(where, outs, read, windowed)
+        out_type = definition.return_type
+        dims = out_type.dims if isinstance(out_type, ir.FieldType) else out_type.elems[0].dims
+        call_domain = domain_of_call(self, where, dims, read, domain, windows)
+        self.calls.append(ir.ProgramCall(definition.name, exprs, outs, call_domain))
+        for name in outs:
+            self.written[name] = call_domain
+
+    def _record_parts(
+        self,
+        fop: FieldOperator | ScanOperator,
+        exprs: tuple[ir.Expr, ...],
+        outs: tuple[str, ...],
+        domain: object,
+        where: str,
+    ) -> None:
+        """A call of a field operator whose tuple result is over different dimensions: one
+        call per part (program/tuple_parts.py), each over its own domain."""
+        definition = fop.definition
+        assert isinstance(definition, ir.FieldOperatorDef)
+        assert isinstance(definition.body, ir.MakeTuple)
+        assert isinstance(definition.return_type, ir.TupleType)
+        for part in result_parts(where, definition.return_type, domain):
+            name = self._new_fop_name(f"{fop.name}__out{part.index}")
+            made = ir.FieldOperatorDef(name, definition.params, part.body(definition.body))
+            self._register({name: made}, {}, where, in_program=True)
+            self._record(made, exprs, (outs[part.index],), part.given, where)
 
     def _check_gathered_read(self, where: str, name: str, dims: set[Dimension]) -> None:
         """A field read through a neighbour table along `dims` may be read anywhere along

@@ -31,6 +31,11 @@ from stencilchain.program.dtypes import (
 )
 from stencilchain.program.dynamic_offsets import entry_operand
 from stencilchain.program.intervals import Bound
+from stencilchain.program.literal_rules import (
+    FIXED_LITERALS_HINT,
+    fixed_literal,
+    fixed_literal_dtypes,
+)
 
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]
@@ -216,6 +221,19 @@ class Symbol(Traced):
     def __iter__(self) -> None:
         raise DefinitionError(f"cannot iterate over a traced {self.type!r}")
 
+    # `float(x)`, `int(x)`, `np.float64(x)`: a traced value has no Python value yet
+    def __float__(self) -> float:
+        raise _no_python_value(self, "float")
+
+    def __int__(self) -> int:
+        raise _no_python_value(self, "int")
+
+    def __index__(self) -> int:
+        raise _no_python_value(self, "int")
+
+    def __array__(self, *args: object, **kwargs: object) -> Any:
+        raise _no_python_value(self, "NumPy array")
+
     # operators the DSL does not have: each error says what to write instead
     def __matmul__(self, other: object) -> Symbol:
         raise _unsupported_operator("@", self)
@@ -330,6 +348,23 @@ _COMPARISON_UFUNCS = frozenset(
     (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
 )
 
+
+def _foreign_offset(offset: object) -> object:
+    """An offset object with a `_stencilchain_shift_` method as the Offset, Connectivity or
+    NeighborSlot it stands for; anything else as it is."""
+    hook = getattr(type(offset), "_stencilchain_shift_", None)
+    return offset if hook is None else hook(offset)
+
+
+def _no_python_value(value: Symbol, kind: str) -> DefinitionError:
+    return DefinitionError(
+        f"a traced {value.type!r} converted to a {kind} (by int(x), float(x), np.float64(x) "
+        "or np.asarray(x)): a field operator's values are known only when it runs; a dtype "
+        "called in a field operator takes a literal (sc.float64(1)), and a traced value is "
+        "converted with sc.astype(x, dtype)"
+    )
+
+
 # --- operand handling ------------------------------------------------------------
 
 
@@ -390,13 +425,17 @@ _MIRRORED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "
 
 
 def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
-    """The common dtype of the operands; literals adopt it (see dtypes.py for the rules)."""
+    """The common dtype of the operands; literals adopt it (see dtypes.py for the rules),
+    or keep their own under gt4py's rules (program/literal_rules.py)."""
+    fixed = fixed_literal_dtypes()
+    if fixed:
+        operands = tuple(fixed_literal(v) for v in operands)
     for value in operands:
         check_operand(value, where)
     typed = [v for v in operands if isinstance(v, (Symbol, np.generic))]
-    fixed = [v for v in typed if not adapts_to_integers(v)]
-    if fixed and len(fixed) < len(typed) and typed_dtype(fixed[0]).is_integer:
-        typed = fixed  # an index takes the integer dtype of the other operands (as_expr)
+    sized = [v for v in typed if not adapts_to_integers(v)]
+    if sized and len(sized) < len(typed) and typed_dtype(sized[0]).is_integer:
+        typed = sized  # an index takes the integer dtype of the other operands (as_expr)
     if not typed:
         first = operands[0]
         assert isinstance(first, (bool, int, float))
@@ -409,6 +448,7 @@ def unify_dtype(operands: tuple[object, ...], where: str) -> ScalarType:
                 f"{where}: mismatched dtypes {dtype} and {other_dtype} "
                 f"({describe(typed[0])} and {describe(other)}); cast one with "
                 f"sc.astype(x, sc.{dtype}) or sc.astype(x, sc.{other_dtype})"
+                + (f"; {FIXED_LITERALS_HINT}" if fixed else "")
             )
     for value in operands:
         is_literal = isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
@@ -616,6 +656,8 @@ def _offsets_text(offsets: tuple[object, ...]) -> str:
 
 
 def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
+    # an offset of another front end (compat/gt4py's FieldOffset) says what it is here
+    offsets = tuple(_foreign_offset(off) for off in offsets)
     scan = scan_being_traced.get()
     if scan is not None:
         raise DefinitionError(

@@ -27,8 +27,6 @@ class Field:
             raise TypeError(f"Field[...]: expected a list of Dimensions, got {dims!r}")
         if len(set(dims)) != len(dims):
             raise TypeError(f"Field[...]: a dimension appears twice in {list(dims)!r}")
-        if not dims:
-            raise TypeError("Field[...]: a field needs at least one dimension")
         if not isinstance(dtype, ScalarType):
             raise TypeError(f"Field[...]: expected a dtype such as float64, got {dtype!r}")
         return ir.FieldType(tuple(dims), dtype)

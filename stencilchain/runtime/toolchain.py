@@ -54,7 +54,8 @@ class CompiledProgram:
         try:
             self.entry(*args)
         except TypeError as err:
-            explain_mismatch(self.checker, args, err)
+            if not run_unwrapped(self, args):
+                explain_mismatch(self.checker, args, err)
 
 
 def explain_mismatch(checker: ArgumentChecker, args: tuple[Any, ...], err: TypeError) -> None:
@@ -62,6 +63,20 @@ def explain_mismatch(checker: ArgumentChecker, args: tuple[Any, ...], err: TypeE
     native code's own message when only the native check (e.g. the layout) failed."""
     checker.check(args)
     raise ArgumentError(str(err)) from None
+
+
+def run_unwrapped(compiled: CompiledProgram, args: tuple[Any, ...]) -> bool:
+    """Run a call that the native entry rejected because it holds field values
+    (`sc.as_field`) once more with their arrays; False when it holds none. Plain arrays
+    never come here: they pay nothing for field values."""
+    plain = compiled.checker.unwrapped(args)
+    if plain is None:
+        return False
+    try:
+        compiled.entry(*plain)
+    except TypeError as err:
+        explain_mismatch(compiled.checker, plain, err)
+    return True
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -266,6 +281,9 @@ class BoundProgram(functools.partial[None]):
         for a call). 0 unless the toolchain keeps the program's temporaries in a
         caller-provided workspace and the compiled program has some."""
         args = bind_arguments(self.program.ir, args, kwargs)
+        plain = ArgumentChecker(self.program.ir, self.toolchain.device).unwrapped(args)
+        if plain is not None:  # field values (sc.as_field): their arrays
+            args = plain
         compiled = self.compile() if self.toolchain.external_workspace else None
         if compiled is None or not compiled.workspace:
             ArgumentChecker(self.program.ir, self.toolchain.device).check(args)
@@ -333,7 +351,7 @@ class BoundProgram(functools.partial[None]):
             try:
                 entry(*args)
             except TypeError as err:
-                self._explain(args, err)
+                self._explain(args, err, entry)
 
         return call
 
@@ -354,10 +372,25 @@ class BoundProgram(functools.partial[None]):
         self.compile()
         self(*args)
 
-    def _explain(self, args: tuple[Any, ...], err: TypeError) -> None:
+    def _explain(
+        self, args: tuple[Any, ...], err: TypeError, entry: Callable[..., Any] | None = None
+    ) -> None:
+        """Raise the ArgumentError of a rejected call, or (`entry` given) run it once more
+        with the arrays of its field values, if it holds any."""
         if isinstance(err, ArgumentError):
             raise err
-        explain_mismatch(self.compile().checker, args, err)
+        checker = self.compile().checker
+        plain = None if entry is None else checker.unwrapped(args)
+        if plain is None:
+            explain_mismatch(checker, args, err)
+            return
+        assert entry is not None
+        try:
+            entry(*plain)
+        except TypeError as again:
+            if isinstance(again, ArgumentError):
+                raise
+            explain_mismatch(checker, plain, again)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.toolchain, self.program))
@@ -384,15 +417,19 @@ def _bound_entry(compiled: CompiledProgram, program: ir.Program) -> Callable[...
     if binder is None:
         return None
     bound: Callable[..., Any] = binder(
-        functools.partial(bind_arguments, program), functools.partial(_explain, compiled.checker)
+        functools.partial(bind_arguments, program), functools.partial(_explain, compiled)
     )
     return bound
 
 
-def _explain(checker: ArgumentChecker, args: tuple[Any, ...], message: str) -> None:
+def _explain(compiled: CompiledProgram, args: tuple[Any, ...], message: str) -> bool:
     """Raise the shared checker's ArgumentError for the arguments the native check
-    rejected with `message`, or one with that message when only the native check fails."""
-    checker.check(args)
+    rejected with `message`, or one with that message when only the native check fails;
+    a call holding field values (`sc.as_field`) is run with their arrays instead, and True
+    tells the BoundEntry that it ran (module_entry.h)."""
+    if run_unwrapped(compiled, args):
+        return True
+    compiled.checker.check(args)
     raise ArgumentError(message)
 
 

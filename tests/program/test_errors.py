@@ -615,18 +615,21 @@ def test_same_field_twice_in_out():
     assert_names(info.value, "'a' appears twice")
 
 
-def test_tuple_return_over_different_dimensions():
+def test_tuple_return_over_different_dimensions_inside_a_field_operator():
+    # a program writes such a tuple, each field over its own domain
+    # (tests/program/test_tuple_results_own_domains.py); a field operator cannot use it
+    @sc.field_operator
+    def mixed_dims(f: F64, g: F64_K):
+        return f + 1.0, g * 2.0
+
     with pytest.raises(sc.DefinitionError) as info:
 
         @sc.field_operator
-        def mixed_dims(f: F64, g: F64_K):
-            return f + 1.0, g * 2.0
+        def uses_mixed(f: F64, g: F64_K):
+            return mixed_dims(f, g)[0]  # L:uses-mixed
 
-        @sc.program
-        def mixed_prog(f: F64, g: F64_K, a: F64, b: F64_K):
-            mixed_dims(f, g, out=(a, b))
-
-    assert_names(info.value, "mixed_dims", "Field[[K], float64]")
+    assert_located(info.value, "uses-mixed")
+    assert_names(info.value, "mixed_dims", "Field[[K], float64]", "@program")
 
 
 def test_domain_on_a_dimension_not_in_the_output():

@@ -56,8 +56,11 @@ def domain_bounds(call: ir.ProgramCall) -> list[str]:
 
 def nonempty(call: ir.ProgramCall) -> str:
     """The C++ condition that the call's domain (after `domain_bounds`) is not empty."""
-    return " && ".join(
-        f"{bound_var(dd.dim, 'stop')} > {bound_var(dd.dim, 'start')}" for dd in call.domain.dims
+    return (
+        " && ".join(
+            f"{bound_var(dd.dim, 'stop')} > {bound_var(dd.dim, 'start')}" for dd in call.domain.dims
+        )
+        or "true"  # a zero-dimensional domain: its one point
     )
 
 

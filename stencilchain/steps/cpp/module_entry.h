@@ -7,7 +7,8 @@
 //   two hooks of the Python side, so that a call from the interpreter reaches the checks
 //   without a Python frame in between:
 //     bind(args, kwargs)     -> the arguments in parameter order (a tuple), or raises;
-//     explain(args, message) -> raises the shared checker's ArgumentError for `args`.
+//     explain(args, message) -> raises the shared checker's ArgumentError for `args`, or
+//                               returns True after running a call of field values itself.
 //   The hooks must not refer back to the BoundEntry (it does not take part in the garbage
 //   collector's cycle detection).
 #include <structmember.h>
@@ -49,6 +50,10 @@ PyObject* sc_explain(sc_bound* self, PyObject* const* args, Py_ssize_t nargs, co
     if (tuple == nullptr) return nullptr;
     PyObject* result = PyObject_CallFunction(self->explain, "Os", tuple, message);
     Py_DECREF(tuple);
+    if (result == Py_True) {  // the hook ran the call with the arrays of its field values
+        Py_DECREF(result);
+        Py_RETURN_NONE;
+    }
     if (result != nullptr) {
         Py_DECREF(result);
         PyErr_SetString(sc_globals.mismatch, message);

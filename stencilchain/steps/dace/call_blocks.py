@@ -57,11 +57,14 @@ def _bound_text(dim: Dimension, bound: ir.Bound) -> str:
 
 def nonempty(call: ir.ProgramCall) -> str:
     """The interstate condition under which the call's domain is not empty."""
-    return " and ".join(
-        f"({_bound_text(dd.dim, lo)}) < ({_bound_text(dd.dim, hi)})"
-        for dd in call.domain.dims
-        for lo in dd.starts
-        for hi in dd.stops
+    return (
+        " and ".join(
+            f"({_bound_text(dd.dim, lo)}) < ({_bound_text(dd.dim, hi)})"
+            for dd in call.domain.dims
+            for lo in dd.starts
+            for hi in dd.stops
+        )
+        or "0 < 1"  # a zero-dimensional domain: its one point
     )
 
 

@@ -19,7 +19,7 @@ from stencilchain.steps.dace.call_blocks import (
 )
 from stencilchain.steps.dace.calling_convention import index_symbol
 from stencilchain.steps.dace.loop_orders import loop_orders
-from stencilchain.steps.dace.tasklets import Tasklet, array_strides
+from stencilchain.steps.dace.tasklets import Tasklet, add_tasklet, array_strides
 from stencilchain.steps.dace.tiled_maps import add_tiled_call
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ def add_call(
     )
     outs = tuple(None if o in ctx.unread else o for o in call.outs)
     body = ctx.fused[index] if index in ctx.fused else ctx.body(call)
+    if not dims:  # a zero-dimensional result: one tasklet, no map
+        return _point_call(sdfg, index, call, tasklet, tasklet.code(body, outs), condition_nonempty)
     if ctx.tiled:
         tiled = add_tiled_call(ctx, sdfg, index, call, symbols, body, outs)
         if tiled is not None:
@@ -70,4 +72,24 @@ def add_call(
         if ctx.gpu:
             map_entry.map.gpu_block_size = gpu_block_size(len(order))
         block.add_branch(where_nonempty(condition_nonempty, condition), region)
+    return block
+
+
+def _point_call(
+    sdfg: dace.SDFG,
+    index: int,
+    call: ir.ProgramCall,
+    tasklet: Tasklet,
+    code: str,
+    condition: str,
+) -> Any:
+    """The block of a call over zero dimensions: one tasklet writing its one point."""
+    from dace.sdfg.state import ControlFlowRegion
+
+    block = call_block(sdfg, f"call{index}_{call.callee}")
+    label = f"call{index}_{call.callee}_point"
+    region = ControlFlowRegion(label, sdfg=sdfg)
+    state = region.add_state(label, is_start_block=True)
+    add_tasklet(state, f"call{index}_{call.callee}", tasklet.inputs, tasklet.outputs, code, {})
+    block.add_branch(condition, region)
     return block

@@ -53,6 +53,8 @@ def program_sdfg(ctx: BuildContext) -> dace.SDFG:
                 else 1
                 for axis in range(len(ftype.dims))
             ]
+            if not ftype.dims:  # a zero-dimensional field: an array of one element
+                shape, strides = [1], [1]
             sdfg.add_array(param.name, shape, dace_dtype(ftype.dtype), strides=strides)
         else:
             sdfg.add_scalar(param.name, dace_dtype(param.type))
@@ -63,7 +65,7 @@ def program_sdfg(ctx: BuildContext) -> dace.SDFG:
         if temporary.name in ctx.unread:
             continue
         ttype = program.field_type(temporary.name)
-        shape = [symbols[size_symbol(d)] for d in ttype.dims]
+        shape = [symbols[size_symbol(d)] for d in ttype.dims] or [1]
         laid_out = layout is DataLayout.STRIDED and temporary.name in ctx.layouts
         sdfg.add_transient(
             temporary.name,

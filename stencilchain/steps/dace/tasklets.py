@@ -142,7 +142,7 @@ class Tasklet:
             if origin is not None:  # a tile buffer, indexed from its first point
                 index = f"{index} - ({origin})"
             indices.append(index)
-        return ", ".join(indices)
+        return ", ".join(indices) or "0"  # a zero-dimensional field: an array of one element
 
     def read(self, name: str, pos: Pos) -> str:
         """The connector holding `name` at `pos` (a field) or `name` (a scalar)."""

@@ -153,7 +153,7 @@ class PointAccess:
             index = index_at(dim, pos)
             stride = self.stride(field, axis)
             terms.append(index if stride == "1" else f"{index} * {stride}")
-        return " + ".join(terms)
+        return " + ".join(terms) or "0"  # a zero-dimensional field: its one element
 
     def read_field(self, name: str, pos: Pos) -> str:
         stage = self.stages.get(name)

@@ -23,7 +23,9 @@ def gpu_kernel(ctx: TranslationContext, index: int, call: ir.ProgramCall) -> str
     bounds = ", ".join(
         f"std::int64_t {bound_var(d, 'start')}, std::int64_t {bound_var(d, 'stop')}" for d in dims
     )
-    lines = [f"__global__ void sc_kernel_{index}({params}, {bounds}) {{"]
+    if bounds:  # none for a zero-dimensional result
+        params += f", {bounds}"
+    lines = [f"__global__ void sc_kernel_{index}({params}) {{"]
     lines += [
         f"    const std::int64_t sc_total = {' * '.join(extents(threads) or ['1'])};",
         "    for (std::int64_t sc_idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;",

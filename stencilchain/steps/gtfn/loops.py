@@ -30,6 +30,10 @@ def cpu_call(ctx: TranslationContext, index: int, call: ir.ProgramCall) -> list[
     thread calls on its share of the outermost dimension."""
     dims = [dd.dim for dd in call.domain.dims]
     lines = ctx.domain_code(index)
+    if not dims:  # a zero-dimensional result: its one point, on the calling thread
+        lines += ["    " + s for s in point_statements(ctx.access(), call)]
+        lines.append("}")
+        return lines
     lines.append(f"    const std::int64_t sc_points = {' * '.join(extents(dims))};")
     first_out = ctx.fields[call.outs[0]]
     launch: Launch = kernel_launch if index not in ctx.plans else tiled_launch

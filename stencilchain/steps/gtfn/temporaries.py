@@ -45,17 +45,23 @@ def allocations(
             f"&sc_bytes_{name})"
             for d in dims
         )
+        lines.append(f"sc_temporary sc_t_{name};")
+        if n:  # a zero-dimensional temporary is one element, without strides
+            lines += [
+                f"std::int64_t sc_s_{name}[{n}];",
+                "{",
+                f"    const std::int64_t sc_like[{n}] = {{{reference}}};",
+                f"    const std::int64_t sc_size[{n}] = {{{sizes}}};",
+                f"    sc_dense_like({n}, sc_like, sc_size, sc_s_{name});",
+                "}",
+            ]
+        lines.append(f"std::size_t sc_bytes_{name} = sizeof({cpp});")
+        if n:
+            lines += [
+                "// more bytes than a size_t holds: SIZE_MAX, which no allocator grants",
+                f"if ({overflows}) sc_bytes_{name} = SIZE_MAX;",
+            ]
         lines += [
-            f"sc_temporary sc_t_{name};",
-            f"std::int64_t sc_s_{name}[{n}];",
-            "{",
-            f"    const std::int64_t sc_like[{n}] = {{{reference}}};",
-            f"    const std::int64_t sc_size[{n}] = {{{sizes}}};",
-            f"    sc_dense_like({n}, sc_like, sc_size, sc_s_{name});",
-            "}",
-            f"std::size_t sc_bytes_{name} = sizeof({cpp});",
-            "// more bytes than a size_t holds: SIZE_MAX, which no allocator grants",
-            f"if ({overflows}) sc_bytes_{name} = SIZE_MAX;",
             f"if (sc_bytes_{name} == SIZE_MAX || !sc_allocate(sc_t_{name}, sc_bytes_{name})) {{",
             f'    std::snprintf(err, err_len, "cannot allocate %zu bytes for temporary {name} '
             f'of {program_name}()", sc_bytes_{name});',

@@ -1,0 +1,64 @@
+"""A tuple result over different dimensions, split into parts: a program's call of a field
+operator returning `(a_cell_k, b_edge_k)` into `out=(x, y)` becomes one call per part, each
+a field operator of one element (the expressions are pointwise, so computing them apart
+changes no value), each over its own domain, given per element or inferred per element."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from stencilchain.errors import DefinitionError
+from stencilchain.program import ir
+
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """Element `index` of a tuple result, written by a call of its own over one domain
+    (`given`: the `domain=` of that element, or None to infer it)."""
+
+    index: int
+    given: Mapping[object, object] | None
+
+    def body(self, tuple_body: ir.MakeTuple) -> ir.Expr:
+        return tuple_body.elems[self.index]
+
+
+def result_parts(where: str, rtype: ir.TupleType, domain: object) -> list[Part]:
+    """The parts of a call writing a tuple result `rtype` whose fields are over different
+    dimensions. `domain` is None (inferred per element), one dict (each element takes the
+    entries of its dimensions; each entry must be a dimension of some element) or a tuple
+    of one dict (or None) per element."""
+    n = len(rtype.elems)
+    if isinstance(domain, (tuple, list)):
+        if len(domain) != n:
+            raise DefinitionError(
+                f"{where}: domain= is a tuple of {len(domain)} domains, but the call writes "
+                f"{n} fields ({rtype!r}); give one dict (or None) per field of out="
+            )
+        per_element = list(domain)
+    else:
+        if domain is not None and not isinstance(domain, Mapping):
+            raise DefinitionError(
+                f"{where}: domain= must be a dict {{Dim: (start, stop)}} or a tuple of one "
+                f"per field of out=, got {domain!r}"
+            )
+        every = {d for e in rtype.elems for d in e.dims}
+        for dim in domain or {}:
+            if dim not in every:
+                raise DefinitionError(
+                    f"{where}: domain names {dim!r}, which is not a dimension of any field "
+                    f"of the result {rtype!r}"
+                )
+        per_element = [
+            None if domain is None else {d: v for d, v in domain.items() if d in e.dims}
+            for e in rtype.elems
+        ]
+    for given in per_element:
+        if given is not None and not isinstance(given, Mapping):
+            raise DefinitionError(
+                f"{where}: each domain of domain=(...) must be a dict {{Dim: (start, stop)}} "
+                f"or None, got {given!r}"
+            )
+    # each field its own call: each is inferred over the reads of its own expression
+    return [Part(index, given) for index, given in enumerate(per_element)]
