@@ -31,7 +31,6 @@ from stencilchain.errors import (
     UnsupportedError,
     WorkspaceError,
 )
-from stencilchain.program.arguments import frozen_table
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.constructs import (
     as_offset,
@@ -50,6 +49,7 @@ from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int
 from stencilchain.program.field_operator import FieldOperator, field_operator
 from stencilchain.program.program import Program, program
 from stencilchain.program.scan_operator import ScanOperator, scan_operator
+from stencilchain.program.tables import frozen_table
 from stencilchain.program.types import Field, Table
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ Nothing is converted: a wrong dtype, ndim, shape or a read-only output is an
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, is_finite_as
+from stencilchain.program.tables import check_table_entries
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,29 +87,6 @@ def bind_arguments(
 _MISSING = object()
 
 
-def check_table_entries(where: str, conn: Connectivity, table: Any, source_size: int) -> None:
-    """Every entry of a neighbour table lies in [0, n_source), or is -1 where the
-    connectivity allows skip values: checked before anything runs, so that no toolchain
-    reads outside an array. An immutable table's verdict is remembered (`checked_tables`)."""
-    if checked_tables.holds(table, conn, source_size):
-        return
-    low = -1 if conn.skip_values else 0
-    if table.size and (table.min() < low or table.max() >= source_size):
-        bad = (table < low) | (table >= source_size)
-        position = tuple(int(i) for i in np.argwhere(bad)[0])
-        allowed = (
-            f"[-1, {source_size}) (-1: no neighbour)"
-            if conn.skip_values
-            else f"[0, {source_size}) ({conn.name} is declared without skip values, "
-            "so -1 is not allowed)"
-        )
-        raise ArgumentError(
-            f"{where}: table of {conn.name} holds {table[position]} at {position}, outside "
-            f"{allowed}: {conn.source.name} has {source_size} entities"
-        )
-    checked_tables.remember(table, conn, source_size)
-
-
 class TableChecks:
     """The range check of a program's neighbour tables for a compiled entry point, whose
     native code checks every other property of the arguments (a wrong table dtype or shape
@@ -150,53 +127,6 @@ class TableChecks:
                 continue
             where = f"argument '{name}' of {self.program_name}()"
             check_table_entries(where, conn, table, int(shape[axis]))
-
-
-class CheckedTables:
-    """The neighbour tables whose entries passed the range check, remembered while the
-    array lives. Only an array that cannot change is remembered: a read-only view of a
-    `bytes` object (`frozen_table` makes one; NumPy cannot make such an array writeable
-    again). Any other table is checked at every call, in one vectorized pass."""
-
-    def __init__(self) -> None:
-        self._verdicts: dict[int, tuple[weakref.ref[Any], set[tuple[Connectivity, int]]]] = {}
-
-    @staticmethod
-    def immutable(array: Any) -> bool:
-        while isinstance(array, np.ndarray):
-            if array.flags.writeable:
-                return False
-            array = array.base
-        return isinstance(array, bytes)
-
-    def holds(self, array: Any, conn: Connectivity, source_size: int) -> bool:
-        entry = self._verdicts.get(id(array))
-        return entry is not None and entry[0]() is array and (conn, source_size) in entry[1]
-
-    def remember(self, array: Any, conn: Connectivity, source_size: int) -> None:
-        if not self.immutable(array):
-            return
-        key = id(array)
-        entry = self._verdicts.get(key)
-        if entry is None or entry[0]() is not array:
-            verdicts = self._verdicts
-
-            def forget(_: object, key: int = key) -> None:
-                verdicts.pop(key, None)
-
-            entry = (weakref.ref(array, forget), set())
-            self._verdicts[key] = entry
-        entry[1].add((conn, source_size))
-
-
-def frozen_table(table: Any) -> np.ndarray:
-    """A read-only copy of `table` that nothing can change (a view of a `bytes` object):
-    its entries are checked at the first call that passes it, not at every call."""
-    array = np.ascontiguousarray(table)
-    return np.frombuffer(array.tobytes(), dtype=array.dtype).reshape(array.shape)
-
-
-checked_tables = CheckedTables()
 
 
 class ArgumentChecker:

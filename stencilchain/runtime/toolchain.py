@@ -186,7 +186,7 @@ class Toolchain:
             entry_metrics.load_time = loaded
         checker = ArgumentChecker(program, self.config.device)
         tables = TableChecks(program)
-        if tables:  # the native entry checks everything but the entries of neighbour tables
+        if tables and not _checks_tables(entry):  # the GPU entry leaves tables to Python
             native = entry
 
             def entry(*args: Any) -> Any:
@@ -223,8 +223,9 @@ class BoundProgram(functools.partial[None]):
     is C: a call goes from the interpreter to the call path without a Python frame. The
     first call path compiles; then, for a compiled module that offers it, the path is the
     module's BoundEntry (see stencilchain/steps/cpp/module_entry.h), which checks the
-    arguments in C, binds keyword arguments and explains a rejected call through the
-    shared checker; a program with tables, a workspace or metrics takes a Python path.
+    arguments in C (the entries of neighbour tables too, on the CPU), binds keyword
+    arguments and explains a rejected call through the shared checker; a program with
+    tables on the GPU, offset fields, a workspace or metrics takes a Python path.
     """
 
     __slots__ = ("_compiled", "_workspace", "program", "toolchain")
@@ -374,6 +375,13 @@ _set_partial_state: Callable[[functools.partial[None], tuple[Any, ...]], None] =
 
 def _not_bound(*args: Any, **kwargs: Any) -> None:
     raise AssertionError("a BoundProgram is routed when it is made")  # pragma: no cover
+
+
+def _checks_tables(entry: Callable[..., Any]) -> bool:
+    """Whether a compiled module's entry point checks the entries of neighbour tables itself
+    (the CPU modules: stencilchain/steps/cpp/module_cpu_tables.h)."""
+    module = getattr(entry, "__self__", None)
+    return bool(getattr(module, "_sc_native_table_checks", False))
 
 
 def _bound_entry(compiled: CompiledProgram, program: ir.Program) -> Callable[..., Any] | None:
