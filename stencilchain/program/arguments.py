@@ -57,31 +57,61 @@ def bind_arguments(
     is (the checker then checks their count), so a positional call pays one test."""
     if not kwargs:
         return args
-    names = [p.name for p in program.params]
-    takes = f"{program.name}() takes {len(names)} arguments ({', '.join(names)})"
-    if len(args) > len(names):
-        raise ArgumentError(f"{takes}, got {len(args)} by position and {len(kwargs)} by keyword")
-    bound: list[Any] = [*args, *(_MISSING,) * (len(names) - len(args))]
-    for name, value in kwargs.items():
-        if name not in names:
-            import difflib  # only here: it costs a millisecond at import
+    return ArgumentBinder(program)(args, kwargs)
 
-            close = difflib.get_close_matches(name, names, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ArgumentError(f"{takes}, got an unknown keyword argument '{name}'{hint}")
-        index = names.index(name)
-        if index < len(args):
+
+class ArgumentBinder:
+    """`bind_arguments` of one program, its parameters' positions looked up once (what a
+    call path that binds at every call keeps)."""
+
+    def __init__(self, program: ir.Program) -> None:
+        self.program_name = program.name
+        self.names = tuple(p.name for p in program.params)
+        self.index = {name: k for k, name in enumerate(self.names)}
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        if not kwargs:
+            return args
+        names, index = self.names, self.index
+        if len(args) + len(kwargs) == len(names):  # every parameter once, or a mistake
+            bound: list[Any] = [*args, *(_MISSING,) * len(kwargs)]
+            for name, value in kwargs.items():
+                at = index.get(name, -1)
+                if at < len(args) or bound[at] is not _MISSING:
+                    return self._refuse(args, kwargs)
+                bound[at] = value
+            return tuple(bound)
+        return self._refuse(args, kwargs)
+
+    def _refuse(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """What a call whose keywords do not bind once each says: the first mistake."""
+        names = self.names
+        takes = f"{self.program_name}() takes {len(names)} arguments ({', '.join(names)})"
+        if len(args) > len(names):
             raise ArgumentError(
-                f"{takes}, got '{name}' twice: as argument {index + 1} by position and by keyword"
+                f"{takes}, got {len(args)} by position and {len(kwargs)} by keyword"
             )
-        bound[index] = value
-    missing = [f"'{n}'" for n, value in zip(names, bound) if value is _MISSING]
-    if missing:
-        raise ArgumentError(
-            f"{takes}, got {len(args)} by position and {len(kwargs)} by keyword; "
-            f"missing: {', '.join(missing)}"
-        )
-    return tuple(bound)
+        bound: list[Any] = [*args, *(_MISSING,) * (len(names) - len(args))]
+        for name, value in kwargs.items():
+            if name not in self.index:
+                import difflib  # only here: it costs a millisecond at import
+
+                close = difflib.get_close_matches(name, names, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise ArgumentError(f"{takes}, got an unknown keyword argument '{name}'{hint}")
+            at = self.index[name]
+            if at < len(args):
+                raise ArgumentError(
+                    f"{takes}, got '{name}' twice: as argument {at + 1} by position and by keyword"
+                )
+            bound[at] = value
+        missing = [f"'{n}'" for n, value in zip(names, bound) if value is _MISSING]
+        if missing:
+            raise ArgumentError(
+                f"{takes}, got {len(args)} by position and {len(kwargs)} by keyword; "
+                f"missing: {', '.join(missing)}"
+            )
+        return tuple(bound)
 
 
 _MISSING = object()

@@ -20,7 +20,12 @@ from typing import Any
 
 from stencilchain.errors import ArgumentError, WorkspaceError
 from stencilchain.program import ir
-from stencilchain.program.arguments import ArgumentChecker, TableChecks, bind_arguments
+from stencilchain.program.arguments import (
+    ArgumentBinder,
+    ArgumentChecker,
+    TableChecks,
+    bind_arguments,
+)
 from stencilchain.program.device import Device
 from stencilchain.program.dynamic_offsets import check_offsets, offset_arguments
 from stencilchain.program.hashing import sha256_of
@@ -328,9 +333,11 @@ class BoundProgram(functools.partial[None]):
     def _checked(self, entry: Callable[..., Any]) -> Callable[..., None]:
         """`entry` called with the arguments bound by name, a rejected call explained."""
 
+        bind = ArgumentBinder(self.program.ir)
+
         def call(*args: Any, **kwargs: Any) -> None:
             if kwargs:  # by parameter name, as Python binds them
-                args = bind_arguments(self.program.ir, args, kwargs)
+                args = bind(args, kwargs)
             try:
                 entry(*args)
             except TypeError as err:
@@ -392,7 +399,7 @@ def _bound_entry(compiled: CompiledProgram, program: ir.Program) -> Callable[...
     if binder is None:
         return None
     bound: Callable[..., Any] = binder(
-        functools.partial(bind_arguments, program), functools.partial(_explain, compiled.checker)
+        ArgumentBinder(program), functools.partial(_explain, compiled.checker)
     )
     return bound
 
