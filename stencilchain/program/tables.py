@@ -27,7 +27,9 @@ otherwise (a float array, say: nothing recorded); an empty table records `low > 
 
 from __future__ import annotations
 
+import functools
 import struct
+import weakref
 from typing import Any
 
 import numpy as np
@@ -74,9 +76,34 @@ def frozen_table(
 def recorded_range(table: Any) -> tuple[int, int] | None:
     """The (smallest, largest) entry recorded when `table`'s memory was frozen, or None
     when `table` is not a frozen table, or a view of one, element for element (its
-    entries must then be read)."""
+    entries must then be read). An array found to be one is remembered while it lives,
+    with what could change in place (its base, dtype, shape and strides), so that the next
+    call does not look up its addresses again."""
     if not isinstance(table, np.ndarray) or table.flags.writeable:
         return None
+    key = id(table)
+    seen = _seen.get(key)
+    if seen is not None and seen[0]() is table and seen[1] == _layout(table):
+        return seen[2]
+    found = _header_range(table)
+    if found is not None:
+        _seen[key] = (weakref.ref(table, functools.partial(_forget, key)), _layout(table), found)
+    return found
+
+
+def _forget(key: int, _: object) -> None:
+    _seen.pop(key, None)
+
+
+def _layout(table: np.ndarray) -> tuple[object, ...]:
+    return (id(table.base), table.dtype, table.shape, table.strides)
+
+
+# id(array) -> (weak reference, layout, range) of arrays found to be frozen tables
+_seen: dict[int, tuple[weakref.ref[np.ndarray], tuple[object, ...], tuple[int, int]]] = {}
+
+
+def _header_range(table: np.ndarray) -> tuple[int, int] | None:
     memory: object = table.base
     while isinstance(memory, np.ndarray):
         memory = memory.base

@@ -99,7 +99,8 @@ def test_the_recorded_range_is_trusted_only_element_for_element() -> None:
     shifted = frozen.ravel().view(np.uint8)[1:-3].view(np.int32)
     assert recorded_range(shifted) is None  # not at a whole entry
     retyped = sc.frozen_table(source)
-    retyped.dtype = np.dtype(np.uint32)
+    assert recorded_range(retyped) == (-1, 5)  # remembered while it lives ...
+    retyped.dtype = np.dtype(np.uint32)  # ... with what can change in place
     assert recorded_range(retyped) is None
     assert recorded_range(sc.frozen_table(np.zeros((2, 3)))) is None  # floats: no range
     assert recorded_range(np.frombuffer(b"\0" * 64, np.int32)) is None  # bytes of its own
