@@ -5,7 +5,9 @@ family, side by side with its baselines measured in the same run.
                                             [--only NAME,...]
 
 Figures (NAME for --only): call_overhead, compile, warm_start, import, laplacian, hdiff,
-tridiagonal, neighbor_sum. Prints a table (figure, family, layout, value, unit, baseline,
+tridiagonal, neighbor_sum, icon_calls (benchmarks/icon_calls.py: ICON-like keyword calls
+with scalar bounds and a C2E2CO table, their kernels on a 20,000-cell torus x 65 levels,
+and the check of a frozen against a writeable table). Prints a table (figure, family, layout, value, unit, baseline,
 ratio, target, met?) and writes every measurement as JSON to PATH (default
 benchmarks/results/latest.json). OMP_NUM_THREADS is used as set (2 when it is unset, with
 a note) and recorded, and so is the load average at start and end; a 1-minute load above
@@ -43,6 +45,7 @@ FIGURES = (
     "hdiff",
     "tridiagonal",
     "neighbor_sum",
+    "icon_calls",
 )
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
 
@@ -55,6 +58,7 @@ class Sizes:
     hdiff: tuple[int, int, int] = (256, 256, 80)
     tridiagonal: tuple[int, int, int] = (256, 256, 80)
     torus: str = "707x707x1"  # 999,698 cells
+    icon_mesh: tuple[int, int, int] = (100, 100, 65)  # torus quads x quads x levels
     repeat: int = 10  # compiled throughput calls, after a warm-up
     numpy_repeat: int = 5  # NumPy baseline calls, after a warm-up
     call_number: int = 20000  # calls per batch of the call overhead
@@ -65,7 +69,9 @@ class Sizes:
     examples: tuple[str, ...] = ()  # bundled examples compiled each in a fresh process (all)
 
 
-QUICK = Sizes(64, (16, 16, 6), (8, 8, 6), "8x8x1", 2, 1, 200, 2, 1, 1, 4, ("laplacian",))
+QUICK = Sizes(
+    64, (16, 16, 6), (8, 8, 6), "8x8x1", (10, 10, 4), 2, 1, 200, 2, 1, 1, 4, ("laplacian",)
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -122,6 +128,7 @@ def run_figures(
     from benchmarks import figures as per_call
     from benchmarks._common import make_toolchains
     from benchmarks.empty_call import build_empty_call
+    from benchmarks.icon_calls import icon_figures
     from benchmarks.neighbor_sum import run_case
     from benchmarks.throughput import hdiff_figures, laplacian_figures
     from benchmarks.tridiagonal import tridiagonal_figures
@@ -156,6 +163,9 @@ def run_figures(
             toolchains, s.tridiagonal, s.repeat, s.numpy_repeat
         ),
         "neighbor_sum": lambda: _by_family(run_case(s.torus, toolchains, s.repeat, notes)),
+        "icon_calls": lambda: icon_figures(
+            toolchains, s.icon_mesh, s.call_number, s.call_repeat, s.repeat
+        ),
     }
     for name, fn in throughput.items():
         if name in only:
@@ -273,6 +283,43 @@ def table_rows(figures: dict[str, Any]) -> list[Row]:
             base = f"NumPy {r['numpy_ms']:.2f} ms, copy {r['copy_GBps']:.1f} GB/s"
             rows.append(Row("neighbour sum", family, layout, r["kernel_GBps"], "GB/s", base,
                             speedup, ">= 5x NumPy", speedup >= 5))  # fmt: skip
+    rows += _icon_rows(figures.get("icon_calls"))
+    return rows
+
+
+def _icon_rows(figure: Any) -> list[Row]:
+    """The ICON-like calls (CPU time per call: the machine is shared) against the
+    positional call of a 2-field copy, and the check of an unchanged (frozen) table."""
+    rows: list[Row] = []
+    if not isinstance(figure, dict) or "error" in figure:
+        return rows
+    for family, r in figure.items():
+        if not isinstance(r, dict) or "calls" not in r:
+            continue
+        calls, check = r["calls"], r["table_check"]
+        base = 1e6 * calls["copy_2_fields_positional"]["cpu_s"]
+        for label, key, target in (
+            ("ICON stencil call, keywords (CPU)", "nabla2_keywords_frozen", 1.0),
+            ("ICON stencil call, positions (CPU)", "nabla2_positional_frozen", 1.0),
+            ("5-call program call, keywords (CPU)", "diffusion_keywords_frozen", 10.0),
+        ):
+            us = 1e6 * calls[key]["cpu_s"]
+            rows.append(Row(label, family, "frozen table", us, "us",
+                            f"2-field copy by position {base:.3f} us", us / base,
+                            f"<= {target:g} us", us <= target))  # fmt: skip
+        small = 1e6 * check["small_table_frozen"]["cpu_s"]
+        rows_n = int(check["table"]["rows"])
+        for layout, key, target in (("frozen", "big_table_frozen", 1.0),
+                                    ("writeable", "big_table_mutable", None)):  # fmt: skip
+            extra = 1e6 * check[key]["cpu_s"] - small
+            rows.append(Row(f"table check {rows_n} x 4, per call (CPU)", family, layout, extra,
+                            "us", f"call with a 60 x 4 table {small:.3f} us", None,
+                            "" if target is None else f"<= {target:g} us",
+                            None if target is None else extra <= target))  # fmt: skip
+        for key, label in (("nabla2_frozen", "ICON C2E2CO kernel"),
+                           ("diffusion_frozen", "5-call diffusion kernel")):  # fmt: skip
+            ms = 1e3 * r["kernels"][key]["wall_s"]
+            rows.append(Row(label, family, figure.get("mesh_big", ""), ms, "ms"))
     return rows
 
 
@@ -325,6 +372,26 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def cpu_description() -> dict[str, Any]:
+    """The CPU model and its caches (Linux: /proc/cpuinfo and sysfs; empty elsewhere)."""
+    info: dict[str, Any] = {"model": platform.processor() or None, "caches": {}}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["model"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level, kind, size = ((index / f).read_text().strip() for f in ("level", "type", "size"))
+        except OSError:
+            continue
+        name = f"L{level}" + {"Data": "d", "Instruction": "i"}.get(kind, "")
+        info["caches"][name] = size
+    return info
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     threads = omp_threads()
@@ -360,6 +427,7 @@ def main(argv: list[str] | None = None) -> None:
             "sizes": dataclasses.asdict(sizes),
             "python": sys.version.split()[0],
             "machine": platform.machine(),
+            "cpu": cpu_description(),
             "notes": list(dict.fromkeys(notes)),
             "errors": errors,
         },

@@ -38,7 +38,6 @@ from stencilchain.errors import (
 
 if TYPE_CHECKING:
     from stencilchain import backends, math
-    from stencilchain.program.arguments import frozen_table
     from stencilchain.program.connectivity import Connectivity, NeighborSlot
     from stencilchain.program.constructs import (
         as_offset,
@@ -65,6 +64,7 @@ if TYPE_CHECKING:
     from stencilchain.program.field_values import FieldValue, as_field
     from stencilchain.program.program import Program, program
     from stencilchain.program.scan_operator import ScanOperator, scan_operator
+    from stencilchain.program.tables import frozen_table
     from stencilchain.program.types import Field, Table
     from stencilchain.runtime.tracing import trace
 
@@ -74,7 +74,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "backends": "stencilchain.backends",
     "math": "stencilchain.math",
-    "frozen_table": "stencilchain.program.arguments",
+    "frozen_table": "stencilchain.program.tables",
     "Connectivity": "stencilchain.program.connectivity",
     "NeighborSlot": "stencilchain.program.connectivity",
     **dict.fromkeys(

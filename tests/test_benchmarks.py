@@ -20,6 +20,7 @@ FIGURES = (
     "hdiff",
     "tridiagonal",
     "neighbor_sum",
+    "icon_calls",
 )
 
 
@@ -54,6 +55,10 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
     assert meta["omp_num_threads"] == "2" and meta["quick"] is True
     assert len(meta["loadavg_start"]) == 3 and len(meta["loadavg_end"]) == 3
     assert meta["errors"] == []
+    assert meta["cpu"]["model"] and "caches" in meta["cpu"]
+    icon = result["figures"]["icon_calls"]["gtfn"]
+    assert icon["calls"]["nabla2_keywords_frozen"]["cpu_s"] > 0
+    assert icon["table_check"]["big_table_mutable"]["wall_s"] > 0
     assert {row["figure"] for row in result["table"]} >= {"call 2 fields", "hdiff", "Laplacian"}
 
     header = next(line for line in done.stdout.splitlines() if line.startswith("figure"))
@@ -61,6 +66,7 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
         "figure", "family", "layout", "value", "unit", "baseline", "ratio", "target", "met?"
     ]  # fmt: skip
     assert "tridiagonal scan" in done.stdout and "neighbour sum" in done.stdout
+    assert "ICON stencil call, keywords (CPU)" in done.stdout
     assert not (tmp_path / "cache").exists()  # a private cache of its own, removed at exit
 
 

@@ -29,8 +29,8 @@ from stencilchain.meshes._arrays import IndexArray
 from stencilchain.meshes.local import ENTITIES, LocalMesh, local_mesh
 from stencilchain.meshes.mesh import TABLES, Mesh
 from stencilchain.meshes.partition import Partition, partition
-from stencilchain.program.arguments import frozen_table
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.tables import frozen_table
 
 _SCATTER_TAG = 74
 _GATHER_TAG = 75

@@ -17,7 +17,7 @@ from stencilchain.meshes import _validation
 from stencilchain.meshes._arrays import FloatArray, IndexArray
 from stencilchain.meshes._geometry import geometry
 from stencilchain.meshes._validation import MeshError
-from stencilchain.program.arguments import frozen_table
+from stencilchain.program.tables import frozen_table
 
 __all__ = ["TABLES", "Mesh", "MeshError", "resolve_index_dtype"]
 
@@ -38,7 +38,8 @@ def resolve_index_dtype(dtype: npt.DTypeLike) -> np.dtype[Any]:
 
 def _read_only(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """An immutable copy (`sc.frozen_table`: backed by bytes, so nothing can make it
-    writeable again): a program checks the entries of such a table at its first call only."""
+    writeable again; a table's range of entries recorded when it is made, so that a call
+    checks it with two comparisons)."""
     frozen: npt.NDArray[Any] = frozen_table(array)
     return frozen
 

@@ -7,7 +7,6 @@ Nothing is converted: a wrong dtype, ndim, shape or a read-only output is an
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,7 @@ from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, is_finite_as
 from stencilchain.program.field_values import FieldValue, unwrap_field
+from stencilchain.program.tables import check_table_entries
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,57 +58,64 @@ def bind_arguments(
     is (the checker then checks their count), so a positional call pays one test."""
     if not kwargs:
         return args
-    names = [p.name for p in program.params]
-    takes = f"{program.name}() takes {len(names)} arguments ({', '.join(names)})"
-    if len(args) > len(names):
-        raise ArgumentError(f"{takes}, got {len(args)} by position and {len(kwargs)} by keyword")
-    bound: list[Any] = [*args, *(_MISSING,) * (len(names) - len(args))]
-    for name, value in kwargs.items():
-        if name not in names:
-            import difflib  # only here: it costs a millisecond at import
+    return ArgumentBinder(program)(args, kwargs)
 
-            close = difflib.get_close_matches(name, names, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ArgumentError(f"{takes}, got an unknown keyword argument '{name}'{hint}")
-        index = names.index(name)
-        if index < len(args):
+
+class ArgumentBinder:
+    """`bind_arguments` of one program, its parameters' positions looked up once (what a
+    call path that binds at every call keeps)."""
+
+    def __init__(self, program: ir.Program) -> None:
+        self.program_name = program.name
+        self.names = tuple(p.name for p in program.params)
+        self.index = {name: k for k, name in enumerate(self.names)}
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        if not kwargs:
+            return args
+        names, index = self.names, self.index
+        if len(args) + len(kwargs) == len(names):  # every parameter once, or a mistake
+            bound: list[Any] = [*args, *(_MISSING,) * len(kwargs)]
+            for name, value in kwargs.items():
+                at = index.get(name, -1)
+                if at < len(args) or bound[at] is not _MISSING:
+                    return self._refuse(args, kwargs)
+                bound[at] = value
+            return tuple(bound)
+        return self._refuse(args, kwargs)
+
+    def _refuse(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """What a call whose keywords do not bind once each says: the first mistake."""
+        names = self.names
+        takes = f"{self.program_name}() takes {len(names)} arguments ({', '.join(names)})"
+        if len(args) > len(names):
             raise ArgumentError(
-                f"{takes}, got '{name}' twice: as argument {index + 1} by position and by keyword"
+                f"{takes}, got {len(args)} by position and {len(kwargs)} by keyword"
             )
-        bound[index] = value
-    missing = [f"'{n}'" for n, value in zip(names, bound) if value is _MISSING]
-    if missing:
-        raise ArgumentError(
-            f"{takes}, got {len(args)} by position and {len(kwargs)} by keyword; "
-            f"missing: {', '.join(missing)}"
-        )
-    return tuple(bound)
+        bound: list[Any] = [*args, *(_MISSING,) * (len(names) - len(args))]
+        for name, value in kwargs.items():
+            if name not in self.index:
+                import difflib  # only here: it costs a millisecond at import
+
+                close = difflib.get_close_matches(name, names, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise ArgumentError(f"{takes}, got an unknown keyword argument '{name}'{hint}")
+            at = self.index[name]
+            if at < len(args):
+                raise ArgumentError(
+                    f"{takes}, got '{name}' twice: as argument {at + 1} by position and by keyword"
+                )
+            bound[at] = value
+        missing = [f"'{n}'" for n, value in zip(names, bound) if value is _MISSING]
+        if missing:
+            raise ArgumentError(
+                f"{takes}, got {len(args)} by position and {len(kwargs)} by keyword; "
+                f"missing: {', '.join(missing)}"
+            )
+        return tuple(bound)
 
 
 _MISSING = object()
-
-
-def check_table_entries(where: str, conn: Connectivity, table: Any, source_size: int) -> None:
-    """Every entry of a neighbour table lies in [0, n_source), or is -1 where the
-    connectivity allows skip values: checked before anything runs, so that no toolchain
-    reads outside an array. An immutable table's verdict is remembered (`checked_tables`)."""
-    if checked_tables.holds(table, conn, source_size):
-        return
-    low = -1 if conn.skip_values else 0
-    if table.size and (table.min() < low or table.max() >= source_size):
-        bad = (table < low) | (table >= source_size)
-        position = tuple(int(i) for i in np.argwhere(bad)[0])
-        allowed = (
-            f"[-1, {source_size}) (-1: no neighbour)"
-            if conn.skip_values
-            else f"[0, {source_size}) ({conn.name} is declared without skip values, "
-            "so -1 is not allowed)"
-        )
-        raise ArgumentError(
-            f"{where}: table of {conn.name} holds {table[position]} at {position}, outside "
-            f"{allowed}: {conn.source.name} has {source_size} entities"
-        )
-    checked_tables.remember(table, conn, source_size)
 
 
 class TableChecks:
@@ -153,53 +160,6 @@ class TableChecks:
                 continue
             where = f"argument '{name}' of {self.program_name}()"
             check_table_entries(where, conn, table, int(shape[axis]))
-
-
-class CheckedTables:
-    """The neighbour tables whose entries passed the range check, remembered while the
-    array lives. Only an array that cannot change is remembered: a read-only view of a
-    `bytes` object (`frozen_table` makes one; NumPy cannot make such an array writeable
-    again). Any other table is checked at every call, in one vectorized pass."""
-
-    def __init__(self) -> None:
-        self._verdicts: dict[int, tuple[weakref.ref[Any], set[tuple[Connectivity, int]]]] = {}
-
-    @staticmethod
-    def immutable(array: Any) -> bool:
-        while isinstance(array, np.ndarray):
-            if array.flags.writeable:
-                return False
-            array = array.base
-        return isinstance(array, bytes)
-
-    def holds(self, array: Any, conn: Connectivity, source_size: int) -> bool:
-        entry = self._verdicts.get(id(array))
-        return entry is not None and entry[0]() is array and (conn, source_size) in entry[1]
-
-    def remember(self, array: Any, conn: Connectivity, source_size: int) -> None:
-        if not self.immutable(array):
-            return
-        key = id(array)
-        entry = self._verdicts.get(key)
-        if entry is None or entry[0]() is not array:
-            verdicts = self._verdicts
-
-            def forget(_: object, key: int = key) -> None:
-                verdicts.pop(key, None)
-
-            entry = (weakref.ref(array, forget), set())
-            self._verdicts[key] = entry
-        entry[1].add((conn, source_size))
-
-
-def frozen_table(table: Any) -> np.ndarray:
-    """A read-only copy of `table` that nothing can change (a view of a `bytes` object):
-    its entries are checked at the first call that passes it, not at every call."""
-    array = np.ascontiguousarray(table)
-    return np.frombuffer(array.tobytes(), dtype=array.dtype).reshape(array.shape)
-
-
-checked_tables = CheckedTables()
 
 
 class ArgumentChecker:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -17,8 +16,9 @@ import numpy as np
 
 from stencilchain.errors import ArgumentError
 from stencilchain.program import ir
-from stencilchain.program.arguments import CheckedTables, bind_arguments
+from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.connectivity import Connectivity
+from stencilchain.program.tables import recorded_range
 
 TableKey = tuple[int, bool]  # (max_neighbors, skip_values) of one table
 
@@ -42,29 +42,13 @@ def open_tables(program: ir.Program) -> tuple[OpenTable, ...]:
     )
 
 
-class _SkipVerdicts:
-    """Whether an immutable table (`sc.frozen_table`) has -1 entries, remembered while it
-    lives; any other table is looked at on every call (one `min`)."""
-
-    def __init__(self) -> None:
-        self._found: dict[int, tuple[weakref.ref[Any], bool]] = {}
-
-    def has_skips(self, table: Any) -> bool:
-        entry = self._found.get(id(table))
-        if entry is not None and entry[0]() is table:
-            return entry[1]
-        skips = bool(table.size) and bool(table.min() < 0)
-        if CheckedTables.immutable(table):
-            key, found = id(table), self._found
-
-            def forget(_: object, key: int = key) -> None:
-                found.pop(key, None)
-
-            found[key] = (weakref.ref(table, forget), skips)
-        return skips
-
-
-_verdicts = _SkipVerdicts()
+def _has_skips(table: Any) -> bool:
+    """Whether `table` has -1 entries: the range recorded when a frozen table
+    (`sc.frozen_table`) was made, or one `min` over any other table."""
+    found = recorded_range(table)
+    if found is not None:
+        return found[0] < 0
+    return bool(table.size) and bool(table.min() < 0)
 
 
 def table_key(program_name: str, table: OpenTable, arg: Any) -> TableKey:
@@ -106,7 +90,7 @@ def table_key(program_name: str, table: OpenTable, arg: Any) -> TableKey:
         )
     skips = conn.skip_values
     if skips is None:
-        skips = _verdicts.has_skips(arg)
+        skips = _has_skips(arg)
     return width, skips
 
 

@@ -20,7 +20,12 @@ from typing import Any
 
 from stencilchain.errors import ArgumentError, WorkspaceError
 from stencilchain.program import ir
-from stencilchain.program.arguments import ArgumentChecker, TableChecks, bind_arguments
+from stencilchain.program.arguments import (
+    ArgumentBinder,
+    ArgumentChecker,
+    TableChecks,
+    bind_arguments,
+)
 from stencilchain.program.device import Device
 from stencilchain.program.dynamic_offsets import check_offsets, offset_arguments
 from stencilchain.program.hashing import sha256_of
@@ -201,7 +206,7 @@ class Toolchain:
             entry_metrics.load_time = loaded
         checker = ArgumentChecker(program, self.config.device)
         tables = TableChecks(program)
-        if tables:  # the native entry checks everything but the entries of neighbour tables
+        if tables and not _checks_tables(entry):  # the GPU entry leaves tables to Python
             native = entry
 
             def entry(*args: Any) -> Any:
@@ -238,8 +243,9 @@ class BoundProgram(functools.partial[None]):
     is C: a call goes from the interpreter to the call path without a Python frame. The
     first call path compiles; then, for a compiled module that offers it, the path is the
     module's BoundEntry (see stencilchain/steps/cpp/module_entry.h), which checks the
-    arguments in C, binds keyword arguments and explains a rejected call through the
-    shared checker; a program with tables, a workspace or metrics takes a Python path.
+    arguments in C (the entries of neighbour tables too, on the CPU), binds keyword
+    arguments and explains a rejected call through the shared checker; a program with
+    tables on the GPU, offset fields, a workspace or metrics takes a Python path.
     """
 
     __slots__ = ("_compiled", "_workspace", "program", "toolchain")
@@ -345,9 +351,11 @@ class BoundProgram(functools.partial[None]):
     def _checked(self, entry: Callable[..., Any]) -> Callable[..., None]:
         """`entry` called with the arguments bound by name, a rejected call explained."""
 
+        bind = ArgumentBinder(self.program.ir)
+
         def call(*args: Any, **kwargs: Any) -> None:
             if kwargs:  # by parameter name, as Python binds them
-                args = bind_arguments(self.program.ir, args, kwargs)
+                args = bind(args, kwargs)
             try:
                 entry(*args)
             except TypeError as err:
@@ -409,6 +417,13 @@ def _not_bound(*args: Any, **kwargs: Any) -> None:
     raise AssertionError("a BoundProgram is routed when it is made")  # pragma: no cover
 
 
+def _checks_tables(entry: Callable[..., Any]) -> bool:
+    """Whether a compiled module's entry point checks the entries of neighbour tables itself
+    (the CPU modules: stencilchain/steps/cpp/module_cpu_tables.h)."""
+    module = getattr(entry, "__self__", None)
+    return bool(getattr(module, "_sc_native_table_checks", False))
+
+
 def _bound_entry(compiled: CompiledProgram, program: ir.Program) -> Callable[..., Any] | None:
     """The BoundEntry of a compiled module's entry point (a built-in function whose
     `__self__` is its module, which offers `_sc_bind`), bound to the program's hooks; None
@@ -417,7 +432,7 @@ def _bound_entry(compiled: CompiledProgram, program: ir.Program) -> Callable[...
     if binder is None:
         return None
     bound: Callable[..., Any] = binder(
-        functools.partial(bind_arguments, program), functools.partial(_explain, compiled)
+        ArgumentBinder(program), functools.partial(_explain, compiled)
     )
     return bound
 

@@ -14,8 +14,8 @@ import numpy as np
 
 from stencilchain.compat.gt4py._offsets import TableSpec
 from stencilchain.errors import ArgumentError
-from stencilchain.program.arguments import frozen_table
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.tables import frozen_table
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

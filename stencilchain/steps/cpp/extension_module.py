@@ -24,6 +24,7 @@ address range is computed once, so the overlap test of two arguments is two comp
 
 from __future__ import annotations
 
+from stencilchain.program import ir
 from stencilchain.program.arguments import overlap_message
 from stencilchain.program.device import Device
 from stencilchain.steps.cpp.package_text import package_text
@@ -132,6 +133,7 @@ class _ModuleWriter:
                 lines.append(
                     f'    if (sc_overlap(a{i}, a{j})) sc_fail("{w.name}", "{overlap_message(other.name)}");'
                 )
+        lines += self._table_checks()
         call_args += [size_var(d) for d in sig.dims] + scalar_args
         if sig.workspace:
             lines += [
@@ -168,6 +170,38 @@ class _ModuleWriter:
         ]
         return "\n".join(lines)
 
+    def _table_checks(self) -> list[str]:
+        """The range checks of the neighbour tables' entries (CPU: module_cpu_tables.h; on
+        the GPU the runtime checks them), after every size is known: a table whose
+        connectivity's source dimension no argument has is read by nothing."""
+        if self.gpu:
+            return []
+        lines: list[str] = []
+        for index, p in enumerate(self.signature.params):
+            if not isinstance(p, FieldArg) or not isinstance(p.type, ir.TableType):
+                continue
+            conn = p.type.connectivity
+            if conn.source not in self.signature.dims:
+                continue
+            low = -1 if conn.skip_values else 0
+            lines.append(
+                f"    sc_check_table<{p.type.dtype.cpp}>(args[{index}], a{index}, "
+                f'"{p.name}", {low}, {size_var(conn.source)});'
+            )
+        return lines
+
+    def parameter_names(self) -> str:
+        """The parameters' names, in order, for keyword arguments (module_entry.h)."""
+        names = [f'"{p.name}"' for p in self.signature.params]
+        return "\n".join(
+            [
+                f"constexpr Py_ssize_t sc_param_count = {len(names)};",
+                "const char* const sc_param_names[sc_param_count + 1] = {"
+                + "".join(f"{n}, " for n in names)
+                + "nullptr};",
+            ]
+        )
+
     def source(self, flavor: str) -> str:
         return "\n".join(
             [
@@ -176,8 +210,10 @@ class _ModuleWriter:
                 f'#define SC_ENTRY_NAME "{self.entry_point}"',
                 _text("module_helpers.h"),
                 _text("module_gpu_arrays.h" if self.gpu else "module_cpu_arrays.h"),
+                *([] if self.gpu else [_text("module_cpu_tables.h")]),
                 f"{self.signature.declaration()};",
                 "namespace {",
+                self.parameter_names(),
                 self.entry(),
                 "}  // namespace",
                 _text("module_entry.h"),

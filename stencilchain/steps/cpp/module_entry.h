@@ -3,10 +3,11 @@
 // - sc_entry, the module's entry point (METH_FASTCALL): a rejected call raises the module's
 //   ArgumentMismatch (a TypeError) with the native check's message;
 // - sc_bind(bind, explain), the module function "_sc_bind": a BoundEntry for a bound program,
-//   a vectorcall object that takes keyword arguments and explains a rejected call through
-//   two hooks of the Python side, so that a call from the interpreter reaches the checks
-//   without a Python frame in between:
-//     bind(args, kwargs)     -> the arguments in parameter order (a tuple), or raises;
+//   a vectorcall object that takes keyword arguments (bound here by the parameters' names,
+//   sc_param_names) and explains a rejected call through two hooks of the Python side, so
+//   that a call from the interpreter reaches the checks without a Python frame in between:
+//     bind(args, kwargs)     -> the arguments in parameter order (a tuple), or raises (a
+//                               call whose keywords do not name each missing parameter once);
 //     explain(args, message) -> raises the shared checker's ArgumentError for `args`, or
 //                               returns True after running a call of field values itself.
 //   The hooks must not refer back to the BoundEntry (it does not take part in the garbage
@@ -63,9 +64,66 @@ PyObject* sc_explain(sc_bound* self, PyObject* const* args, Py_ssize_t nargs, co
 
 PyObject* sc_bound_call(PyObject* self, PyObject* const* args, std::size_t nargsf, PyObject* kwnames);
 
-// A call with keyword arguments: the bind hook puts them in parameter order, then the call
-// runs as a positional one.
+// The parameters' names as interned strings (sc_param_names, generated), made when the first
+// BoundEntry is; null entries when that failed (keywords then all go to the bind hook).
+PyObject* sc_param_objects[sc_param_count + 1] = {nullptr};
+bool sc_param_objects_made = false;
+
+bool sc_make_param_objects() {
+    if (sc_param_objects_made) return true;
+    for (Py_ssize_t k = 0; k < sc_param_count; ++k) {
+        sc_param_objects[k] = PyUnicode_InternFromString(sc_param_names[k]);
+        if (sc_param_objects[k] == nullptr) return false;
+    }
+    sc_param_objects_made = true;
+    return true;
+}
+
+// The position of parameter `name`, searched from `hint` on (keywords usually come in the
+// parameters' order), by identity first (a keyword of a call is an interned constant), then
+// by value; -1 when no parameter has that name.
+Py_ssize_t sc_param_index(PyObject* name, Py_ssize_t hint) {
+    for (Py_ssize_t k = 0; k < sc_param_count; ++k) {
+        const Py_ssize_t at = (hint + k) % sc_param_count;
+        if (sc_param_objects[at] == name) return at;
+    }
+    if (!PyUnicode_Check(name)) return -1;
+    for (Py_ssize_t k = 0; k < sc_param_count; ++k) {
+        if (PyUnicode_Compare(sc_param_objects[k], name) == 0) return k;
+    }
+    PyErr_Clear();
+    return -1;
+}
+
+PyObject* sc_bound_keywords_hook(sc_bound* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+
+// A call with keyword arguments, bound here when every parameter is given once (by position
+// or by name) and no other name is; anything else goes to the bind hook, which raises the
+// shared error (or binds as Python does).
 PyObject* sc_bound_keywords(sc_bound* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    const Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    if (sc_param_objects_made && nargs + nkw == sc_param_count) {
+        PyObject* ordered[sc_param_count + 1] = {nullptr};
+        for (Py_ssize_t k = 0; k < nargs; ++k) ordered[k] = args[k];
+        bool bound = true;
+        Py_ssize_t hint = nargs;
+        for (Py_ssize_t k = 0; k < nkw && bound; ++k) {
+            const Py_ssize_t at = sc_param_index(PyTuple_GET_ITEM(kwnames, k), hint);
+            bound = at >= 0 && ordered[at] == nullptr;
+            if (bound) {
+                ordered[at] = args[nargs + k];
+                hint = at + 1;
+            }
+        }
+        // nargs + nkw names, none twice: every parameter has its argument
+        if (bound) return sc_bound_call(reinterpret_cast<PyObject*>(self), ordered, static_cast<std::size_t>(sc_param_count), nullptr);
+    }
+    return sc_bound_keywords_hook(self, args, nargs, kwnames);
+}
+
+// A call with keyword arguments that sc_bound_keywords does not bind: the bind hook puts them
+// in parameter order (or raises), then the call runs as a positional one.
+PyObject* sc_bound_keywords_hook(sc_bound* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     PyObject* positional = sc_args_tuple(args, nargs);
     PyObject* keywords = positional ? PyDict_New() : nullptr;
     if (keywords == nullptr) {
@@ -143,6 +201,7 @@ PyObject* sc_bind(PyObject*, PyObject* args) {
         PyErr_SetString(PyExc_TypeError, "bind(bind, explain) takes two callables");
         return nullptr;
     }
+    if (!sc_make_param_objects()) return nullptr;
     sc_bound* bound = PyObject_New(sc_bound, reinterpret_cast<PyTypeObject*>(sc_bound_type));
     if (bound == nullptr) return nullptr;
     bound->vectorcall = &sc_bound_call;

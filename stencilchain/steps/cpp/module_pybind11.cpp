@@ -2,6 +2,10 @@
 // named SC_ENTRY_NAME, and "_sc_bind" (sc_bind).
 #include <pybind11/pybind11.h>
 
+#ifndef SC_NATIVE_TABLE_CHECKS
+#define SC_NATIVE_TABLE_CHECKS 0
+#endif
+
 namespace {
 PyMethodDef sc_method = {SC_ENTRY_NAME, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&sc_entry)),
                          METH_FASTCALL, "Run program " SC_PROGRAM " (arguments in declaration order)."};
@@ -15,6 +19,7 @@ PYBIND11_MODULE(STENCILCHAIN_MODULE_NAME, m) {
         SC_STR(STENCILCHAIN_MODULE_NAME) ".ArgumentMismatch", PyExc_TypeError, nullptr));
     sc_globals.mismatch = mismatch.inc_ref().ptr();
     m.attr("ArgumentMismatch") = mismatch;
+    m.attr("_sc_native_table_checks") = SC_NATIVE_TABLE_CHECKS;
     // the module is the functions' __self__, as in a module made by PyModule_Create
     m.add_object(SC_ENTRY_NAME, pybind11::reinterpret_steal<pybind11::object>(
                                     PyCFunction_NewEx(&sc_method, m.ptr(), m.ptr())));
