@@ -85,9 +85,7 @@ def toolchains(cache_dir: Path, names: list[str]) -> dict[str, Any]:
             )
             made[name] = container.gtfn.toolchain()
         else:
-            container = build_container(
-                {}, cache_dir=cache_dir, auto_optimize=name == "dace_cpu"
-            )
+            container = build_container({}, cache_dir=cache_dir, auto_optimize=name == "dace_cpu")
             container.dace.name.override(f"run_{name}")
             made[name] = container.dace.toolchain()
     return made
@@ -120,7 +118,7 @@ def run_one(name: str, number: int, compiled: dict[str, Any]) -> dict[str, Any]:
     expected = program.arguments(data_seed)
     try:
         prog(*expected)
-    except Exception as error:  # noqa: BLE001 - a failure of its own, with its reproducer
+    except Exception as error:
         record["failures"] = {"embedded": f"{type(error).__name__}: {error}"}
         record["source"] = repr(program)
         return record
@@ -135,7 +133,7 @@ def run_one(name: str, number: int, compiled: dict[str, Any]) -> dict[str, Any]:
                 if param not in program.outputs and isinstance(inputs[i], np.ndarray):
                     np.testing.assert_array_equal(actual[i], inputs[i], strict=True)
             record["toolchains"][toolchain] = "pass"
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             failures[toolchain] = f"{type(error).__name__}: {str(error)[:3000]}"
             record["toolchains"][toolchain] = "fail"
             if not isinstance(error, AssertionError):
@@ -173,7 +171,10 @@ def report(lines: list[dict[str, Any]]) -> str:
     constructs = collections.Counter(c for r in ran for c in r["constructs"])
     out.append("programs per construct:")
     out += [f"  {what}: {count}" for what, count in constructs.most_common()]
-    for dtype, eps in (("float64", np.finfo(np.float64).eps), ("float32", np.finfo(np.float32).eps)):
+    for dtype, eps in (
+        ("float64", np.finfo(np.float64).eps),
+        ("float32", np.finfo(np.float32).eps),
+    ):
         diffs = [d for r in ran for t, d in r["differences"] if t == dtype]
         if diffs:
             out.append(
@@ -223,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.log:
                 with args.log.open("a") as log:
                     log.write(json.dumps(record) + "\n")
-            status = "skipped" if "skipped" in record else "FAIL" if record.get("failures") else "ok"
+            status = (
+                "skipped" if "skipped" in record else "FAIL" if record.get("failures") else "ok"
+            )
             print(f"seed {number}: {status} {record.get('seconds', '')}s", flush=True)
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)

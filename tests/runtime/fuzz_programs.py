@@ -235,8 +235,17 @@ def leaf(draw: st.DrawFn, ctx: Context, dtype: str, *, traced: bool = False) -> 
         if dtype == "int64":
             options.append(Node("sc.index(K)", dtype, "field", "K", True))
         if dtype == "int32" and "p" in ctx.fields:  # an index adopts the int32 of the other operand
-            options.append(Node("(sc.index(K) + p)", dtype, "field", "IJK", True,
-                                frozenset({("p", (0, 0, 0))}), frozenset({"p"})))
+            options.append(
+                Node(
+                    "(sc.index(K) + p)",
+                    dtype,
+                    "field",
+                    "IJK",
+                    True,
+                    frozenset({("p", (0, 0, 0))}),
+                    frozenset({"p"}),
+                )
+            )
         scalar = BROADCAST_SCALAR[dtype]
         if scalar in ctx.scalars:
             options.append(
@@ -409,16 +418,31 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
             true, false = _full(true), _full(false)
         text = f"({true.text} if {cond} else {false.text})"
         kind = _kind(true, false)
-        node = Node(text, dtype, "scalar" if kind == "literal" else kind, _dims(true, false),
-                    **_union(true, false))
+        node = Node(
+            text,
+            dtype,
+            "scalar" if kind == "literal" else kind,
+            _dims(true, false),
+            **_union(true, false),
+        )
         return dataclasses.replace(node, names=node.names | set(scalars))
     if op == "dynamic":  # sc.as_offset(K, koff): koff's values keep every read inside
         operand = draw(st.sampled_from([o for o in DYNAMIC_OPERANDS[dtype] if o in ctx.fields]))
-        offset, at = draw(st.sampled_from([("koff", (0, 0, 0)), ("koff(I + 1)", (1, 0, 0)),
-                                            ("koff(J - 1)", (0, -1, 0))]))
+        offset, at = draw(
+            st.sampled_from(
+                [("koff", (0, 0, 0)), ("koff(I + 1)", (1, 0, 0)), ("koff(J - 1)", (0, -1, 0))]
+            )
+        )
         reads = frozenset({(operand, (0, 0, 0)), ("koff", at)})
-        return Node(f"{operand}(sc.as_offset(K, {offset}))", dtype, "field", "IJK",
-                    ctx.fields[operand][2], reads, frozenset({operand, "koff"}))
+        return Node(
+            f"{operand}(sc.as_offset(K, {offset}))",
+            dtype,
+            "field",
+            "IJK",
+            ctx.fields[operand][2],
+            reads,
+            frozenset({operand, "koff"}),
+        )
     if op == "minmax":
         name = draw(st.sampled_from(["minimum", "maximum"]))
         x, y = _nest(_traced(draw, ctx, draw(sub())), draw(sub()))
@@ -499,7 +523,9 @@ def _cast(draw: st.DrawFn, ctx: Context, dtype: str, sub: Any) -> Node:
     if dtype in INTS:  # of a float in range (and no NaN): C++ has no value for the others
         fn = draw(st.sampled_from(["", "sc.math.floor", "sc.math.ceil"]))
         bound = "1000.0" if dtype == "int32" else "1e9"
-        text = f"sc.astype({fn}(sc.where(sc.math.abs({x.text}) < {bound}, {x.text}, 0.0)), {target})"
+        text = (
+            f"sc.astype({fn}(sc.where(sc.math.abs({x.text}) < {bound}, {x.text}, 0.0)), {target})"
+        )
         return dataclasses.replace(x, text=text, dtype=dtype)
     return dataclasses.replace(x, text=f"sc.astype({x.text}, {target})", dtype=dtype)
 
@@ -537,7 +563,10 @@ def scan_definitions(
     update = draw(expressions(body_ctx, sdtype, 2))
     params = ", ".join(f"{a}: {ANNOTATION[(d, 'IJK')]}" for a, d in zip(args, arg_dtypes))
     decorator = f"@sc.scan_operator(axis=K, forward={forward}, init={SCAN_INIT[state]})"
-    lines = [decorator, f"def {name}({'s' if state in ('scalar', 'float32') else 'state'}, {params}):"]
+    lines = [
+        decorator,
+        f"def {name}({'s' if state in ('scalar', 'float32') else 'state'}, {params}):",
+    ]
     new = f"0.5 * s + {update.text}"
     floats = ["s", *[a for a, d in zip(args, arg_dtypes) if d == "float64"]]
     if state in ("pair", "nested"):
@@ -580,7 +609,11 @@ def scan_in_field_operator(draw: st.DrawFn, ctx: Context, depth: int, dtype: str
     # the scan's result counts as a field the size of the arrays (docs/dsl.md, "Domain")
     reads = x.reads | {(SCAN_RESULT, (0, 0, 0))}
     node = dataclasses.replace(
-        x, text=text, exact=x.exact and exact, has_scan=True, reads=reads,
+        x,
+        text=text,
+        exact=x.exact and exact,
+        has_scan=True,
+        reads=reads,
         coarse=x.coarse or coarse,
     )
     if draw(st.booleans()):  # read at another level
@@ -692,7 +725,9 @@ class FuzzProgram:
 
     def constructs(self) -> list[str]:
         """The constructs of CONSTRUCTS that the program holds (for the long run's counts)."""
-        return [what for what, pattern in CONSTRUCTS.items() if re.search(pattern, self.source, re.M)]
+        return [
+            what for what, pattern in CONSTRUCTS.items() if re.search(pattern, self.source, re.M)
+        ]
 
 
 #: What the generator makes, each as a pattern of the source (the test checks each is
@@ -886,8 +921,17 @@ def _operator_body(
             return f"sc.where({cond}, {branches})", structure, results, every
         cond, scalars = draw(st.sampled_from(CONCAT_CONDITIONS))
         dim = "I" if "I " in cond else "K"
-        every.append(Node("", "bool", "field", "IJK", True, names=frozenset(scalars),
-                          explicit=frozenset({dim})))
+        every.append(
+            Node(
+                "",
+                "bool",
+                "field",
+                "IJK",
+                True,
+                names=frozenset(scalars),
+                explicit=frozenset({dim}),
+            )
+        )
         return f"sc.concat_where({cond}, {branches})", structure, results, every
     if n_results == 1:
         return texts[0], structure, results, every
@@ -930,7 +974,9 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
             coarse = coarse or any(coarse_of.get(a, False) for a in args)
             reads = frozenset((a, (0, 0, 0)) for a in args)
             structure, _ = _numbered(SCAN_STATES[state])
-            results = [(d, exact if d in FLOATS else True, coarse) for d in _leaves(SCAN_STATES[state])]
+            results = [
+                (d, exact if d in FLOATS else True, coarse) for d in _leaves(SCAN_STATES[state])
+            ]
             callee, names = name, list(args)
         else:
             text, structure, results, nodes = draw(_operator_body(ctx, depth))
