@@ -64,7 +64,7 @@ if importlib.util.find_spec("dace") is not None:
 
 
 #: The largest relative difference of each inexact output, for the record (`pytest -s`).
-DIFFERENCES: list[float] = []
+DIFFERENCES: list[tuple[str, float]] = []
 
 
 @pytest.fixture(scope="module")
@@ -72,16 +72,18 @@ def toolchains(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     """Every available compiled CPU toolchain, on the session cache (one compile per program
     and toolchain; different programs have different keys)."""
     yield {name: request.getfixturevalue(name) for name in COMPILED}
-    if DIFFERENCES:
-        worst = max(DIFFERENCES)
-        unequal = sum(d > 0 for d in DIFFERENCES)
-        print(
-            f"\nfuzz: {len(DIFFERENCES)} inexact outputs compared, {unequal} not bit for bit, "
-            f"largest relative difference {worst:.3g} ({worst / np.finfo(np.float64).eps:.1f} eps)"
-        )
+    for dtype in ("float64", "float32"):
+        diffs = [d for t, d in DIFFERENCES if t == dtype]
+        if diffs:
+            worst, eps = max(diffs), np.finfo(dtype).eps
+            print(
+                f"\nfuzz: {len(diffs)} inexact {dtype} outputs compared, "
+                f"{sum(d > 0 for d in diffs)} not bit for bit, largest relative difference "
+                f"{worst:.3g} ({worst / eps:.1f} {dtype} eps)"
+            )
 
 
-def compare(program: Any, toolchains: dict[str, Any], data_seed: int) -> list[float]:
+def compare(program: Any, toolchains: dict[str, Any], data_seed: int) -> list[tuple[str, float]]:
     """Run `program` embedded and on every toolchain; assert equal results (fuzz_programs.py,
     `compare_outputs`). Returns the largest relative difference of each inexact output (for
     the record; 0.0 when equal)."""
@@ -92,11 +94,11 @@ def compare(program: Any, toolchains: dict[str, Any], data_seed: int) -> list[fl
     arguments = program.arguments(data_seed)  # the inputs, as they must stay
     expected = program.arguments(data_seed)  # each run gets fresh arrays in the layout
     prog(*expected)
-    differences = []
+    differences: list[tuple[str, float]] = []
     for name, toolchain in toolchains.items():
         actual = program.arguments(data_seed)
         prog.with_backend(toolchain)(*actual)
-        differences += [d for _, d in compare_outputs(program, actual, expected, name)]
+        differences += compare_outputs(program, actual, expected, name)
         for i, (name_, _, _) in enumerate(program.params):  # inputs are never written
             if name_ not in program.outputs and isinstance(arguments[i], np.ndarray):
                 np.testing.assert_array_equal(actual[i], arguments[i], strict=True)
