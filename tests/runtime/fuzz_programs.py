@@ -7,15 +7,25 @@ source, so it pastes into a regular test as it is.
 
 What a program holds: several calls, each writing a new field (a temporary when a later
 call reads it and the generator says so, an `out` parameter otherwise, which later calls may
-also read); tuple results; shifts along I, J and K (up to 2 points per read); `sc.where`;
-math functions; casts (`sc.astype` between float64, float32, int64 and bool); explicit
-domains (per dimension, at least as narrow as the reads need) and inferred ones; scans over
-K, forward and backward, with a scalar or a (float64, int64) state, called from the program
-and from field operators; a K-only field broadcast implicitly, `sc.broadcast` of a scalar,
-and `sc.index(K)`; a field over (I, J) broadcast along K; float64 and int64 fields;
-literals that need all their digits; arrays in C order, Fortran order or strided, one
-program in five on arrays large enough (80 000 points and more) for the compiled code's
-parallel loops.
+also read); tuple results, nested ones (`out=(x, (y, z))`), `sc.astype` of a tuple, tuples
+as the branches of `sc.where` and `sc.concat_where`; shifts along I, J and K (up to 2 points
+per read); `sc.where`; `sc.concat_where` on an index (`K == 0`, `K < sc.size(K) - 1`,
+`I > 0`) and on scalar parameters (`K < k0`, `(K >= k0) & (K < k1)` with an int32 and an
+int64 parameter, negative values counting from the end), with the scans in its branches;
+scalar `if`s on parameters (`x if alpha > 0.0 else y`); math functions; casts between
+float64, float32, int64, int32 and bool (mixed precision); dynamic offsets
+`a(sc.as_offset(K, koff))` with valid offsets (shifted along I or J too); explicit domains
+(per dimension, at least as narrow as the reads need), domains bounded by program
+parameters (`(kd0 - 1, kd0)`, `(2, kd0)`, `(kd0 // 2, kd0)`, `(kd0, kd0 + 1)`; values drawn
+at call time among those giving a valid range) and inferred ones; scans over K, forward and
+backward, with a scalar, a (float64, int64), a nested (float64, (float64, int64)) or a
+float32 state, called from the program and from field operators; static parameters (a
+random set of the program's integer scalars); a K-only field broadcast implicitly,
+`sc.broadcast` of a scalar, and `sc.index(K)` (with int32 operands too); a field over (I,
+J) broadcast along K; float64, float32, int64 and int32 fields and scalars; literals that
+need all their digits; arrays in C order, Fortran order or strided, one program in five on
+arrays large enough (80 000 points and more) for the compiled code's parallel loops.
+Meshes are in fuzz_mesh_programs.py.
 
 Exactness: every node records whether its value is bit-for-bit reproducible across
 toolchains. `+ - * /`, `sqrt abs minimum maximum floor ceil trunc`, casts and integer
@@ -23,13 +33,21 @@ operations are (docs/dsl.md, "Tolerances"); the transcendental functions are not
 libm may round differently from NumPy's). An inexact value never feeds a comparison, a
 rounding function or a cast to an integer or to float32, where a last-place difference
 could become a large one, so an inexact output differs from the embedded one by a few ulp
-of the values that made it, and the test compares it with a tolerance.
+of the values that made it, and the test compares it with a tolerance (TOLERANCE): of
+float64 ulp, or of float32 ulp where a float32 value is in the chain (`coarse`). float32
+arithmetic is exact like float64's (each operation rounds to float32 on every toolchain).
+A cast of a float to an integer takes a value below 1000 (int32) or 1e9 (int64) in
+magnitude, else 0, and an int64 narrowed to int32 is taken modulo 1000 first: C++ has no
+value for an out-of-range conversion, and int32 products stay far from overflow.
 
 The generator tracks which region each call writes (margins from the arrays' first and last
 indices, per dimension) to choose explicit domains that read only what was written, and to
 choose a shape in which every domain is non-empty. Its bookkeeping is conservative: a
-program it makes is valid, and the test rejects (hypothesis `reject`) the rare one that the
-DSL refuses anyway.
+concat_where's branches count as read everywhere, and the call gets an explicit domain along
+the condition's dimension (a window is checked at the call, with the call's domain); a call
+bounded by a parameter writes an output no later call reads. A program it makes is valid,
+and the test rejects (hypothesis `reject`) the rare one that the DSL refuses anyway (a scan
+in a concat_where branch that an enclosing branch makes empty); the long run counts them.
 """
 
 from __future__ import annotations
