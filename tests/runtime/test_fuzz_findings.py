@@ -128,3 +128,31 @@ def test_a_scan_over_edges_is_read_through_a_table(run: Any, layout: str) -> Non
     neighbour = np.where(c2e[:, 1:2] >= 0, scanned[c2e[:, 1]], 0.0)
     expected_below[:, 1:] = neighbour[:, :-1]
     np.testing.assert_array_equal(below, expected_below)
+
+
+# --- static_params listed in another order than the parameters ---------------------------
+# Found (fuzzer, seed 104: static_params=('k0', 'kd0', 'm') for parameters m, k0, kd0): each
+# static parameter was given another one's value (the names in the order written, the values
+# in parameter order), so a bound took a wrong value (here `n` got `s`'s 10: a DomainError).
+# Fixed in stencilchain/program/static_program.py: static_params is kept in parameter order.
+
+KS = sc.Dimension("K")
+FKS = sc.Field[[KS], sc.float64]
+
+
+@sc.field_operator
+def add_scalar(a: FKS, s: sc.int64) -> FKS:
+    return a + sc.astype(s, sc.float64)
+
+
+@sc.program(static_params=("n", "s"))  # not the parameters' order
+def static_out_of_order(a: FKS, s: sc.int64, n: sc.int32, out: FKS) -> None:
+    add_scalar(a, s, out=out, domain={KS: (0, n)})
+
+
+def test_static_parameters_listed_out_of_order_get_their_own_values(run: Any) -> None:
+    a = np.arange(6.0)
+    out = np.full(6, -1.0)
+    run(static_out_of_order)(a, 10, 2, out)
+    np.testing.assert_array_equal(out, [10.0, 11.0, -1.0, -1.0, -1.0, -1.0])
+    assert static_out_of_order.static_params == ("s", "n")
