@@ -154,7 +154,7 @@ def report(lines: list[dict[str, Any]]) -> str:
     failed = [r for r in lines if r.get("failures")]
     seconds = [r["seconds"] for r in ran if "seconds" in r]
     out.append(
-        f"programs: {len(lines)} drawn, {len(ran)} run, {len(skipped and sum(skipped.values()))} "
+        f"programs: {len(lines)} drawn, {len(ran)} run, {sum(skipped.values())} "
         f"skipped, {len(failed)} with failures; {sum(seconds) / 60:.1f} min "
         f"({np.mean(seconds) if seconds else 0:.1f} s per program)"
     )
@@ -171,17 +171,14 @@ def report(lines: list[dict[str, Any]]) -> str:
     constructs = collections.Counter(c for r in ran for c in r["constructs"])
     out.append("programs per construct:")
     out += [f"  {what}: {count}" for what, count in constructs.most_common()]
-    for dtype, eps in (
-        ("float64", np.finfo(np.float64).eps),
-        ("float32", np.finfo(np.float32).eps),
-    ):
-        diffs = [d for r in ran for t, d in r["differences"] if t == dtype]
-        if diffs:
-            out.append(
-                f"inexact {dtype} outputs compared: {len(diffs)}, {sum(d > 0 for d in diffs)} "
-                f"not bit for bit, largest {max(diffs):.3g} relative ({max(diffs) / eps:.1f} "
-                f"{dtype} eps)"
-            )
+    for label in sorted({t for r in ran for t, _ in r["differences"]}):
+        kind = label.split()[0]
+        diffs = [d for r in ran for t, d in r["differences"] if t == label]
+        out.append(
+            f"inexact {label} outputs compared: {len(diffs)}, {sum(d > 0 for d in diffs)} not "
+            f"bit for bit, largest {max(diffs):.3g} relative "
+            f"({max(diffs) / np.finfo(kind).eps:.1f} {kind} eps)"
+        )
     if skipped:
         out.append("skipped (the DSL refused a generated program):")
         out += [f"  {count} x {why}" for why, count in skipped.most_common()]

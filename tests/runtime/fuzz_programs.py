@@ -825,7 +825,10 @@ def compare_outputs(
         with np.errstate(all="ignore"):
             scale = np.maximum(np.abs(w.astype(np.float64)), 1.0)
             rel = np.abs(g.astype(np.float64) - w) / scale
-            differences.append((str(w.dtype), float(np.nanmax(rel, initial=0.0))))
+            label = str(w.dtype)
+            if rough and w.dtype == np.float64:
+                label += " (a float32 value in the chain)"
+            differences.append((label, float(np.nanmax(rel, initial=0.0))))
     return differences
 
 

@@ -72,15 +72,14 @@ def toolchains(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     """Every available compiled CPU toolchain, on the session cache (one compile per program
     and toolchain; different programs have different keys)."""
     yield {name: request.getfixturevalue(name) for name in COMPILED}
-    for dtype in ("float64", "float32"):
-        diffs = [d for t, d in DIFFERENCES if t == dtype]
-        if diffs:
-            worst, eps = max(diffs), np.finfo(dtype).eps
-            print(
-                f"\nfuzz: {len(diffs)} inexact {dtype} outputs compared, "
-                f"{sum(d > 0 for d in diffs)} not bit for bit, largest relative difference "
-                f"{worst:.3g} ({worst / eps:.1f} {dtype} eps)"
-            )
+    for label in sorted({t for t, _ in DIFFERENCES}):
+        diffs = [d for t, d in DIFFERENCES if t == label]
+        worst, eps = max(diffs), np.finfo(label.split()[0]).eps
+        print(
+            f"\nfuzz: {len(diffs)} inexact {label} outputs compared, "
+            f"{sum(d > 0 for d in diffs)} not bit for bit, largest relative difference "
+            f"{worst:.3g} ({worst / eps:.1f} {label.split()[0]} eps)"
+        )
 
 
 def compare(program: Any, toolchains: dict[str, Any], data_seed: int) -> list[tuple[str, float]]:
