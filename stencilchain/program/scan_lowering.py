@@ -169,12 +169,17 @@ def scan_branch(expr: ir.Expr, target: ir.ScanCall, where: str) -> tuple[ir.Inte
 def shifted_domain(
     domain: ir.Domain, dims: tuple[Dimension, ...], offsets: OffsetRanges
 ) -> ir.Domain:
-    """`domain` over `dims` (a subset of its own), extended by `offsets`: the region where
+    """`domain` over `dims` (a subset of its own, or reached through tables), extended by `offsets`: the region where
     a result read at those offsets from every point of `domain` is needed. Its halo is
-    left (0, 0) for the call that runs over it to set."""
+    left (0, 0) for the call that runs over it to set. A dimension of `dims` that `domain`
+    lacks (a scan over edges whose result a call over cells reads through a table) is
+    covered whole: a neighbour read lands anywhere along it."""
     by_dim = {dd.dim: dd for dd in domain.dims}
     result = []
     for dim in dims:
+        if dim not in by_dim:
+            result.append(ir.DimDomain(dim, (ir.Bound(0, False),), (ir.Bound(0, True),), (0, 0)))
+            continue
         dd = by_dim[dim]
         lo, hi = offsets.get(dim, (0, 0))
         starts = tuple(ir.Bound(b.value + lo, b.from_end, b.param) for b in dd.starts)

@@ -71,6 +71,9 @@ class StaticProgram:
             raise DefinitionError(
                 f"program {self.name}: static_params names a parameter twice", self.location
             )
+        # in parameter order, as the values of `key` and `specialise` are (a static_params
+        # listed in another order gave each parameter another one's value)
+        self.static_params = tuple(p.name for p in params if p.name in self.static_params)
         # every parameter, to bind a call's arguments as Python would
         self.signature = ir.Program(self.name, params, (), ())
         self.positions = tuple(i for i, p in enumerate(params) if p.name in self.static_params)

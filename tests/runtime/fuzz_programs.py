@@ -7,15 +7,25 @@ source, so it pastes into a regular test as it is.
 
 What a program holds: several calls, each writing a new field (a temporary when a later
 call reads it and the generator says so, an `out` parameter otherwise, which later calls may
-also read); tuple results; shifts along I, J and K (up to 2 points per read); `sc.where`;
-math functions; casts (`sc.astype` between float64, float32, int64 and bool); explicit
-domains (per dimension, at least as narrow as the reads need) and inferred ones; scans over
-K, forward and backward, with a scalar or a (float64, int64) state, called from the program
-and from field operators; a K-only field broadcast implicitly, `sc.broadcast` of a scalar,
-and `sc.index(K)`; a field over (I, J) broadcast along K; float64 and int64 fields;
-literals that need all their digits; arrays in C order, Fortran order or strided, one
-program in five on arrays large enough (80 000 points and more) for the compiled code's
-parallel loops.
+also read); tuple results, nested ones (`out=(x, (y, z))`), `sc.astype` of a tuple, tuples
+as the branches of `sc.where` and `sc.concat_where`; shifts along I, J and K (up to 2 points
+per read); `sc.where`; `sc.concat_where` on an index (`K == 0`, `K < sc.size(K) - 1`,
+`I > 0`) and on scalar parameters (`K < k0`, `(K >= k0) & (K < k1)` with an int32 and an
+int64 parameter, negative values counting from the end), with the scans in its branches;
+scalar `if`s on parameters (`x if alpha > 0.0 else y`); math functions; casts between
+float64, float32, int64, int32 and bool (mixed precision); dynamic offsets
+`a(sc.as_offset(K, koff))` with valid offsets (shifted along I or J too); explicit domains
+(per dimension, at least as narrow as the reads need), domains bounded by program
+parameters (`(kd0 - 1, kd0)`, `(2, kd0)`, `(kd0 // 2, kd0)`, `(kd0, kd0 + 1)`; values drawn
+at call time among those giving a valid range) and inferred ones; scans over K, forward and
+backward, with a scalar, a (float64, int64), a nested (float64, (float64, int64)) or a
+float32 state, called from the program and from field operators; static parameters (a
+random set of the program's integer scalars); a K-only field broadcast implicitly,
+`sc.broadcast` of a scalar, and `sc.index(K)` (with int32 operands too); a field over (I,
+J) broadcast along K; float64, float32, int64 and int32 fields and scalars; literals that
+need all their digits; arrays in C order, Fortran order or strided, one program in five on
+arrays large enough (80 000 points and more) for the compiled code's parallel loops.
+Meshes are in fuzz_mesh_programs.py.
 
 Exactness: every node records whether its value is bit-for-bit reproducible across
 toolchains. `+ - * /`, `sqrt abs minimum maximum floor ceil trunc`, casts and integer
@@ -23,18 +33,27 @@ operations are (docs/dsl.md, "Tolerances"); the transcendental functions are not
 libm may round differently from NumPy's). An inexact value never feeds a comparison, a
 rounding function or a cast to an integer or to float32, where a last-place difference
 could become a large one, so an inexact output differs from the embedded one by a few ulp
-of the values that made it, and the test compares it with a tolerance.
+of the values that made it, and the test compares it with a tolerance (TOLERANCE): of
+float64 ulp, or of float32 ulp where a float32 value is in the chain (`coarse`). float32
+arithmetic is exact like float64's (each operation rounds to float32 on every toolchain).
+A cast of a float to an integer takes a value below 1000 (int32) or 1e9 (int64) in
+magnitude, else 0, and an int64 narrowed to int32 is taken modulo 1000 first: C++ has no
+value for an out-of-range conversion, and int32 products stay far from overflow.
 
 The generator tracks which region each call writes (margins from the arrays' first and last
 indices, per dimension) to choose explicit domains that read only what was written, and to
 choose a shape in which every domain is non-empty. Its bookkeeping is conservative: a
-program it makes is valid, and the test rejects (hypothesis `reject`) the rare one that the
-DSL refuses anyway.
+concat_where's branches count as read everywhere, and the call gets an explicit domain along
+the condition's dimension (a window is checked at the call, with the call's domain); a call
+bounded by a parameter writes an output no later call reads. A program it makes is valid,
+and the test rejects (hypothesis `reject`) the rare one that the DSL refuses anyway (a scan
+in a concat_where branch that an enclosing branch makes empty); the long run counts them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import numpy as np
@@ -52,8 +71,12 @@ ANNOTATION = {
     ("int64", "IJK"): "N",
     ("float64", "K"): "FK",
     ("float64", "IJ"): "FIJ",
+    ("float32", "IJK"): "F32",
+    ("int32", "IJK"): "N32",
     ("float64", ""): "sc.float64",
     ("int64", ""): "sc.int64",
+    ("float32", ""): "sc.float32",
+    ("int32", ""): "sc.int32",
 }
 
 PRELUDE = """\
@@ -64,6 +87,8 @@ F = sc.Field[[I, J, K], sc.float64]
 N = sc.Field[[I, J, K], sc.int64]
 FK = sc.Field[[K], sc.float64]
 FIJ = sc.Field[[I, J], sc.float64]
+F32 = sc.Field[[I, J, K], sc.float32]
+N32 = sc.Field[[I, J, K], sc.int32]
 """
 
 #: The program's inputs: name -> (dtype, dims).
@@ -73,9 +98,21 @@ INPUTS = {
     "n": ("int64", "IJK"),
     "nu": ("float64", "K"),
     "h": ("float64", "IJ"),
+    "c": ("float32", "IJK"),
+    "p": ("int32", "IJK"),
+    "koff": ("int32", "IJK"),  # valid offsets along K of sc.as_offset (and int32 data)
     "alpha": ("float64", ""),
     "m": ("int64", ""),
+    "beta": ("float32", ""),
+    "k0": ("int32", ""),  # in [-size(K), size(K)]: concat_where bounds
+    "k1": ("int64", ""),
 }
+FLOATS = ("float64", "float32")
+INTS = ("int64", "int32")
+#: A scalar of each dtype, broadcast by `sc.broadcast`.
+BROADCAST_SCALAR = {"float64": "alpha", "int64": "m", "float32": "beta", "int32": "k0"}
+#: The operand of `sc.as_offset` reads, per dtype (program inputs: written along all of K).
+DYNAMIC_OPERANDS = {"float64": ("a", "b"), "float32": ("c",), "int64": ("n",), "int32": ("p",)}
 
 EXACT_FLOAT_UNARY = ("sqrt_abs", "abs", "floor", "ceil", "trunc")
 INEXACT_FLOAT_UNARY = {
@@ -103,6 +140,8 @@ class Node:
     reads: frozenset[tuple[str, Offset]] = frozenset()  # (field, offset) pairs
     names: frozenset[str] = frozenset()  # program-level names it uses (fields and scalars)
     has_scan: bool = False  # holds a scan call (which reads along K from where it starts)
+    coarse: bool = False  # inexact by a few float32 ulp (not only float64 ones)
+    explicit: frozenset[str] = frozenset()  # dimensions the call's domain must give
 
 
 def _union(*nodes: Node) -> dict[str, Any]:
@@ -111,6 +150,8 @@ def _union(*nodes: Node) -> dict[str, Any]:
         "reads": frozenset().union(*(n.reads for n in nodes)),
         "names": frozenset().union(*(n.names for n in nodes)),
         "has_scan": any(n.has_scan for n in nodes),
+        "coarse": any(n.coarse for n in nodes),
+        "explicit": frozenset().union(*(n.explicit for n in nodes)),
     }
 
 
@@ -130,6 +171,24 @@ def _nest(*nodes: Node) -> tuple[Node, ...]:
         if n.dims in ("IJ", "K")
         else n
         for n in nodes
+    )
+
+
+def _typed(node: Node) -> Node:
+    """`node`, a literal of float32 or int32 written as one of that dtype: a literal on its
+    own (broadcast, or both branches of a choice) has the default dtype of its kind."""
+    if node.kind != "literal" or node.dtype in ("float64", "int64"):
+        return node
+    return dataclasses.replace(node, text=f"sc.{node.dtype}({node.text})", kind="scalar")
+
+
+def _full(node: Node) -> Node:
+    """`node` as a field over (I, J, K)."""
+    if node.dims == "IJK" and node.kind == "field":
+        return node
+    node = _typed(node)
+    return dataclasses.replace(
+        node, text=f"sc.broadcast({node.text}, (I, J, K))", kind="field", dims="IJK"
     )
 
 
@@ -159,7 +218,7 @@ def _has(ctx: Context, dtype: str) -> bool:
 def _literal(draw: st.DrawFn, dtype: str) -> Node:
     """A literal: small exact values, and now and then one that needs every digit of its
     repr (a float64 not exact in float32) or more than 32 bits (an int64)."""
-    if dtype == "float64":
+    if dtype in FLOATS:  # a float32 literal is rounded to float32 (docs/dsl.md, "Typing")
         value = draw(
             st.one_of(
                 st.sampled_from([0.0, 1.0, -0.5, 2.0, 0.25, 1.5, -3.0]),
@@ -167,6 +226,8 @@ def _literal(draw: st.DrawFn, dtype: str) -> Node:
                 st.sampled_from([0.1, -0.3, 1e-7, 2.0**-30]),
             )
         )
+    elif dtype == "int32":  # int32 products stay far from overflow (a leaf on one side)
+        value = draw(st.one_of(st.integers(-5, 5), st.sampled_from([77, -77])))
     else:
         value = draw(st.one_of(st.integers(-5, 5), st.sampled_from([2**33 + 1, -(2**35), 2**31])))
     text = repr(value)
@@ -191,7 +252,19 @@ def leaf(draw: st.DrawFn, ctx: Context, dtype: str, *, traced: bool = False) -> 
     if not ctx.in_scan:
         if dtype == "int64":
             options.append(Node("sc.index(K)", dtype, "field", "K", True))
-        scalar = "alpha" if dtype == "float64" else "m"
+        if dtype == "int32" and "p" in ctx.fields:  # an index adopts the int32 of the other operand
+            options.append(
+                Node(
+                    "(sc.index(K) + p)",
+                    dtype,
+                    "field",
+                    "IJK",
+                    True,
+                    frozenset({("p", (0, 0, 0))}),
+                    frozenset({"p"}),
+                )
+            )
+        scalar = BROADCAST_SCALAR[dtype]
         if scalar in ctx.scalars:
             options.append(
                 Node(
@@ -238,6 +311,31 @@ def shift(node: Node, offset: Offset) -> Node:
     return dataclasses.replace(node, text=f"({node.text})({', '.join(parts)})", reads=reads)
 
 
+#: Conditions of sc.concat_where: on an index (literal bounds, or from the end) and on the
+#: scalar parameters k0 (int32) and k1 (int64). Each selects one interval along K (a scan in
+#: a branch needs one) or along I.
+CONCAT_CONDITIONS = (
+    ("K == 0", ()),
+    ("K < 2", ()),
+    ("K >= 1", ()),
+    ("K == sc.size(K) - 1", ()),
+    ("(K >= 1) & (K < sc.size(K) - 1)", ()),
+    ("I > 0", ()),
+    ("K < k0", ("k0",)),
+    ("K >= k0 + 1", ("k0",)),
+    ("(K >= k0) & (K < k1)", ("k0", "k1")),
+    ("I >= k1 - 1", ("k1",)),
+)
+#: Conditions of scalar branches (`x if cond else y`), on scalar parameters.
+SCALAR_CONDITIONS = (
+    ("alpha > 0.0", ("alpha",)),
+    ("m != 0", ("m",)),
+    ("beta < 0.5", ("beta",)),
+    ("(k0 > 2) and (m < 0)", ("k0", "m")),
+    ("not (alpha < -1.0)", ("alpha",)),
+)
+
+
 @st.composite
 def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
     if depth == 0 or draw(st.integers(0, 5)) == 0:
@@ -251,21 +349,29 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
         "where",
         "minmax",
         "cast",
+        "cast",
         "shift",
         "shift",
         "shift",
     ]
-    ops += ["unary", "inexact", "divide", "square"] if dtype == "float64" else ["integer", "abs"]
-    if dtype == "int64" and not _has(ctx, "float64"):
+    ops += ["unary", "inexact", "divide", "square"] if dtype in FLOATS else ["integer", "abs"]
+    if dtype in INTS and not _has(ctx, "float64"):
         ops.remove("cast")
-    if dtype == "float64" and ctx.allow_scans and not ctx.in_scan:
+        ops.remove("cast")
+    if dtype in ("float64", "float32") and ctx.allow_scans and not ctx.in_scan:
         ops.append("scan")
+    if not ctx.in_scan:
+        ops += ["concat_where", "concat_where"]
+        if any(all(n in ctx.scalars for n in names) for _, names in SCALAR_CONDITIONS):
+            ops.append("branch")
+        if "koff" in ctx.fields and any(o in ctx.fields for o in DYNAMIC_OPERANDS[dtype]):
+            ops.append("dynamic")
     op = draw(st.sampled_from(ops))
     if op == "binary":
         sym = draw(st.sampled_from(["+", "-", "*"]))
         left = draw(sub())
-        # an int64 product has a leaf on one side: no overflow
-        right = leaf(draw, ctx, dtype) if sym == "*" and dtype == "int64" else draw(sub())
+        # an integer product has a leaf on one side: no overflow
+        right = leaf(draw, ctx, dtype) if sym == "*" and dtype in INTS else draw(sub())
         if left.kind == right.kind == "literal":
             left = _traced(draw, ctx, left)
         left, right = _nest(left, right)
@@ -289,17 +395,72 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
         x = _traced(draw, ctx, draw(sub()))
         return dataclasses.replace(x, text=f"({x.text} ** 2)")
     if op == "where":
-        cmp_dtype = draw(st.sampled_from([d for d in ("float64", "int64") if _has(ctx, d)]))
+        cmp_dtype = draw(st.sampled_from([d for d in (*FLOATS, *INTS) if _has(ctx, d)]))
         left = _exact(draw, ctx, _traced(draw, ctx, draw(sub(cmp_dtype))), traced=True)
         right = _exact(draw, ctx, draw(sub(cmp_dtype)))
         while left.kind != "field" and not ctx.in_scan:  # a field condition
             left = leaf(draw, ctx, cmp_dtype, traced=True)
         sym = draw(st.sampled_from(COMPARISONS))
         true, false = draw(sub()), draw(sub())
+        if true.kind == false.kind == "literal":
+            true, false = _typed(true), _typed(false)
         left, right, true, false = _nest(left, right, true, false)
         text = f"sc.where({left.text} {sym} {right.text}, {true.text}, {false.text})"
         nodes = (left, right, true, false)
         return Node(text, dtype, "field", _dims(*nodes), **_union(*nodes))
+    if op == "concat_where":  # each branch only where it is selected
+        cond, scalars = draw(st.sampled_from(CONCAT_CONDITIONS))
+        if not all(s in ctx.scalars for s in scalars):
+            cond, scalars = "K < 2", ()
+        true, false = (_full(n) for n in (draw(sub()), draw(sub())))
+        dim = "I" if "I " in cond else "K"
+        node = Node(
+            f"sc.concat_where({cond}, {true.text}, {false.text})",
+            dtype,
+            "field",
+            "IJK",
+            **_union(true, false),
+        )
+        # where a window's reads stay is checked at the call, with the call's domain: the
+        # generator gives the domain along the condition's dimension (its reads counted
+        # everywhere, the conservative side)
+        return dataclasses.replace(
+            node, names=node.names | set(scalars), explicit=node.explicit | {dim}
+        )
+    if op == "branch":  # a scalar `if`, decided at run time
+        options = [c for c in SCALAR_CONDITIONS if all(n in ctx.scalars for n in c[1])]
+        cond, scalars = draw(st.sampled_from(options))
+        # each side is what one path of the trace sees: traced, and a field if one is
+        true, false = _traced(draw, ctx, draw(sub())), _traced(draw, ctx, draw(sub()))
+        if "field" in (true.kind, false.kind):
+            true, false = _full(true), _full(false)
+        text = f"({true.text} if {cond} else {false.text})"
+        kind = _kind(true, false)
+        node = Node(
+            text,
+            dtype,
+            "scalar" if kind == "literal" else kind,
+            _dims(true, false),
+            **_union(true, false),
+        )
+        return dataclasses.replace(node, names=node.names | set(scalars))
+    if op == "dynamic":  # sc.as_offset(K, koff): koff's values keep every read inside
+        operand = draw(st.sampled_from([o for o in DYNAMIC_OPERANDS[dtype] if o in ctx.fields]))
+        offset, at = draw(
+            st.sampled_from(
+                [("koff", (0, 0, 0)), ("koff(I + 1)", (1, 0, 0)), ("koff(J - 1)", (0, -1, 0))]
+            )
+        )
+        reads = frozenset({(operand, (0, 0, 0)), ("koff", at)})
+        return Node(
+            f"{operand}(sc.as_offset(K, {offset}))",
+            dtype,
+            "field",
+            "IJK",
+            ctx.fields[operand][2],
+            reads,
+            frozenset({operand, "koff"}),
+        )
     if op == "minmax":
         name = draw(st.sampled_from(["minimum", "maximum"]))
         x, y = _nest(_traced(draw, ctx, draw(sub())), draw(sub()))
@@ -327,25 +488,16 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
     if op == "inexact":
         fn = draw(st.sampled_from(sorted(INEXACT_FLOAT_UNARY)))
         x = _traced(draw, ctx, draw(sub()))
-        return dataclasses.replace(x, text=INEXACT_FLOAT_UNARY[fn].format(x.text), exact=False)
+        return dataclasses.replace(
+            x,
+            text=INEXACT_FLOAT_UNARY[fn].format(x.text),
+            exact=False,
+            coarse=x.coarse or dtype == "float32",
+        )
     if op == "cast":
-        if dtype == "float64":
-            sources = ["int64", "float32", "bool"] if _has(ctx, "int64") else ["float32", "bool"]
-            source = draw(st.sampled_from(sources))
-            if source == "int64":
-                x = _traced(draw, ctx, draw(sub("int64")))
-                return dataclasses.replace(x, text=f"sc.astype({x.text}, sc.float64)", dtype=dtype)
-            x = _exact(draw, ctx, _traced(draw, ctx, draw(sub())), traced=True)
-            if source == "float32":
-                text = f"sc.astype(sc.astype({x.text}, sc.float32), sc.float64)"
-            else:
-                text = f"sc.astype({x.text} > 0.5, sc.float64)"
-            return dataclasses.replace(x, text=text)
-        x = _exact(draw, ctx, _traced(draw, ctx, draw(sub("float64"))), traced=True)
-        fn = draw(st.sampled_from(["", "sc.math.floor", "sc.math.ceil"]))
-        return dataclasses.replace(x, text=f"sc.astype({fn}({x.text}), sc.int64)", dtype=dtype)
+        return _cast(draw, ctx, dtype, sub)
     if op == "scan":
-        return draw(scan_in_field_operator(ctx, depth))
+        return draw(scan_in_field_operator(ctx, depth, dtype))
     assert op == "shift"
     x = draw(sub())
     if ctx.in_scan or x.kind != "field":
@@ -357,58 +509,177 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
     return shift(x, offset)  # type: ignore[arg-type]
 
 
+def _cast(draw: st.DrawFn, ctx: Context, dtype: str, sub: Any) -> Node:
+    """A value of `dtype` cast from another dtype (mixed precision). A cast to an integer or
+    to float32 takes an exact value only."""
+    sources = {
+        "float64": ["int64", "int32", "float32", "float32", "round trip", "bool"],
+        "float32": ["float64", "float64", "int32", "int64"],
+        "int64": ["float64", "int32"],
+        "int32": ["float64", "float32", "int64"],
+    }[dtype]
+    sources = [s for s in sources if s in ("round trip", "bool") or _has(ctx, s)]
+    if not sources:  # a scan's body without a value of another dtype
+        return leaf(draw, ctx, dtype)
+    source = draw(st.sampled_from(sources))
+    target = f"sc.{dtype}"
+    if source in INTS:  # an int64 narrowed to int32 is reduced first: no overflow after it
+        x = _traced(draw, ctx, draw(sub(source)))
+        text = f"({x.text} % 1000)" if (source, dtype) == ("int64", "int32") else x.text
+        return dataclasses.replace(x, text=f"sc.astype({text}, {target})", dtype=dtype)
+    if source == "float32" and dtype == "float64":  # widening: inexact stays inexact
+        x = _traced(draw, ctx, draw(sub("float32")))
+        return dataclasses.replace(x, text=f"sc.astype({x.text}, {target})", dtype=dtype)
+    if source in ("round trip", "bool"):
+        x = _exact(draw, ctx, _traced(draw, ctx, draw(sub())), traced=True)
+        if source == "round trip":
+            text = f"sc.astype(sc.astype({x.text}, sc.float32), sc.float64)"
+        else:
+            text = f"sc.astype({x.text} > 0.5, sc.float64)"
+        return dataclasses.replace(x, text=text)
+    x = _exact(draw, ctx, _traced(draw, ctx, draw(sub(source))), traced=True)
+    if dtype in INTS:  # of a float in range (and no NaN): C++ has no value for the others
+        fn = draw(st.sampled_from(["", "sc.math.floor", "sc.math.ceil"]))
+        bound = "1000.0" if dtype == "int32" else "1e9"
+        text = (
+            f"sc.astype({fn}(sc.where(sc.math.abs({x.text}) < {bound}, {x.text}, 0.0)), {target})"
+        )
+        return dataclasses.replace(x, text=text, dtype=dtype)
+    return dataclasses.replace(x, text=f"sc.astype({x.text}, {target})", dtype=dtype)
+
+
+#: The states of generated scans: the structure of their results (dtypes, nested).
+SCAN_STATES: dict[str, Any] = {
+    "scalar": "float64",
+    "pair": ("float64", "int64"),
+    "nested": ("float64", ("float64", "int64")),
+    "float32": "float32",
+}
+SCAN_INIT = {
+    "scalar": "0.0",
+    "pair": "(0.0, 0)",
+    "nested": "(0.0, (1.0, 0))",
+    "float32": "sc.float32(0.0)",
+}
+
+
 @st.composite
-def scan_definitions(draw: st.DrawFn, name: str, arg_dtypes: list[str]) -> tuple[str, bool, bool]:
-    """A scan operator over K: its source, whether it is exact, whether its state is a tuple."""
+def scan_definitions(
+    draw: st.DrawFn, name: str, arg_dtypes: list[str], state: str | None = None
+) -> tuple[str, bool, bool, str]:
+    """A scan operator over K: its source, whether it is exact, whether it is inexact by
+    float32 ulp (coarse), and its state (a key of SCAN_STATES)."""
     forward = draw(st.booleans())
-    pair = draw(st.booleans())
+    state = state or draw(st.sampled_from(sorted(SCAN_STATES)))
     args = [f"x{i}" for i in range(len(arg_dtypes))]
     fields = {a: (d, "", True) for a, d in zip(args, arg_dtypes)}
-    fields["s"] = ("float64", "", True)
+    sdtype = "float32" if state == "float32" else "float64"
+    fields["s"] = (sdtype, "", True)
+    if state == "nested":
+        fields["t"] = ("float64", "", True)
     body_ctx = Context(fields, {}, in_scan=True, allow_scans=False)
-    update = draw(expressions(body_ctx, "float64", 2))
+    update = draw(expressions(body_ctx, sdtype, 2))
     params = ", ".join(f"{a}: {ANNOTATION[(d, 'IJK')]}" for a, d in zip(args, arg_dtypes))
-    decorator = (
-        f"@sc.scan_operator(axis=K, forward={forward}, init={'(0.0, 0)' if pair else '0.0'})"
-    )
-    lines = [decorator, f"def {name}({'state' if pair else 's'}, {params}):"]
+    decorator = f"@sc.scan_operator(axis=K, forward={forward}, init={SCAN_INIT[state]})"
+    lines = [
+        decorator,
+        f"def {name}({'s' if state in ('scalar', 'float32') else 'state'}, {params}):",
+    ]
     new = f"0.5 * s + {update.text}"
-    if pair:
-        cond_left = draw(
-            st.sampled_from(["s", *[a for a, d in zip(args, arg_dtypes) if d == "float64"]])
-        )
-        lines += [
-            "    s, c = state",
-            f"    return {new}, c + sc.astype({cond_left} > 0.0, sc.int64)",
-        ]
+    floats = ["s", *[a for a, d in zip(args, arg_dtypes) if d == "float64"]]
+    if state in ("pair", "nested"):
+        cond_left = draw(st.sampled_from(floats))
+        count = f"c + sc.astype({cond_left} > 0.0, sc.int64)"
+        if state == "pair":
+            lines += ["    s, c = state", f"    return {new}, {count}"]
+        else:
+            lines += ["    s, (t, c) = state", f"    return {new}, (0.5 * t - s, {count})"]
     else:
         lines.append(f"    return {new}")
-    return "\n".join(lines) + "\n", update.exact, pair
+    coarse = update.coarse or (state == "float32" and not update.exact)
+    return "\n".join(lines) + "\n", update.exact, coarse, state
 
 
 @st.composite
-def scan_in_field_operator(draw: st.DrawFn, ctx: Context, depth: int) -> Node:
-    """A scan called in a field operator on one float64 field expression."""
+def scan_in_field_operator(draw: st.DrawFn, ctx: Context, depth: int, dtype: str) -> Node:
+    """A scan called in a field operator on one float64 (float32) field expression; a
+    float element of its result (or the integer one, cast)."""
     name = f"scan{len(ctx.scans)}"
     ctx.scans.append("")  # reserve the name
     ctx.allow_scans = False
-    source, exact, pair = draw(scan_definitions(name, ["float64"]))
+    state = "float32" if dtype == "float32" else draw(st.sampled_from(["scalar", "pair", "nested"]))
+    arg = "float32" if dtype == "float32" else "float64"
+    source, exact, coarse, state = draw(scan_definitions(name, [arg], state))
     ctx.scans[int(name[4:])] = source
     inner = Context(ctx.fields, ctx.scalars, scans=ctx.scans, allow_scans=False)
-    x = draw(expressions(inner, "float64", max(depth - 1, 0)))
+    x = draw(expressions(inner, arg, max(depth - 1, 0)))
     if x.kind != "field" or x.dims != "IJK":
-        x = leaf(draw, ctx, "float64", traced=True)
+        x = leaf(draw, ctx, arg, traced=True)
         while x.dims != "IJK":
-            x = leaf(draw, ctx, "float64", traced=True)
+            x = leaf(draw, ctx, arg, traced=True)
     text = f"{name}({x.text})"
-    if pair:  # the float64 element, or the int64 one cast back
+    if state == "pair":  # the float64 element, or the int64 one cast back
         text = f"{text}[0]" if draw(st.booleans()) else f"sc.astype({text}[1], sc.float64)"
+    elif state == "nested":
+        text = draw(
+            st.sampled_from([f"{text}[0]", f"{text}[1][0]", f"sc.astype({text}[1][1], sc.float64)"])
+        )
     # the scan's result counts as a field the size of the arrays (docs/dsl.md, "Domain")
     reads = x.reads | {(SCAN_RESULT, (0, 0, 0))}
-    node = dataclasses.replace(x, text=text, exact=x.exact and exact, has_scan=True, reads=reads)
+    node = dataclasses.replace(
+        x,
+        text=text,
+        exact=x.exact and exact,
+        has_scan=True,
+        reads=reads,
+        coarse=x.coarse or coarse,
+    )
     if draw(st.booleans()):  # read at another level
         node = shift(node, (0, 0, draw(st.sampled_from([-2, -1, 1, 2]))))
     return node
+
+
+#: Domain bounds along K from a program parameter `kd<n>` (an int32 or int64 scalar): the
+#: texts of the start and the stop, with `{lo}` the least start the call's reads allow.
+BOUND_FORMS = {
+    "a": ("{p} - 1", "{p}"),
+    "b": ("{lo}", "{p}"),
+    "c": ("{p} // 2", "{p}"),
+    "d": ("{p}", "{p} + 1"),
+}
+
+
+def resolve_bound(form: str, value: int, size: int, lo_min: int) -> tuple[int, int]:
+    """The range [start, stop) that bound `form` with its parameter's `value` gives along a
+    dimension of `size` points (docs/dsl.md, "Bounds from expressions of parameters": a
+    negative value counts from the end, a constant added last is added after that)."""
+
+    def r(v: int) -> int:
+        return v if v >= 0 else size + v
+
+    if form == "a":
+        return r(value) - 1, r(value)
+    if form == "b":
+        return lo_min, r(value)
+    if form == "c":
+        return r(value // 2), r(value)
+    return r(value), r(value) + 1
+
+
+def bound_values(form: str, size: int, lo: int, hi: int, static: bool = False) -> list[int]:
+    """The parameter values for which the bound's range is non-empty and inside [lo, size -
+    hi). A static parameter is a literal in the bound (docs/dsl.md, "Static parameters"):
+    `(kd, kd + 1)` with kd = -1 is then the literal stop 0 (an empty range), not the end."""
+    values = []
+    for v in range(-size, size + 1):
+        if v == 0 or (form == "c" and v < 0):  # 0: an empty stop; c: one plain value
+            continue
+        if static and form == "d" and v == -1:
+            continue
+        start, stop = resolve_bound(form, v, size, lo)
+        if lo <= start < stop <= size - hi:
+            values.append(v)
+    return values
 
 
 @dataclasses.dataclass(frozen=True)
@@ -421,11 +692,15 @@ class FuzzProgram:
     outputs: tuple[str, ...]
     exact: tuple[bool, ...]  # per output: bit for bit reproducible
     layout: str  # C, F (Fortran order) or strided (every other element of a larger array)
+    coarse: tuple[bool, ...] = ()  # per output: inexact by float32 ulp (a float32 value fed it)
+    bounds: tuple[tuple[str, str, int, int], ...] = ()  # (parameter, form, lo, hi) along K
+    static: tuple[str, ...] = ()  # the static parameters
 
     def __repr__(self) -> str:
         return (
             f"FuzzProgram(shape={self.shape}, layout={self.layout!r}, outputs={self.outputs}, "
-            f"exact={self.exact}, source=\n{self.source})"
+            f"exact={self.exact}, coarse={self.coarse}, bounds={self.bounds}, source=\n"
+            f"{self.source})"
         )
 
     def build(self) -> sc.Program:
@@ -435,24 +710,126 @@ class FuzzProgram:
 
     def arguments(self, seed: int) -> list[Any]:
         """The program's arguments: random inputs and outputs (their untouched points are
-        compared too), in the program's layout."""
+        compared too), in the program's layout; every `koff` entry a valid offset along K,
+        every bound parameter one that gives a valid range."""
         rng = np.random.default_rng(seed)
+        n_k = self.shape[2]
+        bounds = {name: (form, lo, hi) for name, form, lo, hi in self.bounds}
         args: list[Any] = []
-        for _name, dtype, dims in self.params:
+        for name, dtype, dims in self.params:
             shape = tuple(self.shape[DIMS.index(d)] for d in dims)
             if not dims:
-                args.append(
-                    np.float64(rng.uniform(-2, 2))
-                    if dtype == "float64"
-                    else np.int64(rng.integers(-5, 6))
-                )
+                if name in bounds:
+                    form, lo, hi = bounds[name]
+                    valid = bound_values(form, n_k, lo, hi, name in self.static)
+                    value: Any = int(rng.choice(valid))
+                elif name in ("k0", "k1"):
+                    value = int(rng.integers(-n_k, n_k + 1))
+                elif dtype in FLOATS:
+                    value = rng.uniform(-2, 2)
+                else:
+                    value = int(rng.integers(-5, 6))
+                args.append(np.dtype(dtype).type(value))
                 continue
-            if dtype == "float64":
-                value = rng.uniform(-2.0, 2.0, shape)
+            if name == "koff":
+                k = np.arange(n_k)
+                value = rng.integers(-k, n_k - k, shape).astype(np.int32)
+            elif dtype in FLOATS:
+                value = rng.uniform(-2.0, 2.0, shape).astype(dtype)
             else:
-                value = rng.integers(-20, 21, shape, dtype=np.int64)
+                value = rng.integers(-20, 21, shape).astype(dtype)
             args.append(_laid_out(value, self.layout))
         return args
+
+    def constructs(self) -> list[str]:
+        """The constructs of CONSTRUCTS that the program holds (for the long run's counts)."""
+        return [
+            what for what, pattern in CONSTRUCTS.items() if re.search(pattern, self.source, re.M)
+        ]
+
+
+#: What the generator makes, each as a pattern of the source (the test checks each is
+#: reached; the long run counts the programs holding it).
+CONSTRUCTS = {
+    "tuple outputs": r"out=\(",
+    "nested tuple outputs": r"out=\(\w+, \(",
+    "temporaries": r"^    x\w+ = op",
+    "tuple temporaries": r"^    x\w+, \(?x\w+",
+    "scans called from programs": r"^    (\w+ = )?scan\d+\(",
+    "shifts in I": r"\(I [+-] \d",
+    "shifts in J": r"[(,] J [+-] \d",
+    "shifts in K": r"[(,] K [+-] \d",
+    "where": r"sc\.where\(",
+    "exact math": r"sc\.math\.(sqrt|floor|ceil|trunc|minimum|maximum)\(",
+    "transcendental math": r"sc\.math\.(sin|cos|tanh|exp|log|arctan|cbrt)\(",
+    "casts": r"sc\.astype\(.*sc\.(int64|float32)\)",
+    "float32 fields": r": F32",
+    "int32 fields": r": N32",
+    "float32 scalars": r"beta: sc\.float32",
+    "casts to int32": r"sc\.int32\)",
+    "casts float32 to float64": r"sc\.astype\(c\b.*sc\.float64\)|F32.*\n.*sc\.float64\)",
+    "astype of tuples": r"sc\.astype\(\(",
+    "tuple where branches": r"sc\.where\([^\n]*, \(",
+    "tuple concat_where branches": r"sc\.concat_where\([^\n]*, \(",
+    "concat_where on indices": r"sc\.concat_where\((\(?[IK] [<>=!]+ (\d|sc\.size))",
+    "concat_where on scalars": r"sc\.concat_where\(\(?[IK] [<>=]+ k[01]",
+    "scans in concat_where branches": r"sc\.concat_where\(.*scan\d+\(",
+    "scalar if": r" if .* else ",
+    "dynamic offsets": r"sc\.as_offset\(K, koff",
+    "parameter domain bounds": r"domain=\{[^}]*kd\d",
+    "parameter bound arithmetic": r"kd\d+ (//|[+-]) \d",
+    "static parameters": r"static_params=",
+    "explicit domains": r"domain=\{",
+    "inferred domains": r"^    op\d+\([^{]*\)$",
+    "forward scans": r"forward=True",
+    "backward scans": r"forward=False",
+    "tuple states": r"init=\(0\.0, 0\)",
+    "nested tuple states": r"init=\(0\.0, \(",
+    "float32 states": r"init=sc\.float32",
+    "scans in field operators": r"return .*scan\d+\(",
+    "shifted scan results": r"return .*\(\(?(sc\.astype\()?scan\d+\(.*\)\)\([IJK] [+-] \d",
+    "implicit broadcast over I, J": r"nu: FK",
+    "implicit broadcast over K": r"h: FIJ",
+    "sc.broadcast": r"sc\.broadcast\(",
+    "index": r"sc\.index\(K\)",
+    "int64 results": r"-> (N|tuple\[.*N\b.*\])",
+    "float64 results": r"-> (F|tuple\[.*F\b.*\])",
+}
+
+
+#: The tolerances of inexact float outputs, by how inexact (docs/dsl.md, "Tolerances": the
+#: transcendental functions may differ by a few ulp, 4 allowed): carried through at most a
+#: few dozen operations on values below 1e4, a few hundred ulp of a value near 1. float64:
+#: 1e-12 (about 4500 ulp); a float32 value in the chain (coarse): 2e-5 (about 170 float32 ulp).
+TOLERANCE = {False: 1e-12, True: 2e-5}
+
+
+def compare_outputs(
+    program: FuzzProgram, got: list[Any], want: list[Any], toolchain: str
+) -> list[tuple[str, float]]:
+    """Assert that the outputs in `got` equal those in `want` (arguments in parameter order):
+    integer and exact outputs bit for bit (NaN where NumPy has NaN), inexact ones within
+    TOLERANCE. Returns each inexact output's dtype and largest difference relative to
+    max(|value|, 1), for the record."""
+    index = {name: i for i, (name, _, _) in enumerate(program.params)}
+    coarse = program.coarse or (False,) * len(program.outputs)
+    differences = []
+    for output, exact, rough in zip(program.outputs, program.exact, coarse):
+        g, w = got[index[output]], want[index[output]]
+        message = f"{toolchain}: output {output} differs from the embedded executor's"
+        if exact or w.dtype.kind != "f":
+            np.testing.assert_array_equal(g, w, err_msg=message, strict=True)
+            continue
+        tol = TOLERANCE[rough or w.dtype == np.float32]
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=message, strict=True)
+        with np.errstate(all="ignore"):
+            scale = np.maximum(np.abs(w.astype(np.float64)), 1.0)
+            rel = np.abs(g.astype(np.float64) - w) / scale
+            label = str(w.dtype)
+            if rough and w.dtype == np.float64:
+                label += " (a float32 value in the chain)"
+            differences.append((label, float(np.nanmax(rel, initial=0.0))))
+    return differences
 
 
 def _laid_out(value: np.ndarray, layout: str) -> np.ndarray:
@@ -485,47 +862,147 @@ def _margins_of(
     return margins
 
 
+def _structure_text(structure: Any, names: list[str]) -> str:
+    """The nested tuple `structure` (of leaf indices) written with `names`."""
+    if isinstance(structure, int):
+        return names[structure]
+    return f"({', '.join(_structure_text(s, names) for s in structure)})"
+
+
+def _annotation_text(structure: Any, dtypes: list[str]) -> str:
+    if isinstance(structure, int):
+        return ANNOTATION[(dtypes[structure], "IJK")]
+    return f"tuple[{', '.join(_annotation_text(s, dtypes) for s in structure)}]"
+
+
+def _numbered(structure: Any, start: int = 0) -> tuple[Any, int]:
+    """A structure of dtypes (SCAN_STATES) as one of leaf indices, and the next index."""
+    if isinstance(structure, str):
+        return start, start + 1
+    items = []
+    for s in structure:
+        item, start = _numbered(s, start)
+        items.append(item)
+    return tuple(items), start
+
+
+def _leaves(structure: Any) -> list[Any]:
+    return [structure] if isinstance(structure, str) else [x for s in structure for x in _leaves(s)]
+
+
+def _field_condition(draw: st.DrawFn, ctx: Context) -> tuple[str, list[Node]]:
+    """A comparison of an exact field with an exact value (a where's condition)."""
+    cmp_dtype = draw(st.sampled_from([*FLOATS, *INTS]))
+    left = leaf(draw, ctx, cmp_dtype, traced=True)
+    while left.kind != "field" or not left.exact:
+        left = leaf(draw, ctx, cmp_dtype, traced=True)
+    right = _exact(draw, ctx, draw(expressions(ctx, cmp_dtype, 1)))
+    left, right = _nest(left, right)
+    return f"{left.text} {draw(st.sampled_from(COMPARISONS))} {right.text}", [left, right]
+
+
+@st.composite
+def _operator_body(
+    draw: st.DrawFn, ctx: Context, depth: int
+) -> tuple[str, Any, list[tuple[str, bool, bool]], list[Node]]:
+    """A field operator's returned expression: its text, its structure (of leaf indices),
+    each leaf's (dtype, exact, coarse), and every node it holds."""
+    n_results = draw(st.sampled_from([1, 1, 1, 2, 2, 3]))
+    dtypes = [
+        draw(st.sampled_from(["float64", "float64", "int64", "float32", "int32"]))
+        for _ in range(n_results)
+    ]
+    nodes = [_full(draw(expressions(ctx, d, depth))) for d in dtypes]
+    texts = [n.text for n in nodes]
+    structure: Any = 0 if n_results == 1 else tuple(range(n_results))
+    results = [(n.dtype, n.exact, n.coarse) for n in nodes]
+    every = list(nodes)
+    form = "plain"
+    if n_results == 2:
+        form = draw(st.sampled_from(["plain", "astype", "where", "concat_where"]))
+    elif n_results == 3:
+        form = draw(st.sampled_from(["plain", "nested", "nested"]))
+    if form == "nested":
+        structure = (0, (1, 2))
+        return f"{texts[0]}, ({texts[1]}, {texts[2]})", structure, results, every
+    if form == "astype":  # to float32 only what is exact
+        target = "float32" if all(n.exact for n in nodes) and draw(st.booleans()) else "float64"
+        results = [(target, n.exact, n.coarse) for n in nodes]
+        return f"sc.astype(({texts[0]}, {texts[1]}), sc.{target})", structure, results, every
+    if form in ("where", "concat_where"):
+        others = [_full(draw(expressions(ctx, d, depth - 1))) for d in dtypes]
+        every += others
+        results = [
+            (n.dtype, n.exact and o.exact, n.coarse or o.coarse) for n, o in zip(nodes, others)
+        ]
+        branches = f"({texts[0]}, {texts[1]}), ({others[0].text}, {others[1].text})"
+        if form == "where":
+            cond, cond_nodes = _field_condition(draw, ctx)
+            every += cond_nodes
+            return f"sc.where({cond}, {branches})", structure, results, every
+        cond, scalars = draw(st.sampled_from(CONCAT_CONDITIONS))
+        dim = "I" if "I " in cond else "K"
+        every.append(
+            Node(
+                "",
+                "bool",
+                "field",
+                "IJK",
+                True,
+                names=frozenset(scalars),
+                explicit=frozenset({dim}),
+            )
+        )
+        return f"sc.concat_where({cond}, {branches})", structure, results, every
+    if n_results == 1:
+        return texts[0], structure, results, every
+    return ", ".join(texts), structure, results, every
+
+
 @st.composite
 def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram:
     """A random valid program (see the module's docstring)."""
     fields: dict[str, tuple[str, str, bool]] = {
         name: (dtype, dims, True) for name, (dtype, dims) in INPUTS.items() if dims
     }
+    coarse_of: dict[str, bool] = {}
+    result_of: dict[str, tuple[str, bool]] = {}
     scalars = {name: dtype for name, (dtype, dims) in INPUTS.items() if not dims}
     written: dict[str, Margins] = {name: ((0, 0),) * 3 for name in fields}
     dims_of = {name: dims for name, (_, dims, _) in fields.items()}
     scans: list[str] = []
     fops: list[str] = []
     temporary_candidates: set[str] = set()
-    # each call: its callee, argument names, result names, domain texts, temporary or not
+    bounds: list[tuple[str, str, int, int]] = []
+    bound_dtypes: dict[str, str] = {}
+    extra_need = [0, 0, 0]
+    # each call: its callee, argument names, result names and structure, domain texts,
+    # temporary or not
     calls: list[dict[str, Any]] = []
     n_calls = draw(st.integers(1, max_calls))
     for index in range(n_calls):
         recent = frozenset(calls[-1]["results"]) if calls else frozenset()
         ctx = Context(dict(fields), dict(scalars), scans=scans, recent=recent)
+        force: frozenset[str] = frozenset()
         if draw(st.integers(0, 4)) == 0:  # a scan called from the program
             candidates = sorted(n for n, (_, dims, _) in fields.items() if dims == "IJK")
             args = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=2))
             arg_dtypes = [fields[a][0] for a in args]
             name = f"scan{len(scans)}"
-            source, exact, pair = draw(scan_definitions(name, arg_dtypes))
+            source, exact, coarse, state = draw(scan_definitions(name, arg_dtypes))
             scans.append(source)
             exact = exact and all(fields[a][2] for a in args)
+            coarse = coarse or any(coarse_of.get(a, False) for a in args)
             reads = frozenset((a, (0, 0, 0)) for a in args)
-            results = [("float64", exact)] + ([("int64", True)] if pair else [])
+            structure, _ = _numbered(SCAN_STATES[state])
+            results = [
+                (d, exact if d in FLOATS else True, coarse) for d in _leaves(SCAN_STATES[state])
+            ]
             callee, names = name, list(args)
         else:
-            n_results = draw(st.sampled_from([1, 1, 1, 2]))
-            nodes = []
-            for _ in range(n_results):
-                dtype = draw(st.sampled_from(["float64", "float64", "int64"]))
-                node = draw(expressions(ctx, dtype, depth))
-                if node.kind != "field" or node.dims != "IJK":
-                    node = dataclasses.replace(
-                        node, text=f"sc.broadcast({node.text}, (I, J, K))", kind="field", dims="IJK"
-                    )
-                nodes.append(node)
+            text, structure, results, nodes = draw(_operator_body(ctx, depth))
             used = frozenset().union(*(n.names for n in nodes))
+            force = frozenset().union(*(n.explicit for n in nodes))
             names = [n for n in [*INPUTS, *fields] if n in used and n in {**fields, **scalars}]
             names = list(dict.fromkeys(names))
             callee = f"op{index}"
@@ -533,14 +1010,11 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
                 f"{n}: {ANNOTATION[(fields[n][0], fields[n][1]) if n in fields else (scalars[n], '')]}"
                 for n in names
             )
-            returns = [ANNOTATION[(n.dtype, "IJK")] for n in nodes]
-            annotation = returns[0] if len(returns) == 1 else f"tuple[{', '.join(returns)}]"
-            body = ", ".join(n.text for n in nodes)
+            annotation = _annotation_text(structure, [r[0] for r in results])
             fops.append(
-                f"@sc.field_operator\ndef {callee}({params}) -> {annotation}:\n    return {body}\n"
+                f"@sc.field_operator\ndef {callee}({params}) -> {annotation}:\n    return {text}\n"
             )
             reads = frozenset().union(*(n.reads for n in nodes))
-            results = [(n.dtype, n.exact) for n in nodes]
         margins = _margins_of(reads, written, dims_of)
         # an explicit domain may read an output parameter's points that no call wrote
         readable = {
@@ -548,18 +1022,34 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
         }
         explicit = _margins_of(reads, readable, dims_of)
         domain = {}
+        # a bound from a parameter, if the call reads no temporary written over part of K
+        bounded = draw(st.integers(0, 5)) == 0 and all(
+            n not in temporary_candidates or written[n][2] == (0, 0) for n, _ in reads
+        )
         for axis, d in enumerate(DIMS):
-            if draw(st.integers(0, 2)) == 0:  # explicit along d
+            if bounded and d == "K":
+                lo, hi = explicit[axis]
+                form = draw(st.sampled_from(sorted(BOUND_FORMS)))
+                param = f"kd{len(bounds)}"
+                bounds.append((param, form, lo, hi))
+                bound_dtypes[param] = draw(st.sampled_from(["int32", "int64"]))
+                start, stop = (t.format(p=param, lo=lo) for t in BOUND_FORMS[form])
+                domain[d] = f"({start}, {stop})"
+                margins[axis] = [lo, hi]
+                extra_need[axis] = max(extra_need[axis], (2 * lo if form == "c" else lo) + hi + 1)
+            elif d in force or draw(st.integers(0, 2)) == 0:  # explicit along d
                 lo = explicit[axis][0] + draw(st.integers(0, 1))
                 hi = explicit[axis][1] + draw(st.integers(0, 1))
                 margins[axis] = [lo, hi]
                 domain[d] = f"({lo}, {-hi if hi else None})"
-        temporary = draw(st.booleans())  # if every later call reads its results
+        temporary = draw(st.booleans()) and not bounded  # if every later call reads them
         out_names: list[str] = []
-        for dtype, exact in results:
+        for dtype, exact, coarse in results:
             out_name = f"x{len(calls)}_{len(out_names)}"
             out_names.append(out_name)
             fields[out_name] = (dtype, "IJK", exact)
+            coarse_of[out_name] = coarse
+            result_of[out_name] = (dtype, exact)
             dims_of[out_name] = "IJK"
             written[out_name] = tuple((lo, hi) for lo, hi in margins)
             if temporary:
@@ -569,10 +1059,14 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
                 "callee": callee,
                 "args": names,
                 "results": out_names,
+                "structure": structure,
                 "domain": domain,
                 "temporary": temporary,
             }
         )
+        if bounded:  # written where only the call knows: no later call reads them
+            for out_name in out_names:
+                del fields[out_name]
     # the names each call reads, to know which results become temporaries
     read_later: set[str] = set()
     for call in calls:
@@ -581,8 +1075,10 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
     for name, (dtype, dims) in INPUTS.items():
         if any(name in c["args"] for c in calls):
             program_params.append((name, dtype, dims))
+    program_params += [(name, bound_dtypes[name], "") for name, _, _, _ in bounds]
     outputs: list[str] = []
     exact_outputs: list[bool] = []
+    coarse_outputs: list[bool] = []
     lines = []
     for call in calls:
         temporary = (
@@ -590,27 +1086,34 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
         )
         domain = ", ".join(f"{d}: {v}" for d, v in call["domain"].items())
         extra = [f"domain={{{domain}}}"] if domain else []
+        targets = _structure_text(call["structure"], call["results"])
         if temporary:
-            targets = ", ".join(call["results"])
+            targets = targets[1:-1] if targets.startswith("(") else targets
             arguments = ", ".join([*call["args"], *extra])
             lines.append(f"    {targets} = {call['callee']}({arguments})")
         else:
-            results = call["results"]
-            out = results[0] if len(results) == 1 else f"({', '.join(results)})"
-            arguments = ", ".join([*call["args"], f"out={out}", *extra])
+            arguments = ", ".join([*call["args"], f"out={targets}", *extra])
             lines.append(f"    {call['callee']}({arguments})")
             for result in call["results"]:
-                program_params.append((result, fields[result][0], "IJK"))
+                dtype, exact = result_of[result]
+                program_params.append((result, dtype, "IJK"))
                 outputs.append(result)
-                exact_outputs.append(fields[result][2])
+                exact_outputs.append(exact)
+                coarse_outputs.append(coarse_of[result])
     signature = ", ".join(
         f"{name}: {ANNOTATION[(dtype, dims)]}" for name, dtype, dims in program_params
     )
-    program = f"@sc.program\ndef fuzz_program({signature}):\n" + "\n".join(lines) + "\n"
+    int_scalars = [n for n, d, dims in program_params if not dims and d in INTS]
+    static: tuple[str, ...] = ()
+    if int_scalars and draw(st.integers(0, 3)) == 0:
+        static = tuple(sorted(draw(st.sets(st.sampled_from(int_scalars), min_size=1))))
+    decorator = f"@sc.program(static_params={static!r})" if static else "@sc.program"
+    program = f"{decorator}\ndef fuzz_program({signature}):\n" + "\n".join(lines) + "\n"
     source = "\n\n".join([PRELUDE, *[s for s in scans if s], *fops, program])
     # a shape in which every domain holds at least one point
     need = [
-        max(lo + hi for name in written for lo, hi in [written[name][axis]]) for axis in range(3)
+        max([*(lo + hi for name in written for lo, hi in [written[name][axis]]), extra_need[axis]])
+        for axis in range(3)
     ]
     shape = tuple(n + draw(st.integers(1, 3)) for n in need)
     if draw(st.integers(0, 4)) == 0:  # large enough for the compiled code's parallel loops
@@ -622,4 +1125,7 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
         outputs=tuple(outputs),
         exact=tuple(exact_outputs),
         layout=draw(st.sampled_from(["C", "F", "strided"])),
+        coarse=tuple(coarse_outputs),
+        bounds=tuple(bounds),
+        static=static,
     )

@@ -64,3 +64,95 @@ def test_field_operator_without_parameters_makes_a_temporary(run: Any) -> None:
     expected2 = np.zeros(SHAPE)
     expected2[..., 1:] = a[..., 1:] + 1.5
     np.testing.assert_array_equal(out2, expected2)
+
+
+# --- A scan over edges read through a table in a field operator over cells -------------
+# Found (mesh fuzzer, seeds 24 and 26): `neighbor_sum(scan(e)(C2E), axis=C2EDim)` in a field
+# operator over (Cell, K), with the scan over (Edge, K), was a bare `KeyError: Edge` from the
+# scan's lowering (stencilchain/program/scan_lowering.py, shifted_domain: the scan's domain
+# was the call's, which has no Edge). Fixed: a dimension the call lacks is covered whole
+# (a neighbour read lands anywhere along it).
+
+Cell, Edge = sc.Dimension("Cell"), sc.Dimension("Edge")
+KV = sc.Dimension("K", kind=sc.VERTICAL)
+C2EDim = sc.Dimension("C2EDim", kind=sc.LOCAL)
+C2E = sc.Connectivity("C2E", source=Edge, target=(Cell, C2EDim), max_neighbors=3, skip_values=True)
+EK = sc.Field[[Edge, KV], sc.float64]
+CK = sc.Field[[Cell, KV], sc.float64]
+
+
+@sc.scan_operator(axis=KV, forward=True, init=0.0)
+def decaying_sum(s, e: EK):
+    return 0.5 * s + e
+
+
+@sc.field_operator
+def gathered_scan(e: EK) -> CK:
+    return sc.neighbor_sum(decaying_sum(e)(C2E), axis=C2EDim)
+
+
+@sc.field_operator
+def gathered_scan_below(e: EK) -> CK:
+    return decaying_sum(e)(KV - 1)(C2E[1])
+
+
+@sc.program
+def scan_through_table(e: EK, c2e: sc.Table[C2E], out: CK, below: CK) -> None:
+    gathered_scan(e, out=out)
+    gathered_scan_below(e, out=below)
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_a_scan_over_edges_is_read_through_a_table(run: Any, layout: str) -> None:
+    rng = np.random.default_rng(4)
+    n_cells, n_edges, n_k = 5, 7, 4
+    e = np.asarray(rng.uniform(-1.0, 1.0, (n_edges, n_k)), order=layout)
+    c2e = rng.integers(0, n_edges, (n_cells, 3)).astype(np.int32)
+    c2e[0, :] = -1
+    c2e[2, 1] = -1
+    out = np.asarray(np.full((n_cells, n_k), 7.0), order=layout)
+    below = out.copy()
+    run(scan_through_table)(e, c2e, out, below)
+    scanned = np.zeros_like(e)
+    s = np.zeros(n_edges)
+    for k in range(n_k):
+        s = 0.5 * s + e[:, k]
+        scanned[:, k] = s
+    expected = np.zeros((n_cells, n_k))
+    for c in range(n_cells):
+        for j in range(3):
+            if c2e[c, j] >= 0:
+                expected[c] += scanned[c2e[c, j]]
+    np.testing.assert_allclose(out, expected, rtol=1e-15, atol=1e-15)
+    expected_below = np.full((n_cells, n_k), 7.0)
+    neighbour = np.where(c2e[:, 1:2] >= 0, scanned[c2e[:, 1]], 0.0)
+    expected_below[:, 1:] = neighbour[:, :-1]
+    np.testing.assert_array_equal(below, expected_below)
+
+
+# --- static_params listed in another order than the parameters ---------------------------
+# Found (fuzzer, seed 104: static_params=('k0', 'kd0', 'm') for parameters m, k0, kd0): each
+# static parameter was given another one's value (the names in the order written, the values
+# in parameter order), so a bound took a wrong value (here `n` got `s`'s 10: a DomainError).
+# Fixed in stencilchain/program/static_program.py: static_params is kept in parameter order.
+
+KS = sc.Dimension("K")
+FKS = sc.Field[[KS], sc.float64]
+
+
+@sc.field_operator
+def add_scalar(a: FKS, s: sc.int64) -> FKS:
+    return a + sc.astype(s, sc.float64)
+
+
+@sc.program(static_params=("n", "s"))  # not the parameters' order
+def static_out_of_order(a: FKS, s: sc.int64, n: sc.int32, out: FKS) -> None:
+    add_scalar(a, s, out=out, domain={KS: (0, n)})
+
+
+def test_static_parameters_listed_out_of_order_get_their_own_values(run: Any) -> None:
+    a = np.arange(6.0)
+    out = np.full(6, -1.0)
+    run(static_out_of_order)(a, 10, 2, out)
+    np.testing.assert_array_equal(out, [10.0, 11.0, -1.0, -1.0, -1.0, -1.0])
+    assert static_out_of_order.static_params == ("s", "n")
