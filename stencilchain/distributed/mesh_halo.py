@@ -6,7 +6,7 @@ receives: each rank asks every owner for the global numbers of its halo entities
 alltoall), and a distributed graph communicator joins the ranks that talk. An exchange
 then packs, per neighbour, the rows of every field (any further dimensions, such as K,
 travel with their entity) as bytes, and sends them with one `Neighbor_alltoallv`
-("neighbor") or with non-blocking sends and receives ("p2p"); see ADR 0032.
+("neighbor") or with non-blocking sends and receives ("p2p"); see ADR 0031.
 """
 
 from __future__ import annotations

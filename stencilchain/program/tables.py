@@ -12,7 +12,7 @@ a header at the start of that `bytes` object, before the entries. A call then ch
 table against the size of the source dimension with two comparisons (`recorded_range`;
 the compiled entry points read the same header in C, see
 stencilchain/steps/cpp/module_cpu_tables.h), where a writeable table's entries are read
-one by one at every call. See ADR 0031 (docs/adr/0031-tables-checked-once.md).
+one by one at every call. See ADR 0030 (docs/adr/0030-tables-checked-once.md).
 
 The range is trusted only for an array whose every element is one of the table's own:
 its memory lies in the header's `bytes` object, its dtype is the one the range was taken

@@ -1,4 +1,4 @@
-"""Tables checked once (docs/adr/0031-tables-checked-once.md): `sc.frozen_table` records the
+"""Tables checked once (docs/adr/0030-tables-checked-once.md): `sc.frozen_table` records the
 range of its entries when it is made and a call compares that range with the source size;
 a writeable table is read entry by entry at every call. On every CPU toolchain, against
 the embedded executor and a NumPy reference, with keyword calls and scalar bounds."""
