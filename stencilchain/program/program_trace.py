@@ -1,8 +1,9 @@
 """The trace of a program's function: the calls it makes, recorded as program calls with
 their arguments, outputs, temporaries and domains (program/call_domains.py), checked as
-they are made and finished into an ir.Program. It is a little over 500 lines: the lowering
-of calls (scans, computed scalar arguments, conditions on scalars) shares the recording's
-state, so it stays with it."""
+they are made and finished into an ir.Program. It is longer than a module should be (~640
+lines): the lowering of calls (scans, computed scalar arguments, conditions on scalars, one
+call per field of a tuple result over different dimensions) shares the recording's state,
+so it stays with it."""
 
 from __future__ import annotations
 
