@@ -18,6 +18,7 @@ from stencilchain.errors import ArgumentError
 from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.connectivity import Connectivity
+from stencilchain.program.ir_walk import distinct_nodes
 from stencilchain.program.tables import recorded_range
 
 TableKey = tuple[int, bool]  # (max_neighbors, skip_values) of one table
@@ -124,7 +125,7 @@ def specialise_tables(program: ir.Program, keys: Mapping[str, TableKey]) -> ir.P
 def _check_slots(program: ir.Program, table: OpenTable, width: int) -> None:
     conn = table.connectivity
     for fop in program.field_operators:
-        for node in _nodes(fop.body):
+        for node in distinct_nodes(fop.body):
             slot: int | None = None
             if isinstance(node, ir.NeighborShift) and node.connectivity == conn:
                 slot, written = node.slot, f"{conn.name}[{node.slot}]"
@@ -136,17 +137,6 @@ def _check_slots(program: ir.Program, table: OpenTable, width: int) -> None:
                     f"has {width} columns, but field operator {fop.name} reads slot "
                     f"{written}; pass a table with at least {slot + 1} columns"
                 )
-
-
-def _nodes(expr: ir.Expr) -> list[ir.Expr]:
-    found, stack, seen = [], [expr], set()
-    while stack:
-        e = stack.pop()
-        if id(e) not in seen:
-            seen.add(id(e))
-            found.append(e)
-            stack.extend(ir.children(e))
-    return found
 
 
 def _swap(obj: Any, concrete: Mapping[Connectivity, Connectivity], memo: dict[int, Any]) -> Any:

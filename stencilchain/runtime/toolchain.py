@@ -59,7 +59,7 @@ class CompiledProgram:
         try:
             self.entry(*args)
         except TypeError as err:
-            if not run_unwrapped(self, args):
+            if not run_unwrapped(self.checker, self.entry, args):
                 explain_mismatch(self.checker, args, err)
 
 
@@ -70,17 +70,21 @@ def explain_mismatch(checker: ArgumentChecker, args: tuple[Any, ...], err: TypeE
     raise ArgumentError(str(err)) from None
 
 
-def run_unwrapped(compiled: CompiledProgram, args: tuple[Any, ...]) -> bool:
-    """Run a call that the native entry rejected because it holds field values
-    (`sc.as_field`) once more with their arrays; False when it holds none. Plain arrays
-    never come here: they pay nothing for field values."""
-    plain = compiled.checker.unwrapped(args)
+def run_unwrapped(
+    checker: ArgumentChecker, entry: Callable[..., Any], args: tuple[Any, ...]
+) -> bool:
+    """Run a call that `entry` rejected because it holds field values (`sc.as_field`) once
+    more with their arrays; False when it holds none. Plain arrays never come here: they
+    pay nothing for field values."""
+    plain = checker.unwrapped(args)
     if plain is None:
         return False
     try:
-        compiled.entry(*plain)
+        entry(*plain)
     except TypeError as err:
-        explain_mismatch(compiled.checker, plain, err)
+        if isinstance(err, ArgumentError):
+            raise
+        explain_mismatch(checker, plain, err)
     return True
 
 
@@ -287,12 +291,13 @@ class BoundProgram(functools.partial[None]):
         for a call). 0 unless the toolchain keeps the program's temporaries in a
         caller-provided workspace and the compiled program has some."""
         args = bind_arguments(self.program.ir, args, kwargs)
-        plain = ArgumentChecker(self.program.ir, self.toolchain.device).unwrapped(args)
+        checker = ArgumentChecker(self.program.ir, self.toolchain.device)
+        plain = checker.unwrapped(args)
         if plain is not None:  # field values (sc.as_field): their arrays
             args = plain
         compiled = self.compile() if self.toolchain.external_workspace else None
         if compiled is None or not compiled.workspace:
-            ArgumentChecker(self.program.ir, self.toolchain.device).check(args)
+            checker.check(args)
             return 0
         try:
             needed: int = compiled.entry(*args, None)
@@ -388,17 +393,8 @@ class BoundProgram(functools.partial[None]):
         if isinstance(err, ArgumentError):
             raise err
         checker = self.compile().checker
-        plain = None if entry is None else checker.unwrapped(args)
-        if plain is None:
+        if entry is None or not run_unwrapped(checker, entry, args):
             explain_mismatch(checker, args, err)
-            return
-        assert entry is not None
-        try:
-            entry(*plain)
-        except TypeError as again:
-            if isinstance(again, ArgumentError):
-                raise
-            explain_mismatch(checker, plain, again)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.toolchain, self.program))
@@ -442,7 +438,7 @@ def _explain(compiled: CompiledProgram, args: tuple[Any, ...], message: str) -> 
     rejected with `message`, or one with that message when only the native check fails;
     a call holding field values (`sc.as_field`) is run with their arrays instead, and True
     tells the BoundEntry that it ran (module_entry.h)."""
-    if run_unwrapped(compiled, args):
+    if run_unwrapped(compiled.checker, compiled.entry, args):
         return True
     compiled.checker.check(args)
     raise ArgumentError(message)
