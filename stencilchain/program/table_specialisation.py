@@ -19,7 +19,7 @@ from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.ir_walk import distinct_nodes
-from stencilchain.program.tables import recorded_range
+from stencilchain.program.tables import has_skips
 
 TableKey = tuple[int, bool]  # (max_neighbors, skip_values) of one table
 
@@ -41,15 +41,6 @@ def open_tables(program: ir.Program) -> tuple[OpenTable, ...]:
         for i, p in enumerate(program.params)
         if isinstance(p.type, ir.TableType) and p.type.connectivity.is_open
     )
-
-
-def _has_skips(table: Any) -> bool:
-    """Whether `table` has -1 entries: the range recorded when a frozen table
-    (`sc.frozen_table`) was made, or one `min` over any other table."""
-    found = recorded_range(table)
-    if found is not None:
-        return found[0] < 0
-    return bool(table.size) and bool(table.min() < 0)
 
 
 def table_key(program_name: str, table: OpenTable, arg: Any) -> TableKey:
@@ -91,7 +82,7 @@ def table_key(program_name: str, table: OpenTable, arg: Any) -> TableKey:
         )
     skips = conn.skip_values
     if skips is None:
-        skips = _has_skips(arg)
+        skips = has_skips(arg)
     return width, skips
 
 

@@ -91,6 +91,15 @@ def recorded_range(table: Any) -> tuple[int, int] | None:
     return found
 
 
+def has_skips(table: Any) -> bool:
+    """Whether `table` has -1 entries: the range recorded when a frozen table
+    (`sc.frozen_table`) was made, or one `min` over any other table."""
+    found = recorded_range(table)
+    if found is not None:
+        return found[0] < 0
+    return bool(table.size) and bool(table.min() < 0)
+
+
 def _forget(key: int, _: object) -> None:
     _seen.pop(key, None)
 

@@ -14,6 +14,7 @@ from stencilchain.compat.gt4py._connectivity import Connectivity, _PendingTable
 from stencilchain.compat.gt4py._offsets import TableSpec
 from stencilchain.errors import ArgumentError
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.tables import has_skips
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -63,7 +64,7 @@ def spec_of(provider: Mapping[str, Any], name: str) -> TableSpec | None:
                 f"or as_connectivity(...), got {type(value).__name__}"
                 + (f" of shape {tuple(shape)}" if shape is not None else "")
             )
-        skips = bool((np.asarray(array) < 0).any())
+        skips = has_skips(np.asarray(array))
     dtype = str(np.dtype(array.dtype))
     if dtype not in ("int32", "int64"):
         raise ArgumentError(
