@@ -169,11 +169,12 @@ def scan_branch(expr: ir.Expr, target: ir.ScanCall, where: str) -> tuple[ir.Inte
 def shifted_domain(
     domain: ir.Domain, dims: tuple[Dimension, ...], offsets: OffsetRanges
 ) -> ir.Domain:
-    """`domain` over `dims` (a subset of its own, or reached through tables), extended by `offsets`: the region where
-    a result read at those offsets from every point of `domain` is needed. Its halo is
-    left (0, 0) for the call that runs over it to set. A dimension of `dims` that `domain`
-    lacks (a scan over edges whose result a call over cells reads through a table) is
-    covered whole: a neighbour read lands anywhere along it."""
+    """`domain` over `dims` (a subset of its own, or reached through tables), extended by
+    `offsets`: the region where a result read at those offsets from every point of
+    `domain` is needed. Its halo is left (0, 0) for the call that runs over it to set. A
+    dimension of `dims` that `domain` lacks (a scan over edges whose result a call over
+    cells reads through a table) is covered whole: a neighbour read lands anywhere along
+    it."""
     by_dim = {dd.dim: dd for dd in domain.dims}
     result = []
     for dim in dims:
