@@ -23,6 +23,7 @@ docs/adr/0032-fields-over-their-own-ranges.md.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,8 +48,13 @@ class RangeKeys:
             for k, p in enumerate(program.params)
             if isinstance(p.type, ir.FieldType) and not isinstance(p.type, ir.TableType)
         )
-        self.fixed = fixed_dimensions(program)
+        self.program = program
         self.count = len(program.params)
+
+    @functools.cached_property
+    def fixed(self) -> dict[Dimension, str]:
+        """`fixed_dimensions` of the program, found when a call first has a key."""
+        return fixed_dimensions(self.program)
 
     def of(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], RangeKey | None]:
         """The arguments with field values replaced by their arrays, and the range key of
