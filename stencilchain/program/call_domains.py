@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
-from stencilchain.program.call_bounds import bound_of_expression
+from stencilchain.program.call_bounds import StaticInt, bound_of_expression
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar
@@ -82,7 +82,8 @@ def _explicit_bounds(
     start_v, stop_v = value
     start = _bound(trace, where, dim, "start", start_v, value)
     stop = ir.Bound(0, True) if stop_v is None else _bound(trace, where, dim, "stop", stop_v, value)
-    if stop_v == 0:
+    # a static stop from the end (n + 1, n = -1) is the end
+    if stop_v == 0 and not (isinstance(stop_v, StaticInt) and stop_v.base < 0):
         raise DefinitionError(
             f"{where}: domain of {dim.name} has stop 0, an empty range; use None for the end"
         )
@@ -113,6 +114,8 @@ def _bound(
     time, by the same rule)."""
     if type(value) is int:
         return ir.Bound(value, from_end=value < 0)
+    if isinstance(value, StaticInt):
+        return value.bound()
     what = f"{where}: the {side} of the domain of {dim.name}"
     if isinstance(value, ProgramArg):
         if value.trace is not trace:
