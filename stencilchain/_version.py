@@ -3,7 +3,7 @@ version as cache keys see it.
 
 `__version__` alone would let an edited checkout (an editable install) reuse entries
 written by other code of the same version, so the key also covers the package's code,
-once per process (ADR 0035):
+once per process (ADR 0034):
 
 - an installed package (a wheel, as pip, uv or conda install it: the installer's record,
   `stencilchain-<version>.dist-info/RECORD`, lies next to the package folder) is

@@ -1,4 +1,4 @@
-"""Start-up (ADR 0035): defining a stencil imports no compiler, no DaCe and no container;
+"""Start-up (ADR 0034): defining a stencil imports no compiler, no DaCe and no container;
 the package's identity for cache keys is the installer's record where the package is
 installed and its files' identities elsewhere, each changing when the code does; the host
 CPU's identity reads the first processor only; a fresh process finds a cached program of
