@@ -207,15 +207,15 @@ class ArgumentChecker:
                 continue  # the scalar check names it
             if plain is None:
                 plain = list(args)
-            starts = tuple(s for s, _ in self.ranges.get(param.name, ()))
-            if arg.dims == param.type.dims and arg.start == (starts or (0,) * len(arg.dims)):
+            starts = tuple(s for s, _ in self.ranges.get(param.name, ())) or (0,) * len(arg.dims)
+            if arg.dims == param.type.dims and arg.start == starts:
                 plain[k] = arg.array
             else:  # the ArgumentError that says what is wrong
                 plain[k] = unwrap_field(self._where(param), param.type.dims, arg)
-                if arg.start != (starts or (0,) * len(arg.dims)):  # the callers ask RangeKeys first
+                if arg.start != starts:  # the callers ask RangeKeys first
                     raise ArgumentError(
                         f"{self._where(param)}: a field value starting at {arg.start}, but "
-                        f"this program runs fields starting at {starts or (0,) * len(arg.dims)}"
+                        f"this program runs fields starting at {starts}"
                     )
         return None if plain is None else tuple(plain)
 

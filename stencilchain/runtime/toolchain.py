@@ -257,14 +257,15 @@ class Toolchain:
             checker,
             artifact.workspace,
             # a specialisation is called only with arguments over its own ranges
-            None if program.ranges else self._over_ranges(program),
+            None if program.ranges else self._over_ranges(program, checker.keys),
         )
 
-    def _over_ranges(self, program: ir.Program) -> Callable[[RangeKey], CompiledProgram]:
+    def _over_ranges(
+        self, program: ir.Program, keys: RangeKeys
+    ) -> Callable[[RangeKey], CompiledProgram]:
         """What compiles (once per key, on first use) `program` specialised for a call's
-        fields over their own ranges."""
+        fields over their own ranges (`keys`: the program's, its checker's)."""
         made: dict[RangeKey, CompiledProgram] = {}
-        keys = RangeKeys(program)
 
         def over(key: RangeKey) -> CompiledProgram:
             compiled = made.get(key)
