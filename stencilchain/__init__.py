@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         Dimension,
         Offset,
         size,
+        staggered,
     )
     from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
     from stencilchain.program.field_operator import FieldOperator, field_operator
@@ -93,7 +94,7 @@ _LAZY = {
     ),
     "Device": "stencilchain.program.device",
     **dict.fromkeys(
-        ("HORIZONTAL", "LOCAL", "VERTICAL", "Dimension", "Offset", "size"),
+        ("HORIZONTAL", "LOCAL", "VERTICAL", "Dimension", "Offset", "size", "staggered"),
         "stencilchain.program.dimensions",
     ),
     **dict.fromkeys(
@@ -166,6 +167,7 @@ __all__ = [
     "program",
     "scan_operator",
     "size",
+    "staggered",
     "trace",
     "where",
 ]

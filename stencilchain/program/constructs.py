@@ -14,6 +14,7 @@ from stencilchain.program.dtypes import (
     int64,
 )
 from stencilchain.program.regions import Region
+from stencilchain.program.staggered import check_dims
 from stencilchain.program.tracing import (
     DynamicOffset,
     Symbol,
@@ -106,6 +107,7 @@ def broadcast(value: object, dims: object) -> Symbol:
             "sc.broadcast: the dimensions must be distinct and at least one, got "
             f"({', '.join(d.name for d in target)})"
         )
+    check_dims("sc.broadcast", target)
     check_operand(value, "sc.broadcast")
     if isinstance(value, Symbol):
         t = value.type

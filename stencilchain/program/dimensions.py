@@ -25,10 +25,14 @@ class Dimension:
 
     `kind` is HORIZONTAL by default; a LOCAL dimension numbers the neighbour slots of a
     connectivity (`sc.Dimension("C2E", kind=sc.LOCAL)`): neighbour reductions run over it,
-    and it cannot be shifted. VERTICAL is informative only."""
+    and it cannot be shifted. VERTICAL is informative only.
+
+    `base`: set on a staggered dimension, `sc.staggered(K)` (the points half-way between
+    those of K), to the dimension it is staggered against; None on every other."""
 
     name: str
     kind: str = HORIZONTAL
+    base: Dimension | None = dataclasses.field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -38,16 +42,22 @@ class Dimension:
                 f"dimension {self.name}: kind must be one of sc.HORIZONTAL, sc.VERTICAL, "
                 f"sc.LOCAL, got {self.kind!r}"
             )
+        if self.base is not None:
+            _check_base(self)
 
     @property
     def is_local(self) -> bool:
         return self.kind == LOCAL
 
-    def __add__(self, offset: int) -> Offset:
-        return Offset(self, _as_offset(self, "+", offset))
+    @property
+    def is_staggered(self) -> bool:
+        return self.base is not None
 
-    def __sub__(self, offset: int) -> Offset:
-        return Offset(self, -_as_offset(self, "-", offset))
+    def __add__(self, offset: float) -> Offset:
+        return _offset(self, "+", offset)
+
+    def __sub__(self, offset: float) -> Offset:
+        return _offset(self, "-", offset)
 
     def __call__(self, slot: object) -> Slot:
         """`C2EDim(0)`: neighbour slot 0 of this local dimension, to read a local field at
@@ -61,17 +71,19 @@ class Dimension:
 
     # `K == 0`, `K >= sc.size(K) - 1`: conditions for sc.concat_where. A Dimension compares
     # with a Dimension as a plain value (and stays hashable, a dict key).
+    # A staggered dimension equals only the staggered counterpart of an equal base (not a
+    # plain dimension that happens to share its name).
     def __hash__(self) -> int:
         return hash((self.name,))
 
     def __eq__(self, other: object) -> Any:
         if isinstance(other, Dimension):
-            return self.name == other.name
+            return self.name == other.name and self.base == other.base
         return _condition(self, "eq", other)
 
     def __ne__(self, other: object) -> Any:
         if isinstance(other, Dimension):
-            return self.name != other.name
+            return not (self.name == other.name and self.base == other.base)
         return _condition(self, "ne", other)
 
     def __lt__(self, other: object) -> Any:
@@ -85,6 +97,59 @@ class Dimension:
 
     def __ge__(self, other: object) -> Any:
         return _condition(self, "ge", other)
+
+
+# Whether any staggered dimension was made in this process: until one is, no program has
+# one, and the program trace skips looking for them (program/staggered.py).
+staggered_made = False
+
+
+def _check_base(dim: Dimension) -> None:
+    global staggered_made
+    base = dim.base
+    if not isinstance(base, Dimension) or base.base is not None or base.is_local:
+        raise ValueError(
+            f"dimension {dim.name}: a staggered dimension is made by sc.staggered(dim) of a "
+            f"dimension that is neither local nor itself staggered, got base={base!r}"
+        )
+    if dim.kind != base.kind:
+        raise ValueError(f"dimension {dim.name}: a staggered dimension has its base's kind")
+    staggered_made = True
+
+
+def staggered(dim: object) -> Dimension:
+    """The staggered counterpart of `dim`: the points half-way between those of `dim`,
+    `KHalf = sc.staggered(K)` (named `KHalf`). Index `h` of KHalf sits half a point below
+    index `h` of K: a field over KHalf with one point more than one over K has a point on
+    either side of each of its points. Of a staggered dimension, its base: staggered dims
+    flip (`sc.staggered(KHalf) == K`). A field is read across with a half shift,
+    `theta(KHalf - 0.5)`, `w(K + 0.5)` (docs/dsl.md, "Staggered dimensions")."""
+    if not isinstance(dim, Dimension):
+        raise DefinitionError(f"sc.staggered takes a sc.Dimension, got {dim!r}")
+    if dim.base is not None:
+        return dim.base
+    if dim.is_local:
+        raise DefinitionError(
+            f"sc.staggered({dim.name}): {dim.name} is a local dimension (neighbour slots), "
+            "which has no points half-way between its own"
+        )
+    return Dimension(f"{dim.name}Half", dim.kind, base=dim)
+
+
+def non_staggered(dim: Dimension) -> Dimension:
+    """The dimension itself, or of a staggered one its base: the index space both share."""
+    return dim if dim.base is None else dim.base
+
+
+def counterparts(dims: tuple[Dimension, ...]) -> tuple[Dimension, Dimension] | None:
+    """A dimension of `dims` and its staggered counterpart, both in `dims` (None if no two
+    are): a field or domain is never over both."""
+    seen: dict[Dimension, Dimension] = {}
+    for d in dims:
+        other = seen.setdefault(non_staggered(d), d)
+        if other != d:
+            return other, d
+    return None
 
 
 class Traced:
@@ -142,15 +207,42 @@ def slot_of(dim: Dimension, slot: object) -> Slot:
 
 @dataclasses.dataclass(frozen=True)
 class Offset:
-    """A shift of `amount` grid points along `dim`."""
+    """A shift of `amount` grid points along `dim`; with `half`, of `amount + 0.5` points:
+    a half shift onto `dim` from its staggered counterpart (`theta(KHalf - 0.5)`, where
+    `amount` is -1; program/staggered.py)."""
 
     dim: Dimension
     amount: int
+    half: bool = False
+
+    @property
+    def written(self) -> float:
+        return self.amount + 0.5 if self.half else self.amount
 
     def __repr__(self) -> str:
-        if self.amount < 0:
-            return f"{self.dim.name} - {-self.amount}"
-        return f"{self.dim.name} + {self.amount}"
+        value = self.written
+        shown = f"{abs(value)}" if self.half else f"{abs(int(value))}"
+        return f"{self.dim.name} {'-' if value < 0 else '+'} {shown}"
+
+
+def _offset(dim: Dimension, sign: str, value: object) -> Offset:
+    """`dim <sign> value`: a whole number of points, or a half one (`K + 0.5`, `K - 1.5`)."""
+    if (
+        isinstance(value, (float, np.floating))
+        and not isinstance(value, bool)
+        and (2 * float(value)).is_integer()
+        and not float(value).is_integer()
+    ):
+        if dim.is_local:
+            raise DefinitionError(
+                f"`{dim.name} {sign} {value!r}`: {dim.name} is a local dimension; a half "
+                "shift moves between a dimension and its staggered counterpart"
+            )
+        written = float(value) if sign == "+" else -float(value)
+        floor = int(np.floor(written))
+        return Offset(dim, floor, half=True)
+    amount = _as_offset(dim, sign, value)
+    return Offset(dim, amount if sign == "+" else -amount)
 
 
 def _as_offset(dim: Dimension, sign: str, value: object) -> int:
@@ -169,7 +261,9 @@ def _as_offset(dim: Dimension, sign: str, value: object) -> int:
     elif isinstance(value, (float, np.floating)):
         why = (
             f"a field is only known at grid points, so a value between them is a weighted "
-            f"sum of neighbours, e.g. 0.5 * (f({dim.name}) + f({dim.name} {sign} 1))"
+            f"sum of neighbours, e.g. 0.5 * (f({dim.name}) + f({dim.name} {sign} 1)); a "
+            "half shift (0.5, 1.5, ...) reads a field across from the staggered "
+            "counterpart of a dimension, sc.staggered"
         )
     elif isinstance(value, str):
         why = f"write the number, not a string: {example}"

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from stencilchain.errors import ArgumentError
-from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dimensions import Dimension, counterparts, non_staggered
 
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
@@ -78,6 +78,12 @@ def as_field(
             raise TypeError(f"sc.as_field: dims must be sc.Dimension objects, got {d!r}")
     if len(set(dims_t)) != len(dims_t):
         raise ValueError(f"sc.as_field: a dimension appears twice in {list(dims_t)}")
+    both = counterparts(dims_t)
+    if both is not None:
+        raise ValueError(
+            f"sc.as_field: over both {both[0].name} and {both[1].name}, a dimension and its "
+            "staggered counterpart (one index space); a field is over one of them"
+        )
     shape = getattr(array, "shape", None)
     if shape is None or not hasattr(array, "dtype"):
         raise TypeError(
@@ -102,7 +108,7 @@ def as_field(
 def check_field_dims(where: str, dims: tuple[Dimension, ...], value: FieldValue) -> None:
     """A field value passed for a field over `dims` (`where` names the argument) must be
     over those dimensions, in that order (a field value is never transposed or copied)."""
-    if value.dims != dims:
+    if value.dims != dims and tuple(map(non_staggered, value.dims)) != dims:
         raise ArgumentError(
             f"{where}: a field value over ({', '.join(d.name for d in value.dims)}) for a "
             f"field over ({', '.join(d.name for d in dims)}); pass one over those "

@@ -21,7 +21,7 @@ from stencilchain.program.call_domains import (
     field_reads,
 )
 from stencilchain.program.connectivity import Connectivity
-from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dimensions import Dimension, non_staggered
 from stencilchain.program.dynamic_offsets import offset_arguments
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument, mixed_dims
@@ -36,6 +36,7 @@ from stencilchain.program.scan_lowering import (
     scan_domain,
 )
 from stencilchain.program.scan_operator import ScanOperator
+from stencilchain.program.staggered import unstagger
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute
 from stencilchain.program.tuple_params import flatten, is_collection, rebuild
@@ -47,7 +48,9 @@ class ProgramTrace:
 
     def __init__(self, name: str, params: tuple[ir.Param, ...]) -> None:
         self.name = name
-        self.params = params
+        # the trace works over base dimensions; the program's arguments (ProgramArg) keep
+        # the staggered ones, for the checks of each call (program/staggered.py)
+        self.params = unstagger(params)
         self.calls: list[ir.ProgramCall] = []
         self.fops: dict[str, ir.FieldOperatorDef] = {}
         # every field operator that calls name, also those lowered into others
@@ -83,6 +86,10 @@ class ProgramTrace:
                 )
             shown = fop.shown.get(param.name) if isinstance(fop, FieldOperator) else None
             exprs.append(check_argument(fop.name, param, arg, shown))
+        exprs = unstagger(exprs)
+        scans = unstagger(scans)
+        if isinstance(domain, Mapping):
+            domain = {non_staggered(d): v for d, v in domain.items()}
         computed = computed_scalar(fop.definition.params, exprs)
         if computed is not None and isinstance(fop, ScanOperator):
             raise DefinitionError(
@@ -105,7 +112,7 @@ class ProgramTrace:
                 "scan or takes a computed argument; return the fields of each set of "
                 "dimensions from a field operator of its own"
             )
-        definitions = dict(fop.definitions())
+        definitions = dict(unstagger(fop.definitions()))
         if parts:  # its parts are the program's field operators, not itself
             self._register({fop.name: definitions.pop(fop.name)}, scans, where, False)
         self._register(definitions, scans, where, in_program=not lowered)
@@ -119,9 +126,9 @@ class ProgramTrace:
         if parts:
             self._record_parts(fop, tuple(exprs), outs, domain, where)
         else:
-            self._record(fop.definition, tuple(exprs), outs, domain, where)
+            self._record(unstagger(fop.definition), tuple(exprs), outs, domain, where)
         if made is not None:
-            self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
+            self.temporaries += [ir.Param(t.ref.name, unstagger(t.ref.type)) for t in made]
             self.makers.append((outs, where, user_location()))
             return _nested(fop, made)  # type: ignore[no-any-return]
         return None
@@ -154,7 +161,7 @@ class ProgramTrace:
     ) -> None:
         """A call of a field operator whose tuple result is over different dimensions: one
         call per part (program/tuple_parts.py), each over its own domain."""
-        definition = fop.definition
+        definition = unstagger(fop.definition)
         assert isinstance(definition, ir.FieldOperatorDef)
         assert isinstance(definition.body, ir.MakeTuple)
         assert isinstance(definition.return_type, ir.TupleType)
@@ -290,13 +297,14 @@ class ProgramTrace:
         temporaries, and the scan runs over D extended by the offsets at which its result
         is read (along its axis from D's first level on, forward, or its last down:
         `scan_domain`), into temporaries; then the rest of the body, reading those, writes `out`."""
-        rt = fop.return_type
         if out is not None:
             outs: tuple[str, ...] | None = self._outputs(fop, out, where)
         else:
             outs = None
-        body = inline_calls(fop.definition.body, fop.definitions())
-        body = substitute(body, {p.name: e for p, e in zip(fop.definition.params, exprs)})
+        rt = unstagger(fop.return_type)
+        definition = unstagger(fop.definition)
+        body = inline_calls(definition.body, unstagger(fop.definitions()))
+        body = substitute(body, {p.name: e for p, e in zip(definition.params, exprs)})
         walker = ExtentsWalker({})
         walker.visit(body, {}, {}, {})
         for name, gathered in walker.gathered.items():
@@ -328,7 +336,12 @@ class ProgramTrace:
         outs = self._record_lowered(where, final, args, outs, call_domain)
         if out is not None:
             return None
-        made = tuple(ProgramArg(self, ir.Ref(n, self._field_type(n)), temporary=True) for n in outs)
+        # the user's values keep the staggered dimensions of the result's type
+        given = fop.return_type
+        rtypes = given.elems if isinstance(given, ir.TupleType) else (given,) * len(outs)
+        made = tuple(
+            ProgramArg(self, ir.Ref(n, rtypes[k]), temporary=True) for k, n in enumerate(outs)
+        )
         self.makers.append((outs, where, user_location()))
         return _nested(fop, made)  # type: ignore[no-any-return]
 
@@ -436,7 +449,7 @@ class ProgramTrace:
         taken = {p.name for p in self.params} | {t.name for t in self.temporaries}
         made: list[ProgramArg] = []
         for ftype in types:
-            unsized = [d.name for d in ftype.dims if d not in sized]
+            unsized = [d.name for d in ftype.dims if non_staggered(d) not in sized]
             if unsized:
                 raise DefinitionError(
                     f"{where}: without out= the result becomes a temporary over "

@@ -36,6 +36,7 @@ from stencilchain.program.literal_rules import (
     fixed_literal,
     fixed_literal_dtypes,
 )
+from stencilchain.program.staggered import half_shift, staggered_hint
 
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]
@@ -687,6 +688,7 @@ def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
             )
         return neighbor_shift(value, offsets[0])  # type: ignore[arg-type]
     amounts: dict[Dimension, int] = {}
+    onto: dict[Dimension, Dimension] = {}  # half shifts: the field's dimension, the result's
     for off in offsets:
         if isinstance(off, Dimension):
             off = Offset(off, 0)
@@ -698,16 +700,24 @@ def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
                 "have no order to shift along; reduce over them (sc.neighbor_sum) or read "
                 "one slot through the connectivity, f(C2E[0])"
             )
-        if off.dim not in t.dims:
+        along, amount = half_shift(off, t) if off.half else (off.dim, off.amount)
+        if along not in t.dims:
             raise DefinitionError(
                 f"unknown dimension {off.dim.name} in a shift of {t!r}; "
                 f"the field has {', '.join(d.name for d in t.dims)}"
+                + staggered_hint(off.dim, t.dims)
             )
-        if off.dim in amounts:
-            raise DefinitionError(f"dimension {off.dim.name} appears twice in one shift")
-        amounts[off.dim] = off.amount
+        if along in amounts:
+            raise DefinitionError(f"dimension {along.name} appears twice in one shift")
+        amounts[along] = amount
+        if off.half:
+            onto[along] = off.dim
     inner = value.expr
-    if isinstance(inner, ir.Shift):
+    if onto:  # the field's type changes: one node of its own (program/staggered.py)
+        dims = tuple(onto.get(d, d) for d in t.dims)
+        moved = tuple((d, amounts[d]) for d in t.dims if d in amounts)
+        return Symbol(ir.Shift(inner, moved, ir.FieldType(dims, t.dtype)))
+    if isinstance(inner, ir.Shift) and inner.type.dims == inner.expr.type.dims:  # type: ignore[union-attr]
         for dim, amount in inner.offsets:
             amounts[dim] = amounts.get(dim, 0) + amount
         inner = inner.expr

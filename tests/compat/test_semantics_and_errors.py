@@ -186,7 +186,7 @@ def test_bad_declarations() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["domain", "Domain", "unit_range", "CartesianConnectivity", "flip_staggered"]
+    "name", ["domain", "Domain", "unit_range", "CartesianConnectivity", "FieldConstructor"]
 )
 def test_unsupported_names_import_and_fail_when_used(name: str) -> None:
     value = getattr(gtx, name)

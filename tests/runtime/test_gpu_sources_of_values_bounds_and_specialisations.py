@@ -23,6 +23,7 @@ from tests.program import test_scan_annotations as sa
 from tests.program import test_scan_broadcast_args as sb
 from tests.program import test_scan_nested_state as sns
 from tests.program import test_scans_in_concat_where as sic
+from tests.program import test_staggered as stag
 from tests.program import test_static_params as sp
 from tests.program import test_table_specialisation as ts
 from tests.program import test_tuple_values as tv
@@ -50,6 +51,10 @@ PROGRAMS: dict[str, Any] = {
     ),
     # an origin: out starts at 1 (the bindings shift its pointer back by one point)
     "own_ranges_origin": specialise_ranges(own.copy.ir, {"out": ((1, 2),)}),
+    # staggered: w over KHalf, one level longer than dz and out over K
+    "staggered_half_levels": specialise_ranges(
+        stag.divergence.ir, {"dz": ((0, 0), (0, 1)), "out": ((0, 0), (0, 1))}
+    ),
 }
 
 

@@ -19,7 +19,16 @@ from stencilchain.compat.gt4py._connectivity import (
     NeighborTableOffsetProvider,
     as_connectivity,
 )
-from stencilchain.compat.gt4py._dims import Dimension, DimensionKind, Dims, Field, GridType
+from stencilchain.compat.gt4py._dims import (
+    Dimension,
+    DimensionKind,
+    Dims,
+    Field,
+    GridType,
+    as_non_staggered,
+    flip_staggered,
+    is_staggered,
+)
 from stencilchain.compat.gt4py._fields import as_field, empty, full, ones, zeros
 from stencilchain.compat.gt4py._functions import (
     abs,
@@ -123,6 +132,7 @@ __all__ = [
     "arctanh",
     "as_connectivity",
     "as_field",
+    "as_non_staggered",
     "astype",
     "bool",
     "broadcast",
@@ -136,6 +146,7 @@ __all__ = [
     "exp",
     "experimental",
     "field_operator",
+    "flip_staggered",
     "float",
     "float32",
     "float64",
@@ -148,6 +159,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "is_staggered",
     "isfinite",
     "isinf",
     "isnan",

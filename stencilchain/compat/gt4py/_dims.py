@@ -39,6 +39,22 @@ def Dimension(
     return dimensions.Dimension(value, kind=kind)
 
 
+def flip_staggered(dim: dimensions.Dimension) -> dimensions.Dimension:
+    """gt4py's `flip_staggered(I)`: the staggered counterpart of `dim` (stencilchain's
+    `sc.staggered`, named `IHalf`), or of a staggered one its base."""
+    return dimensions.staggered(dim)
+
+
+def is_staggered(dim: dimensions.Dimension) -> builtins.bool:
+    """gt4py's `is_staggered(dim)`: whether `dim` is a staggered dimension."""
+    return dim.is_staggered
+
+
+def as_non_staggered(dim: dimensions.Dimension) -> dimensions.Dimension:
+    """gt4py's `as_non_staggered(dim)`: `dim`, or of a staggered one its base."""
+    return dimensions.non_staggered(dim)
+
+
 class Dims:
     """`Dims[Cell, K]`: the dimensions of a field type, `Field[Dims[Cell, K], float64]`."""
 

@@ -40,7 +40,6 @@ _DOMAIN = (
     "write a call's domain as a dict {Dim: (start, stop)}, or slice out= (out[1:-1, :]), "
     "and a field's domain as as_field's dict {Dim: size} or {Dim: (start, stop)}"
 )
-_STAGGERED = "staggered dimensions and half shifts (f(K + 0.5)) have no counterpart yet"
 
 UNSUPPORTED: dict[str, Unsupported] = {
     name: Unsupported(name, reason)
@@ -52,9 +51,6 @@ UNSUPPORTED: dict[str, Unsupported] = {
         "CartesianConnectivity": (
             "a Cartesian offset's provider is its Dimension, offset_provider={'Koff': K}"
         ),
-        "as_non_staggered": _STAGGERED,
-        "flip_staggered": _STAGGERED,
-        "is_staggered": _STAGGERED,
         "FieldConstructor": "use as_field, zeros, ones, full or empty",
         "DeviceType": "a toolchain's device says where arrays live (run_gtfn_gpu takes CuPy arrays)",
         "Device": "a toolchain's device says where arrays live (run_gtfn_gpu takes CuPy arrays)",
