@@ -37,7 +37,8 @@ def half_shift(off: Offset, t: ir.FieldType) -> tuple[Dimension, int]:
             raise DefinitionError(
                 f"a half shift `{off!r}` of {t!r}: it reads a field over {source.name} at "
                 f"points of {off.dim.name}, but this field is over {off.dim.name} already; "
-                f"shift along it by whole points, f({off.dim.name} + 1)"
+                f"shift along it by whole points, f({off.dim.name} "
+                f"{'-' if off.amount < 0 else '+'} 1)"
             )
         raise DefinitionError(
             f"a half shift `{off!r}` of {t!r}: it reads a field over {source.name} (the "

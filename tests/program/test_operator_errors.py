@@ -255,7 +255,7 @@ def test_numpy_array_on_the_left(in_place):
 # --- shift offsets ---------------------------------------------------------------------------------
 
 OFFSET_CASES = {
-    "float": (1.5, ("got 1.5 (float)", "weighted sum", "f(I + 1)")),
+    "float": (1.25, ("got 1.25 (float)", "weighted sum", "f(I + 1)", "half shift")),
     "np.float64": (np.float64(1.0), ("got np.float64(1.0)", "write the int: f(I + 1)")),
     "whole-float": (2.0, ("got 2.0 (float)", "f(I + 2)")),
     "bool": (True, ("got True (bool)", "f(I + 1)")),
@@ -280,7 +280,9 @@ def test_shift_offset_that_is_not_an_int(case):
     assert_names(info.value, *hints)
 
 
-def test_negative_shift_offset_that_is_not_an_int():
+def test_half_shift_along_the_fields_own_dimension():
+    """`J - 0.5` is a half shift onto J, from its staggered counterpart: of a field over J
+    it is an error that says to shift by whole points."""
     with pytest.raises(sc.DefinitionError) as info:
 
         @sc.field_operator
@@ -288,12 +290,12 @@ def test_negative_shift_offset_that_is_not_an_int():
             return f(J - 0.5)  # L:offset-minus
 
     assert_located(info.value, "offset-minus")
-    assert_names(info.value, "`J - 0.5`", "whole number of grid points", "f(J - 1)")
+    assert_names(info.value, "`J - 0.5`", "half shift", "over J already", "f(J - 1)")
 
 
 def test_offset_written_outside_a_field_operator():
     with pytest.raises(sc.DefinitionError) as info:
-        _ = I + 0.5  # L:offset-outside
+        _ = I + 0.25  # L:offset-outside
 
     assert_located(info.value, "offset-outside")
 

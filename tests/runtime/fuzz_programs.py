@@ -693,11 +693,15 @@ class FuzzProgram:
     coarse: tuple[bool, ...] = ()  # per output: inexact by float32 ulp (a float32 value fed it)
     bounds: tuple[tuple[str, str, int, int], ...] = ()  # (parameter, form, lo, hi) along K
     static: tuple[str, ...] = ()  # the static parameters
+    # "I" or "J": every input field over it one point longer along it than the outputs
+    # (fields over their own ranges, docs/dsl.md); "" for none
+    longer: str = ""
 
     def __repr__(self) -> str:
         return (
             f"FuzzProgram(shape={self.shape}, layout={self.layout!r}, outputs={self.outputs}, "
-            f"exact={self.exact}, coarse={self.coarse}, bounds={self.bounds}, source=\n"
+            f"exact={self.exact}, coarse={self.coarse}, bounds={self.bounds}, "
+            f"longer={self.longer!r}, source=\n"
             f"{self.source})"
         )
 
@@ -715,7 +719,10 @@ class FuzzProgram:
         bounds = {name: (form, lo, hi) for name, form, lo, hi in self.bounds}
         args: list[Any] = []
         for name, dtype, dims in self.params:
-            shape = tuple(self.shape[DIMS.index(d)] for d in dims)
+            shape = tuple(
+                self.shape[DIMS.index(d)] + (d == self.longer and name not in self.outputs)
+                for d in dims
+            )
             if not dims:
                 if name in bounds:
                     form, lo, hi = bounds[name]
@@ -790,6 +797,7 @@ CONSTRUCTS = {
     "implicit broadcast over K": r"h: FIJ",
     "sc.broadcast": r"sc\.broadcast\(",
     "index": r"sc\.index\(K\)",
+    "fields over their own ranges": r"^# inputs one point longer along [IJ]",
     "int64 results": r"-> (N|tuple\[.*N\b.*\])",
     "float64 results": r"-> (F|tuple\[.*F\b.*\])",
 }
@@ -960,6 +968,7 @@ def _operator_body(
 @st.composite
 def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram:
     """A random valid program (see the module's docstring)."""
+    longer = draw(st.sampled_from(["", "", "", "I", "J"]))
     fields: dict[str, tuple[str, str, bool]] = {
         name: (dtype, dims, True) for name, (dtype, dims) in INPUTS.items() if dims
     }
@@ -1107,6 +1116,8 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
         static = tuple(sorted(draw(st.sets(st.sampled_from(int_scalars), min_size=1))))
     decorator = f"@sc.program(static_params={static!r})" if static else "@sc.program"
     program = f"{decorator}\ndef fuzz_program({signature}):\n" + "\n".join(lines) + "\n"
+    if longer:
+        program = f"# inputs one point longer along {longer} than the outputs\n{program}"
     source = "\n\n".join([PRELUDE, *[s for s in scans if s], *fops, program])
     # a shape in which every domain holds at least one point
     need = [
@@ -1126,4 +1137,5 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
         coarse=tuple(coarse_outputs),
         bounds=tuple(bounds),
         static=static,
+        longer=longer,
     )
