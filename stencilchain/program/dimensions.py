@@ -32,7 +32,10 @@ class Dimension:
 
     name: str
     kind: str = HORIZONTAL
-    base: Dimension | None = dataclasses.field(default=None, repr=False)
+    # not in the canonical IR, which never holds a staggered dimension (program/staggered.py)
+    base: Dimension | None = dataclasses.field(
+        default=None, repr=False, metadata={"canonical": False}
+    )
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -293,13 +293,17 @@ _FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
 
 def _field_names(cls: type) -> tuple[str, ...] | None:
     """The field names of the dataclass `cls` (None for another type), looked up once per
-    type: the serialization of a program visits hundreds of nodes of a few types."""
+    type: the serialization of a program visits hundreds of nodes of a few types. A field
+    whose metadata says `"canonical": False` is not part of it (a Dimension's `base`: the
+    IR past the tracer holds no staggered dimension, program/staggered.py)."""
     try:
         return _FIELD_NAMES[cls]
     except KeyError:
         names = None
         if dataclasses.is_dataclass(cls):
-            names = tuple(f.name for f in dataclasses.fields(cls))
+            names = tuple(
+                f.name for f in dataclasses.fields(cls) if f.metadata.get("canonical", True)
+            )
         return _FIELD_NAMES.setdefault(cls, names)
 
 
