@@ -6,7 +6,9 @@ CPU, side by side with an empty C extension call of the same arguments.
 Times (median per call, tiny 2-point arrays, so that the call path is what is measured):
 a program of 2 fields and one of 25 fields + 2 scalars, called with plain NumPy arrays (the
 native BoundEntry path) and with every field an `sc.FieldValue` (rejected by the native
-check, unwrapped in Python, run again). Run it on a tree without field values too (the
+check, unwrapped in Python, run again); and the 2-field program over its own ranges (`a`
+one point longer than `out`, ICON's half levels: rejected by the native check, its range
+key looked up, the specialisation's entry run; docs/adr/0032). Run it on a tree without field values too (the
 plain-array lines; the field-value lines print n/a there) to compare the plain call path
 before and after. Prints the load average: the figures of a shared machine are noisy.
 """
@@ -80,6 +82,19 @@ def _times(
     return found
 
 
+def _own_ranges(run: Any, calls: int) -> dict[str, float | None]:
+    """Per-call seconds of the 2-field program with `a` one point longer than `out` (None
+    where the tree runs no fields over their own ranges)."""
+    longer, out = np.ones(3), np.zeros(2)
+    try:
+        run(longer, out)
+    except sc.ArgumentError:  # a tree without own ranges
+        return {"2 fields, own ranges (a longer)": None}
+    return {
+        "2 fields, own ranges (a longer)": per_call_seconds(lambda: run(longer, out), calls // 10)
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100_000)
@@ -98,6 +113,7 @@ def main() -> None:
             ("25 fields + 2 scalars", many_fields, plain25),
         ):
             results.update(_times(name, program.with_backend(toolchain), plain, empty, args.calls))
+        results.update(_own_ranges(two_fields.with_backend(toolchain), args.calls))
     load = os.getloadavg()
     if args.json:
         print(json.dumps({"seconds": results, "load": load}))

@@ -4,7 +4,9 @@ family, side by side with its baselines measured in the same run.
     OMP_NUM_THREADS=2 python -m benchmarks [--families gtfn,dace] [--json PATH] [--quick]
                                             [--only NAME,...]
 
-Figures (NAME for --only): call_overhead, compile, warm_start, import, laplacian, hdiff,
+Figures (NAME for --only): call_overhead, compile, warm_start, import, startup (benchmarks/
+startup.py: imports against `import numpy` and the first call of a cached program in a fresh
+process, broken down, interleaved over rounds), laplacian, hdiff,
 tridiagonal, neighbor_sum, icon_calls (benchmarks/icon_calls.py: ICON-like keyword calls
 with scalar bounds and a C2E2CO table, their kernels on a 20,000-cell torus x 65 levels,
 and the check of a frozen against a writeable table). Prints a table (figure, family, layout, value, unit, baseline,
@@ -41,6 +43,7 @@ FIGURES = (
     "compile",
     "warm_start",
     "import",
+    "startup",
     "laplacian",
     "hdiff",
     "tridiagonal",
@@ -64,13 +67,14 @@ class Sizes:
     call_number: int = 20000  # calls per batch of the call overhead
     call_repeat: int = 7  # batches
     fresh_repeat: int = 5  # fresh processes
+    startup_rounds: int = 9  # interleaved rounds of the start-up figure's fresh processes
     new_programs: int = 3  # compiles of a new program
     many: int = 50  # programs of compile_many
     examples: tuple[str, ...] = ()  # bundled examples compiled each in a fresh process (all)
 
 
 QUICK = Sizes(
-    64, (16, 16, 6), (8, 8, 6), "8x8x1", (10, 10, 4), 2, 1, 200, 2, 1, 1, 4, ("laplacian",)
+    64, (16, 16, 6), (8, 8, 6), "8x8x1", (10, 10, 4), 2, 1, 200, 2, 1, 1, 1, 4, ("laplacian",)
 )
 
 
@@ -143,6 +147,12 @@ def run_figures(
     toolchains = make_toolchains(args.families, cache, notes)
     programs = per_call.load_programs(cache)
     empty = build_empty_call(cache / "empty_call") if "call_overhead" in only else None
+    if "startup" in only:
+        from benchmarks.startup import startup_figures
+
+        measure(results, "startup", "all", errors, startup_figures,
+                toolchains, programs, env, s.startup_rounds)  # fmt: skip
+        results["startup"] = results["startup"].pop("all")  # {family: ..., "imports_s": ...}
     for family, tc in toolchains.items():
         if "compile" in only:  # first: its one-time set-up is this family's first compile
             measure(results, "compile", family, errors, per_call.compile_figures,
@@ -263,6 +273,7 @@ def table_rows(figures: dict[str, Any]) -> list[Row]:
             ms = 1e3 * r["import_stencilchain_dsl_s"]
             rows.append(Row("import stencilchain + the DSL", "-", "-", ms, "ms", base,
                             r["import_stencilchain_dsl_s"] / r["baseline_numpy_s"]))  # fmt: skip
+    rows += _startup_rows(figures.get("startup"))
     for name, label, target in (("laplacian", "Laplacian", 0.9), ("hdiff", "hdiff", 0.6)):
         for family, layouts in _ok(figures.get(name)):
             for layout, r in layouts.items():
@@ -284,6 +295,36 @@ def table_rows(figures: dict[str, Any]) -> list[Row]:
             rows.append(Row("neighbour sum", family, layout, r["kernel_GBps"], "GB/s", base,
                             speedup, ">= 5x NumPy", speedup >= 5))  # fmt: skip
     rows += _icon_rows(figures.get("icon_calls"))
+    return rows
+
+
+def _startup_rows(figure: Any) -> list[Row]:
+    """The imports against `import numpy` and the first call of a cached program in a
+    fresh process (benchmarks/startup.py), with the parts of that process."""
+    rows: list[Row] = []
+    if not isinstance(figure, dict) or "error" in figure:
+        return rows
+    imports = figure["imports_s"]
+    base = f"numpy {1e3 * imports['numpy']:.0f} ms, pass {1e3 * imports['python']:.0f} ms"
+    for label, key in (("start-up: import stencilchain", "stencilchain"),
+                       ("start-up: import + sc.field_operator, sc.program", "stencilchain_dsl")):  # fmt: skip
+        ratio = imports[key] / imports["numpy"]
+        rows.append(Row(label, "-", "-", 1e3 * imports[key], "ms", base, ratio,
+                        "<= 1.1x numpy", ratio <= 1.1))  # fmt: skip
+    for family, r in figure.items():
+        if not isinstance(r, dict) or "first_call_s" not in r:
+            continue
+        ms = 1e3 * r["first_call_s"]
+        stages = r["stages_s"]
+        parts = ", ".join(f"{name} {1e3 * stages[name]:.2f}"
+                          for name in ("translation", "bindings", "compilation", "load")
+                          if name in stages)  # fmt: skip
+        rows.append(Row("start-up: first call, cached, fresh process", family, "-", ms, "ms",
+                        parts + " ms", None, "<= 3 ms", ms <= 3.0))  # fmt: skip
+        rows.append(Row("start-up: that process, whole", family, "-", 1e3 * r["process_s"], "ms",
+                        f"imports {1e3 * r['import_numpy_and_programs_s']:.0f} + containers "
+                        f"{1e3 * r['import_containers_s']:.0f} + toolchain "
+                        f"{1e3 * r['toolchain_s']:.1f} ms"))  # fmt: skip
     return rows
 
 

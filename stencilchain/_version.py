@@ -2,10 +2,17 @@
 version as cache keys see it.
 
 `__version__` alone would let an edited checkout (an editable install) reuse entries
-written by other code of the same version, so the key also covers the package's own
-Python sources and C++ files, identified like the build tools (path, size, modification
-time: any edit or reinstall changes it), once per process: stat calls only, a fraction of
-a millisecond on a cached first call, where reading every file cost several.
+written by other code of the same version, so the key also covers the package's code,
+once per process (ADR 0034):
+
+- an installed package (a wheel, as pip, uv or conda install it: the installer's record,
+  `stencilchain-<version>.dist-info/RECORD`, lies next to the package folder) is
+  identified by that record (path, size, modification time): one `stat`. Any install,
+  upgrade or reinstall rewrites it; a file edited by hand inside an installation is not
+  seen (reinstall, or set `STENCILCHAIN_CACHE_SALT`);
+- any other tree (a checkout, an editable install) by its own Python sources and C++
+  files, identified like the build tools (path, size, modification time: any edit
+  changes it): one `stat` per file, about 200.
 """
 
 from __future__ import annotations
@@ -21,14 +28,30 @@ _UNKEYED_FOLDERS = {"examples", "app", "__pycache__"}  # they change no translat
 
 @functools.lru_cache(maxsize=1)
 def package_version() -> str:
-    """`<version>+<sha256 of the package files' identities, 12 hex>`."""
+    """`<version>+<sha256 of the package's identity, 12 hex>`."""
     import hashlib  # on first use: `import stencilchain` needs only `__version__`
 
     root = os.path.dirname(os.path.realpath(__file__))
-    identities: list[str] = []
-    _add_identities(root, "", identities)
-    digest = hashlib.sha256("\n".join(sorted(identities)).encode())
+    identity = installed_identity(root)
+    if identity is None:
+        identities: list[str] = []
+        _add_identities(root, "", identities)
+        identity = "\n".join(sorted(identities))
+    digest = hashlib.sha256(identity.encode())
     return f"{__version__}+{digest.hexdigest()[:12]}"
+
+
+def installed_identity(root: str) -> str | None:
+    """`record:<path>:<size>:<mtime_ns>` of the installer's record of the package installed
+    at `root` (the RECORD of `stencilchain-<version>.dist-info` in the folder holding
+    `root`), or None where there is none: a checkout or an editable install, whose package
+    folder is not in the installation's folder."""
+    record = os.path.join(os.path.dirname(root), f"stencilchain-{__version__}.dist-info", "RECORD")
+    try:
+        stat = os.stat(record)
+    except OSError:
+        return None
+    return f"record:{record}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _add_identities(folder: str, relative: str, identities: list[str]) -> None:

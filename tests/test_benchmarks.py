@@ -16,6 +16,7 @@ FIGURES = (
     "compile",
     "warm_start",
     "import",
+    "startup",
     "laplacian",
     "hdiff",
     "tridiagonal",
@@ -59,6 +60,10 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
     icon = result["figures"]["icon_calls"]["gtfn"]
     assert icon["calls"]["nabla2_keywords_frozen"]["cpu_s"] > 0
     assert icon["table_check"]["big_table_mutable"]["wall_s"] > 0
+    startup = result["figures"]["startup"]
+    assert startup["gtfn"]["all_cache_hits"] is True  # the fresh process built nothing
+    assert set(startup["imports_s"]) == {"python", "numpy", "stencilchain", "stencilchain_dsl"}
+    assert "start-up: first call, cached, fresh process" in done.stdout
     assert {row["figure"] for row in result["table"]} >= {"call 2 fields", "hdiff", "Laplacian"}
 
     header = next(line for line in done.stdout.splitlines() if line.startswith("figure"))

@@ -349,8 +349,23 @@ TRACE: Setting[Path | None] = Setting(
     from_text=lambda raw: Path(raw).expanduser(),
     types=(Path, type(None)),
 )
+# Test-only: read by no container and by no code of the package, only by
+# tests/compat/test_gt4py_cross_check.py; known here so that setting it is no error.
+GT4PY_PYTHON: Setting[Path | None] = Setting(
+    name="gt4py_python",
+    env="STENCILCHAIN_GT4PY_PYTHON",
+    type_name="path",
+    default=None,
+    default_text="unset",
+    accepted="the path of a Python interpreter with gt4py.next installed (e.g. 1.2.3)",
+    meaning="Test-only: tests/compat/test_gt4py_cross_check.py runs the same gt4py source "
+    "under that interpreter's gt4py and under `stencilchain.compat.gt4py` and compares "
+    "the results; unset, those tests skip. Read by no container.",
+    from_text=lambda raw: Path(raw).expanduser(),
+    types=(Path, type(None)),
+)
 # every STENCILCHAIN_* variable
-VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE, LOG_LEVEL, TRACE)
+VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE, LOG_LEVEL, TRACE, GT4PY_PYTHON)
 
 SETTINGS_BY_NAME: Mapping[str, Setting[Any]] = {s.name: s for s in SETTINGS}
 SETTINGS_BY_ENV: Mapping[str, Setting[Any]] = {s.env: s for s in VARIABLES}

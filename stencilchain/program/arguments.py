@@ -18,6 +18,7 @@ from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, is_finite_as
 from stencilchain.program.field_values import FieldValue, unwrap_field
+from stencilchain.program.own_ranges import RangeKey, RangeKeys
 from stencilchain.program.tables import check_table_entries
 
 
@@ -176,6 +177,20 @@ class ArgumentChecker:
             for p in program.params
         )
         self._signature = ", ".join(p.name for p in program.params)
+        # fields over their own ranges (program/own_ranges.py): the key of a call, and
+        # the (start, gap) per axis of each field of a program specialised for one
+        self.keys = RangeKeys(program)
+        self.index = {p.name: k for k, p in enumerate(program.params)}
+        self.ranges = dict(program.ranges)
+        # the embedded executor's specialisations per range key (program/embedded.py)
+        self.specialisations: dict[RangeKey, tuple[ir.Program, ArgumentChecker]] = {}
+        self.key: RangeKey | None = (
+            tuple(
+                self.ranges.get(name, ((0, 0),) * len(dims)) for _, name, dims in self.keys.fields
+            )
+            if self.ranges
+            else None
+        )
 
     def unwrapped(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """The arguments with each field value (`sc.as_field`) replaced by its array, or
@@ -192,10 +207,16 @@ class ArgumentChecker:
                 continue  # the scalar check names it
             if plain is None:
                 plain = list(args)
-            if arg.dims == param.type.dims and not any(arg.start):
+            starts = tuple(s for s, _ in self.ranges.get(param.name, ())) or (0,) * len(arg.dims)
+            if arg.dims == param.type.dims and arg.start == starts:
                 plain[k] = arg.array
             else:  # the ArgumentError that says what is wrong
                 plain[k] = unwrap_field(self._where(param), param.type.dims, arg)
+                if arg.start != starts:  # the callers ask RangeKeys first
+                    raise ArgumentError(
+                        f"{self._where(param)}: a field value starting at {arg.start}, but "
+                        f"this program runs fields starting at {starts}"
+                    )
         return None if plain is None else tuple(plain)
 
     def check(self, args: tuple[Any, ...]) -> tuple[dict[Dimension, int], list[Any]]:
@@ -217,7 +238,10 @@ class ArgumentChecker:
                 values.append(self.scalar(param, arg))
                 continue
             self.field(param, arg)
-            for dim, size in zip(param.type.dims, arg.shape):
+            axes = self.ranges.get(param.name, ())
+            for axis, (dim, size) in enumerate(zip(param.type.dims, arg.shape)):
+                if axes:  # over its own range [start, n - gap): n is the index space's size
+                    size += sum(axes[axis])
                 known = sizes.get(dim)
                 if known is None:
                     sizes[dim], size_source[dim] = size, param.name
@@ -225,9 +249,10 @@ class ArgumentChecker:
                     raise ArgumentError(
                         f"argument '{param.name}' of {self.program_name}(): size {size} along "
                         f"{dim.name} differs from size {known} of argument '{size_source[dim]}'"
+                        + (f" (over the ranges {self.ranges!r})" if self.ranges else "")
                     )
             values.append(arg)
-        self._check_overlaps(args)
+        self.check_overlaps(args)
         for param, arg in zip(self.params, args):
             if isinstance(param, FieldParam) and isinstance(param.type, ir.TableType):
                 self.table_entries(param, arg, sizes)
@@ -239,7 +264,7 @@ class ArgumentChecker:
         if source_size is not None:  # else no argument is over the source: nothing reads it
             check_table_entries(self._where(param), param.type.connectivity, arg, source_size)
 
-    def _check_overlaps(self, args: tuple[Any, ...]) -> None:
+    def check_overlaps(self, args: tuple[Any, ...]) -> None:
         fields = [(p, a) for p, a in zip(self.params, args) if isinstance(p, FieldParam)]
         for param, arg in fields:
             if not param.written or not isinstance(arg, np.ndarray):

@@ -5,6 +5,7 @@ last kept as the bound's offset (so `n - 1` and `n` count from the same anchor).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
@@ -38,8 +39,8 @@ def bound_of_expression(expr: ir.Expr, what: str) -> ir.Bound:
 def _operand(expr: ir.Expr, what: str) -> Operand:
     if isinstance(expr, ir.Ref):
         return expr.name
-    if isinstance(expr, ir.Literal) and type(expr.value) is int:
-        return expr.value
+    if isinstance(expr, ir.Literal) and type(expr.value) in (int, StaticInt):
+        return int(expr.value)
     if isinstance(expr, ir.Unary) and expr.op == "neg":
         return BoundExpr("sub", 0, _operand(expr.operand, what))
     if isinstance(expr, ir.Binary) and expr.op in BOUND_OPS:
@@ -99,3 +100,33 @@ def substitute_intervals(
         )
         for i in intervals
     )
+
+
+class StaticInt(int):
+    """An int static parameter's value inside a traced program: an int that remembers the
+    value it was given (`base`) through `+`/`-` of ints, so that a domain bound made from it
+    means what the same value means as a scalar parameter (`n = -1`: the last level)."""
+
+    base: int
+
+    def __new__(cls, value: int, base: int | None = None) -> StaticInt:
+        self = super().__new__(cls, value)
+        self.base = int(value) if base is None else base
+        return self
+
+    def __add__(self, other: object) -> Any:
+        if type(other) is int:
+            return StaticInt(int(self) + other, self.base)
+        return super().__add__(other)  # type: ignore[operator]
+
+    def __radd__(self, other: object) -> Any:
+        return self.__add__(other)
+
+    def __sub__(self, other: object) -> Any:
+        if type(other) is int:
+            return StaticInt(int(self) - other, self.base)
+        return super().__sub__(other)  # type: ignore[operator]
+
+    def bound(self) -> ir.Bound:
+        """The bound by the rule of a parameter bound: `(size + base if base < 0 else base) + added`."""
+        return ir.Bound(int(self), from_end=self.base < 0)

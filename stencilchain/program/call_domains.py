@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
-from stencilchain.program.call_bounds import bound_of_expression
+from stencilchain.program.call_bounds import StaticInt, bound_of_expression
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar
@@ -55,8 +55,19 @@ def domain_of_call(
                 lo, hi = max(lo, wlo), max(hi, whi)
             starts, stops = _inferred_bounds(trace, where, dim, read, lo, hi)
         held = dim_windows(windows.get(dim, {}), lo, hi)
-        result.append(ir.DimDomain(dim, starts, stops, (lo, hi), held))
+        reads = field_reads(read, dim)
+        result.append(ir.DimDomain(dim, starts, stops, (lo, hi), held, reads))
     return ir.Domain(tuple(result), explicit=bool(given))
+
+
+def field_reads(
+    read: Mapping[str, Mapping[Dimension, tuple[int, int]]], dim: Dimension
+) -> tuple[tuple[str, int, int], ...]:
+    """`ir.DimDomain.reads`: per field read along `dim`, how far below and above each
+    point of the domain (a program specialised for its arguments' ranges checks them)."""
+    return tuple(
+        (name, -ext[dim][0], ext[dim][1]) for name, ext in sorted(read.items()) if dim in ext
+    )
 
 
 def _explicit_bounds(
@@ -71,7 +82,8 @@ def _explicit_bounds(
     start_v, stop_v = value
     start = _bound(trace, where, dim, "start", start_v, value)
     stop = ir.Bound(0, True) if stop_v is None else _bound(trace, where, dim, "stop", stop_v, value)
-    if stop_v == 0:
+    # a static stop from the end (n + 1, n = -1) is the end
+    if stop_v == 0 and not (isinstance(stop_v, StaticInt) and stop_v.base < 0):
         raise DefinitionError(
             f"{where}: domain of {dim.name} has stop 0, an empty range; use None for the end"
         )
@@ -102,6 +114,8 @@ def _bound(
     time, by the same rule)."""
     if type(value) is int:
         return ir.Bound(value, from_end=value < 0)
+    if isinstance(value, StaticInt):
+        return value.bound()
     what = f"{where}: the {side} of the domain of {dim.name}"
     if isinstance(value, ProgramArg):
         if value.trace is not trace:
@@ -146,11 +160,25 @@ def check_temporary_reads(
     temporary holds values only where the call that made it wrote: every read of one
     must stay there, for every array size."""
     temporaries = {t.name for t in trace.temporaries}
+    check_temporary_reads_of(temporaries, trace.written, where, dim, start, stop, read)
+
+
+def check_temporary_reads_of(
+    temporaries: set[str],
+    written: Mapping[str, ir.Domain],
+    where: str,
+    dim: Dimension,
+    start: ir.Bound,
+    stop: ir.Bound,
+    read: Mapping[str, Mapping[Dimension, tuple[int, int]]],
+) -> None:
+    """`check_temporary_reads` of the temporaries named, which calls before wrote over the
+    domains `written`."""
     for name, ext in read.items():
         if name not in temporaries or dim not in ext:
             continue
         rlo, rhi = ext[dim]
-        written = next(wd for wd in trace.written[name].dims if wd.dim == dim)
+        made = next(wd for wd in written[name].dims if wd.dim == dim)
         # the lowest index read, and one past the highest
         first = ir.Bound(start.value + rlo, start.from_end, start.param)
         end = ir.Bound(stop.value + rhi, stop.from_end, stop.param)
@@ -158,13 +186,11 @@ def check_temporary_reads(
         # on that side, since a call's reads are checked against the array before it runs
         checks = [
             (b, first, f"from {first!r}", f"from {b!r} on")
-            for b in written.starts
+            for b in made.starts
             if b != ir.Bound(0, False)
         ]
         checks += [
-            (end, b, f"up to {end!r}", f"below {b!r}")
-            for b in written.stops
-            if b != ir.Bound(0, True)
+            (end, b, f"up to {end!r}", f"below {b!r}") for b in made.stops if b != ir.Bound(0, True)
         ]
         for low, high, reads, holds in checks:
             if low.anchor == high.anchor and low.value <= high.value:
@@ -222,7 +248,7 @@ def _inferred_bounds(
                 )
             starts += [ir.Bound(b.value - rlo, b.from_end) for b in wd.starts]
             stops += [ir.Bound(b.value - rhi, b.from_end) for b in wd.stops]
-    return _tightest(starts, max), _tightest(stops, min)
+    return tightest(starts, max), tightest(stops, min)
 
 
 def dim_windows(
@@ -263,7 +289,7 @@ def _window_halo(window: ir.Window) -> tuple[int, int]:
     )
 
 
-def _tightest(bounds: list[ir.Bound], pick: Callable[[list[int]], int]) -> tuple[ir.Bound, ...]:
+def tightest(bounds: list[ir.Bound], pick: Callable[[list[int]], int]) -> tuple[ir.Bound, ...]:
     by_anchor: dict[bool, list[int]] = {}
     for b in bounds:
         by_anchor.setdefault(b.from_end, []).append(b.value)

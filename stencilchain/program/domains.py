@@ -34,13 +34,21 @@ def resolve_domain(
                 f"[{start}, {stop}) with reads from {dd.dim.name}-{lo} to {dd.dim.name}+{hi} "
                 f"leaves the array of size {size} along {dd.dim.name}"
             )
+        for own in dd.own:
+            if start - own.lo < own.start or stop + own.hi > size - own.gap:
+                raise DomainError(
+                    own_range_message(
+                        call.callee, program_name, dd.dim, own, (start, stop, size - own.gap)
+                    )
+                )
+        first, gap = dd.window_range
         for window in dd.windows:
             where = window.resolve(start, stop, size, scalars)
             if where is None:
                 continue
             ws, we = where
             rlo, rhi = window.reads
-            if ws + rlo < 0 or we + rhi > size:
+            if ws + rlo < first or we + rhi > size - gap:
                 raise DomainError(
                     window_message(
                         call.callee, program_name, dd.dim, window, (start, stop, ws, we, size)
@@ -83,6 +91,25 @@ def empty_message(
         f"call of {callee} in {program_name}(): domain {d}: [{start}, {stop}) is empty on "
         f"arrays of size {size} along {d}, too small for what the call reads (from {d}-{lo} "
         f"to {d}+{hi}), so the call writes nothing"
+    )
+
+
+def own_range_message(
+    callee: str,
+    program_name: str,
+    dim: Dimension,
+    own: ir.OwnRange,
+    values: tuple[int | str, int | str, int | str],
+) -> str:
+    """The DomainError of reads (or writes) of an argument that leave its own range, from
+    the domain's start and stop and the end of the argument's range (`values`; the C++
+    check passes printf conversions)."""
+    start, stop, end = values
+    d = dim.name
+    return (
+        f"call of {callee} in {program_name}(): domain {d}: [{start}, {stop}) with reads "
+        f"from {d}{-own.lo:+d} to {d}{own.hi:+d} of argument '{own.name}' leaves its range "
+        f"[{own.start}, {end}) along {d}"
     )
 
 

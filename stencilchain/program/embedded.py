@@ -24,7 +24,7 @@ import numpy as np
 
 from stencilchain.errors import EmptyDomainWarning
 from stencilchain.program import ir
-from stencilchain.program.arguments import ArgumentChecker, bind_arguments
+from stencilchain.program.arguments import ArgumentChecker, FieldParam, bind_arguments
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.domains import empty_domain_message, resolve_domain, selected
 from stencilchain.program.dynamic_offsets import (
@@ -32,6 +32,7 @@ from stencilchain.program.dynamic_offsets import (
     check_offsets,
     offset_arguments,
 )
+from stencilchain.program.own_ranges import RangeKey, specialise_ranges
 from stencilchain.program.semantics import REDUCTIONS, literal_value, neighbor_identity, operate
 
 if TYPE_CHECKING:
@@ -319,7 +320,12 @@ def run_program(
     offsets: tuple[OffsetArgument, ...] = (),
 ) -> None:
     """Check the arguments (and the `offsets`, `offset_arguments(program)`), then run every
-    call of `program` with NumPy."""
+    call of `program` with NumPy; fields over their own ranges run the program specialised
+    for them (program/own_ranges.py)."""
+    plain, key = checker.keys.of(args)
+    if key is not None and key != checker.key:
+        _run_over_own_ranges(program, checker, plain, key, offsets)
+        return
     sizes, checked = checker.check(args)
     if offsets:
         check_offsets(program.name, offsets, checked)
@@ -370,6 +376,49 @@ def run_program(
             out = values[name]
             dims = program.field_type(name).dims
             out[tuple(slice(*box[d]) for d in dims)] = res
+
+
+def _run_over_own_ranges(
+    program: ir.Program,
+    checker: ArgumentChecker,
+    args: tuple[Any, ...],
+    key: RangeKey,
+    offsets: tuple[OffsetArgument, ...],
+) -> None:
+    """Run a call whose fields are over their own ranges (`key`): `program` specialised for
+    them, on copies of the fields over the whole index space (each at its own range in
+    it; the specialisation reads nothing outside), then the outputs copied back."""
+    ranges = checker.keys.named(key)
+    spec = checker.specialisations.get(key)
+    if spec is None:
+        made = specialise_ranges(program, ranges)
+        # run on whole-space copies: every field spans the index space
+        whole = dataclasses.replace(made, ranges=())
+        spec = checker.specialisations[key] = (whole, ArgumentChecker(whole))
+    whole, whole_checker = spec
+    params = {p.name: p for p in checker.params}
+    for p, arg in zip(checker.params, args):
+        if isinstance(p, FieldParam):
+            checker.field(p, arg)  # what the copies would hide: read-only outputs, say
+    checker.check_overlaps(args)
+    sizes: dict[Dimension, int] = {}
+    for (_, name, dims), axes in zip(checker.keys.fields, key):
+        for dim, (s, g), n in zip(dims, axes, args[checker.index[name]].shape):
+            sizes[dim] = s + int(n) + g
+    copies: list[Any] = list(args)
+    for (_, name, dims), axes in zip(checker.keys.fields, key):
+        at = checker.index[name]
+        arr = args[at]
+        copy = np.zeros(tuple(sizes[d] for d in dims), dtype=arr.dtype)
+        copy[tuple(slice(s, s + n) for (s, _), n in zip(axes, arr.shape))] = arr
+        copies[at] = copy
+    run_program(whole, whole_checker, tuple(copies), offsets)
+    for (_, name, _dims), axes in zip(checker.keys.fields, key):
+        param = params[name]
+        if isinstance(param, FieldParam) and param.written:
+            at = checker.index[name]
+            arr = args[at]
+            arr[...] = copies[at][tuple(slice(s, s + n) for (s, _), n in zip(axes, arr.shape))]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -99,21 +99,19 @@ def as_field(
     return FieldValue(array, dims_t, tuple(int(starts.get(d, 0)) for d in dims_t))
 
 
-def unwrap_field(where: str, dims: tuple[Dimension, ...], value: FieldValue) -> Any:
-    """The array of a field value passed for a field over `dims` (`where` names the
-    argument): its dimensions must be those, in that order, and its index space must start
-    at 0 along each (a field value is unwrapped, never transposed or copied)."""
+def check_field_dims(where: str, dims: tuple[Dimension, ...], value: FieldValue) -> None:
+    """A field value passed for a field over `dims` (`where` names the argument) must be
+    over those dimensions, in that order (a field value is never transposed or copied)."""
     if value.dims != dims:
         raise ArgumentError(
             f"{where}: a field value over ({', '.join(d.name for d in value.dims)}) for a "
             f"field over ({', '.join(d.name for d in dims)}); pass one over those "
             "dimensions in that order (nothing is transposed implicitly)"
         )
-    moved = [f"{d.name} at {s}" for d, s in zip(dims, value.start, strict=True) if s != 0]
-    if moved:
-        raise ArgumentError(
-            f"{where}: a field value whose index space starts at {', '.join(moved)}; "
-            "an origin other than 0 is not supported yet (pass sc.as_field(dims, array) "
-            "without start=, or the array)"
-        )
+
+
+def unwrap_field(where: str, dims: tuple[Dimension, ...], value: FieldValue) -> Any:
+    """The array of a field value passed for a field over `dims` (`where` names the
+    argument), checked by `check_field_dims`."""
+    check_field_dims(where, dims, value)
     return value.array

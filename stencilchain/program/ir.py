@@ -141,6 +141,20 @@ class Window:
 
 
 @dataclasses.dataclass(frozen=True)
+class OwnRange:
+    """The reads a call makes of argument `name` along one dimension (from `lo` below to
+    `hi` above each point of its domain), which must stay inside that argument's own range
+    `[start, size - gap)`: `size` is the largest end of any argument along the dimension
+    (a program specialised for its arguments' ranges, program/own_ranges.py)."""
+
+    name: str
+    lo: int
+    hi: int
+    start: int
+    gap: int
+
+
+@dataclasses.dataclass(frozen=True)
 class DimDomain:
     """The range of one dimension: from max(starts) to min(stops).
 
@@ -154,6 +168,15 @@ class DimDomain:
     stops: tuple[Bound, ...]
     halo: tuple[int, int]
     windows: tuple[Window, ...] = ()
+    # per field read along this dimension (a parameter or a temporary): (name, lo, hi),
+    # how far below and above each point the call reads it (not part of what makes two
+    # domains equal: the same box with the same checks)
+    reads: tuple[tuple[str, int, int], ...] = dataclasses.field(default=(), compare=False)
+    # in a program specialised for its arguments' ranges: the reads (and writes) that
+    # must stay inside an argument's own range, and the tightest (start, gap) of the
+    # fields the call reads, which the reads of its windows must stay inside
+    own: tuple[OwnRange, ...] = ()
+    window_range: tuple[int, int] = (0, 0)
 
     def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> tuple[int, int]:
         """[start, stop) for this size; `scalars` gives the values of parameter bounds."""
@@ -205,6 +228,10 @@ class Program:
     calls: tuple[ProgramCall, ...]
     temporaries: tuple[Param, ...] = ()
     scan_operators: tuple[ScanOperatorDef, ...] = ()
+    # specialised for its arguments' ranges (program/own_ranges.py): per field parameter
+    # whose range is not the whole index space, per axis the (start, gap) of its range
+    # `[start, size - gap)`; empty for a program whose fields all span `[0, size)`
+    ranges: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
 
     def field_operator(self, name: str) -> FieldOperatorDef:
         for fop in self.field_operators:
@@ -333,6 +360,7 @@ __all__ = [
     "MathCall",
     "NeighborReduce",
     "NeighborShift",
+    "OwnRange",
     "Param",
     "Program",
     "ProgramCall",

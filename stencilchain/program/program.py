@@ -9,6 +9,7 @@ from typing import Any, Protocol, overload
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
+from stencilchain.program.call_bounds import StaticInt
 from stencilchain.program.embedded import run_embedded
 from stencilchain.program.field_operator import tracing_program
 from stencilchain.program.names import check_program_names
@@ -43,6 +44,7 @@ class Program:
         params, _ = parameter_types(fn, "program", tuples=tuples)
         static = static or {}
         trace = ProgramTrace(self.name, tuple(p for p in params if p.name not in static))
+        static = {k: StaticInt(v) if type(v) is int else v for k, v in static.items()}
         args = [
             static[p.name] if p.name in static else ProgramArg(trace, ir.Ref(p.name, p.type))
             for p in params

@@ -18,6 +18,7 @@ from stencilchain.program.call_domains import (
     check_temporary_reads,
     dim_windows,
     domain_of_call,
+    field_reads,
 )
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
@@ -418,7 +419,8 @@ class ProgramTrace:
             if len(dd.starts) == 1 and len(dd.stops) == 1:
                 check_temporary_reads(self, where, dd.dim, dd.starts[0], dd.stops[0], read)
             held = dim_windows(windows.get(dd.dim, {}), lo, hi)
-            dims.append(ir.DimDomain(dd.dim, dd.starts, dd.stops, (lo, hi), held))
+            reads = field_reads(read, dd.dim)
+            dims.append(ir.DimDomain(dd.dim, dd.starts, dd.stops, (lo, hi), held, reads))
         call_domain = ir.Domain(tuple(dims), explicit=domain.explicit)
         self.calls.append(ir.ProgramCall(definition.name, args, outs, call_domain))
         for name in outs:

@@ -3,7 +3,12 @@
 is traced once, and specialised per call: each table's (width, has -1) pair picks an
 ir.Program in which the connectivity is declared with those values, so every backend
 compiles it as an ordinary program (one specialisation per pair, made at the first call
-with it). Why and what the alternatives were: docs/adr/0029-table-specialisation.md."""
+with it). Why and what the alternatives were: docs/adr/0029-table-specialisation.md.
+
+With `dtype_from_table=True` (what `stencilchain.compat.gt4py` asks for: gt4py's tables
+may be int32 or int64), every table parameter also takes its integer dtype from the call:
+the key of such a table is (width, has -1, dtype name), and the specialisation's
+parameter is declared with that dtype (ADR 0033)."""
 
 from __future__ import annotations
 
@@ -15,37 +20,43 @@ from typing import Any
 import numpy as np
 
 from stencilchain.errors import ArgumentError
-from stencilchain.program import ir
+from stencilchain.program import dtypes, ir
 from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.ir_walk import distinct_nodes
 from stencilchain.program.tables import has_skips
 
-TableKey = tuple[int, bool]  # (max_neighbors, skip_values) of one table
+# (max_neighbors, skip_values) of one table, and its dtype's name where the call gives it
+TableKey = tuple[int, bool] | tuple[int, bool, str]
+TABLE_DTYPES = ("int32", "int64")  # the dtypes a table may take from the call
 
 
 @dataclasses.dataclass(frozen=True)
 class OpenTable:
-    """A table parameter of a connectivity that leaves its width or skip values open."""
+    """A table parameter of a connectivity that leaves its width or skip values open, or
+    one whose dtype the call gives (`open_dtype`, then `dtype` is the declared one)."""
 
     position: int
     name: str
     connectivity: Connectivity
     dtype: np.dtype[Any]
+    open_dtype: bool = False
 
 
-def open_tables(program: ir.Program) -> tuple[OpenTable, ...]:
-    """The program's table parameters whose connectivity each call's table completes."""
+def open_tables(program: ir.Program, *, dtype_from_table: bool = False) -> tuple[OpenTable, ...]:
+    """The program's table parameters whose connectivity each call's table completes;
+    with `dtype_from_table`, every table parameter (each call's table gives its dtype)."""
     return tuple(
-        OpenTable(i, p.name, p.type.connectivity, p.type.dtype.numpy)
+        OpenTable(i, p.name, p.type.connectivity, p.type.dtype.numpy, dtype_from_table)
         for i, p in enumerate(program.params)
-        if isinstance(p.type, ir.TableType) and p.type.connectivity.is_open
+        if isinstance(p.type, ir.TableType) and (dtype_from_table or p.type.connectivity.is_open)
     )
 
 
 def table_key(program_name: str, table: OpenTable, arg: Any) -> TableKey:
     """The (width, has -1 entries) of a call's table, a declared value where the
-    connectivity fixes it; an argument that is no 2-d integer array of the table's dtype
+    connectivity fixes it, and its dtype's name where the call gives it; an argument that
+    is no 2-d integer array of the table's dtype (int32 or int64 where the call gives it)
     is an ArgumentError naming it (as the checks of every other argument would)."""
     conn = table.connectivity
     where = f"argument '{table.name}' of {program_name}()"
@@ -61,7 +72,13 @@ def table_key(program_name: str, table: OpenTable, arg: Any) -> TableKey:
             f"{where}: expected 2 dimension(s) ({conn.entity.name}, {conn.local.name}), got an "
             f"array of shape {tuple(shape)}"
         )
-    if dtype != table.dtype:
+    if table.open_dtype:
+        if dtype not in _TABLE_NUMPY_DTYPES:
+            raise ArgumentError(
+                f"{where}: the table of {conn.name} holds int32 or int64 entries, got "
+                f"dtype {dtype}; nothing is converted implicitly, pass arr.astype(np.int32)"
+            )
+    elif dtype != table.dtype:
         raise ArgumentError(
             f"{where}: expected dtype {table.dtype}, got {dtype}; nothing is converted "
             f"implicitly, pass arr.astype(np.{table.dtype.name})"
@@ -83,16 +100,26 @@ def table_key(program_name: str, table: OpenTable, arg: Any) -> TableKey:
     skips = conn.skip_values
     if skips is None:
         skips = has_skips(arg)
+    if table.open_dtype:
+        return width, skips, np.dtype(dtype).name
     return width, skips
 
 
-def specialise_tables(program: ir.Program, keys: Mapping[str, TableKey]) -> ir.Program:
+_TABLE_NUMPY_DTYPES = tuple(np.dtype(name) for name in TABLE_DTYPES)
+
+
+def specialise_tables(
+    program: ir.Program, keys: Mapping[str, TableKey], *, dtype_from_table: bool = False
+) -> ir.Program:
     """`program` with the connectivity of each table parameter named in `keys` declared
-    with that (max_neighbors, skip_values); a slot read beyond a table's width is an
-    ArgumentError naming the table."""
-    concrete: dict[Connectivity, Connectivity] = {}
-    for table in open_tables(program):
-        width, skips = keys[table.name]
+    with that (max_neighbors, skip_values), and, with `dtype_from_table`, each table
+    parameter with that dtype (the key's third item); a slot read beyond a table's width
+    is an ArgumentError naming the table."""
+    concrete: dict[object, object] = {}
+    for table in open_tables(program, dtype_from_table=dtype_from_table):
+        key = keys[table.name]
+        width, skips = key[0], key[1]
+        dtype = key[2] if len(key) == 3 else None
         conn = table.connectivity
         if (
             type(width) is not int
@@ -100,13 +127,21 @@ def specialise_tables(program: ir.Program, keys: Mapping[str, TableKey]) -> ir.P
             or type(skips) is not bool
             or conn.max_neighbors not in (None, width)
             or conn.skip_values not in (None, skips)
+            or (dtype_from_table and dtype not in TABLE_DTYPES)
+            or (not dtype_from_table and len(key) != 2)
         ):
+            wanted = "(max_neighbors, skip_values" + (", dtype)" if dtype_from_table else ")")
             raise ArgumentError(
                 f"{program.name}: table '{table.name}' of {conn.name} "
                 f"(max_neighbors={conn.max_neighbors}, skip_values={conn.skip_values}) "
-                f"cannot be specialised for (max_neighbors, skip_values) = {(width, skips)!r}"
+                f"cannot be specialised for {wanted} = {key!r}"
             )
-        concrete[conn] = Connectivity(conn.name, conn.source, conn.target, width, skips)
+        made_conn = Connectivity(conn.name, conn.source, conn.target, width, skips)
+        concrete[conn] = made_conn
+        if dtype is not None:
+            old = program.params[table.position].type
+            assert isinstance(old, ir.TableType)
+            concrete[old] = ir.TableType(old.dims, dtypes.BY_NAME[dtype], made_conn)
         _check_slots(program, table, width)
     made = _swap(program, concrete, {})
     assert isinstance(made, ir.Program)
@@ -130,11 +165,13 @@ def _check_slots(program: ir.Program, table: OpenTable, width: int) -> None:
                 )
 
 
-def _swap(obj: Any, concrete: Mapping[Connectivity, Connectivity], memo: dict[int, Any]) -> Any:
-    """`obj` (an IR value: frozen dataclasses, tuples) with each connectivity of
-    `concrete` replaced; what holds none comes back as the same object."""
+def _swap(obj: Any, concrete: Mapping[object, object], memo: dict[int, Any]) -> Any:
+    """`obj` (an IR value: frozen dataclasses, tuples) with each connectivity and table
+    type of `concrete` replaced; what holds none comes back as the same object."""
     if isinstance(obj, Connectivity):
         return concrete.get(obj, obj)
+    if isinstance(obj, ir.TableType) and obj in concrete:
+        return concrete[obj]
     key = id(obj)
     if key in memo:
         return memo[key]
@@ -158,7 +195,8 @@ def _swap(obj: Any, concrete: Mapping[Connectivity, Connectivity], memo: dict[in
 
 class TableDispatch:
     """A program with open tables on one backend: a dict from the call's table keys to the
-    specialisation's executor (made by `make` at the first call with those keys)."""
+    specialisation's executor (made by `make` at the first call with those keys). With
+    `dtype_from_table`, every table's key has its dtype too (module docstring)."""
 
     def __init__(
         self,
@@ -166,18 +204,21 @@ class TableDispatch:
         make: Callable[[ir.Program], Callable[..., None]],
         *,
         jit: bool = True,
+        dtype_from_table: bool = False,
     ) -> None:
         self.program = program
         self.make = make
         self.jit = jit
-        self.tables = open_tables(program)
+        self.dtype_from_table = dtype_from_table
+        self.tables = open_tables(program, dtype_from_table=dtype_from_table)
         self.executors: dict[tuple[TableKey, ...], Callable[..., None]] = {}
         self._count = len(program.params)
 
     def compile(self, **tables: Sequence[Any]) -> None:
         """Compile the specialisation of every combination of the tables given for each
         open table parameter (all must be named): per parameter a list of arrays or of
-        `(max_neighbors, skip_values)` pairs (as gt4py's `compile(offset_provider=[...])`)."""
+        `(max_neighbors, skip_values)` pairs (as gt4py's `compile(offset_provider=[...])`;
+        `(max_neighbors, skip_values, dtype)` with `dtype_from_table`)."""
         names = [t.name for t in self.tables]
         if set(tables) != set(names):
             raise ArgumentError(
@@ -200,7 +241,8 @@ class TableDispatch:
 
     def _make(self, key: tuple[TableKey, ...]) -> Callable[..., None]:
         keys = {t.name: k for t, k in zip(self.tables, key)}
-        executor = self.make(specialise_tables(self.program, keys))
+        made = specialise_tables(self.program, keys, dtype_from_table=self.dtype_from_table)
+        executor = self.make(made)
         self.executors[key] = executor
         return executor
 
@@ -221,13 +263,22 @@ class TableDispatch:
         if executor is None:
             if not self.jit:
                 compiled = "; ".join(self._text(k) for k in self.executors)
+                what = "max_neighbors, skip_values" + (", dtype" if self.dtype_from_table else "")
                 raise ArgumentError(
                     f"{name}() has no specialisation for the tables {self._text(key)} "
-                    f"((max_neighbors, skip_values); compiled: {compiled or 'none'}); compile "
+                    f"(({what}); compiled: {compiled or 'none'}); compile "
                     "it first, or use with_backend(..., jit=True)"
                 )
             executor = self._make(key)
         executor(*args)
 
 
-__all__ = ["OpenTable", "TableDispatch", "open_tables", "specialise_tables", "table_key"]
+__all__ = [
+    "TABLE_DTYPES",
+    "OpenTable",
+    "TableDispatch",
+    "TableKey",
+    "open_tables",
+    "specialise_tables",
+    "table_key",
+]

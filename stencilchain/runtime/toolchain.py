@@ -29,6 +29,7 @@ from stencilchain.program.arguments import (
 from stencilchain.program.device import Device
 from stencilchain.program.dynamic_offsets import check_offsets, offset_arguments
 from stencilchain.program.hashing import sha256_of
+from stencilchain.program.own_ranges import RangeKey, RangeKeys, specialise_ranges
 from stencilchain.program.program import Program
 from stencilchain.runtime import tracing
 from stencilchain.runtime.build_policy import BuildPolicy
@@ -54,12 +55,16 @@ class CompiledProgram:
     entry: Callable[..., Any]
     checker: ArgumentChecker
     workspace: bool = False
+    # the program compiled for arguments over other ranges (program/own_ranges.py)
+    over_ranges: Callable[[RangeKey], CompiledProgram] | None = dataclasses.field(
+        default=None, compare=False
+    )
 
     def __call__(self, *args: Any) -> None:
         try:
             self.entry(*args)
         except TypeError as err:
-            if not run_unwrapped(self.checker, self.entry, args):
+            if not run_rejected(self, self.entry, args):
                 explain_mismatch(self.checker, args, err)
 
 
@@ -68,6 +73,26 @@ def explain_mismatch(checker: ArgumentChecker, args: tuple[Any, ...], err: TypeE
     native code's own message when only the native check (e.g. the layout) failed."""
     checker.check(args)
     raise ArgumentError(str(err)) from None
+
+
+def run_rejected(
+    compiled: CompiledProgram, entry: Callable[..., Any], args: tuple[Any, ...]
+) -> bool:
+    """Run a call that `entry` (`compiled`'s, perhaps wrapped) rejected because its fields
+    are over other ranges than the program was compiled for (the program specialised for
+    them runs it) or because it holds field values (their arrays run it); False when it is
+    neither. Plain arrays of one size per dimension never come here."""
+    checker = compiled.checker
+    plain, key = checker.keys.of(args)
+    if key is not None and key != checker.key and compiled.over_ranges is not None:
+        if compiled.workspace:
+            raise ArgumentError(
+                f"{compiled.name}(): fields over their own ranges are not supported yet "
+                "with a workspace the caller provides (external_workspace)"
+            )
+        compiled.over_ranges(key)(*plain)
+        return True
+    return run_unwrapped(checker, entry, args)
 
 
 def run_unwrapped(
@@ -225,7 +250,31 @@ class Toolchain:
                 check_offsets(program.name, offsets, args)
                 return unchecked(*args)
 
-        return CompiledProgram(program.name, artifact, entry, checker, artifact.workspace)
+        return CompiledProgram(
+            program.name,
+            artifact,
+            entry,
+            checker,
+            artifact.workspace,
+            # a specialisation is called only with arguments over its own ranges
+            None if program.ranges else self._over_ranges(program, checker.keys),
+        )
+
+    def _over_ranges(
+        self, program: ir.Program, keys: RangeKeys
+    ) -> Callable[[RangeKey], CompiledProgram]:
+        """What compiles (once per key, on first use) `program` specialised for a call's
+        fields over their own ranges (`keys`: the program's, its checker's)."""
+        made: dict[RangeKey, CompiledProgram] = {}
+
+        def over(key: RangeKey) -> CompiledProgram:
+            compiled = made.get(key)
+            if compiled is None:
+                spec = specialise_ranges(program, keys.named(key))
+                compiled = made[key] = self.compile(spec)
+            return compiled
+
+        return over
 
     def executor(self, program: Program) -> BoundProgram:
         """What `program.with_backend(self)` returns."""
@@ -380,8 +429,11 @@ class BoundProgram(functools.partial[None]):
     def _first_call(self, *args: Any, **kwargs: Any) -> None:
         if kwargs:  # by parameter name, as Python binds them
             args = bind_arguments(self.program.ir, args, kwargs)
-        # check first, so that a bad call fails before paying for a compilation
-        ArgumentChecker(self.program.ir, self.toolchain.device).check(args)
+        # check first, so that a bad call fails before paying for a compilation (fields
+        # over their own ranges are checked by the specialisation that runs them)
+        checker = ArgumentChecker(self.program.ir, self.toolchain.device)
+        if checker.keys.of(args)[1] is None:
+            checker.check(args)
         self.compile()
         self(*args)
 
@@ -393,7 +445,7 @@ class BoundProgram(functools.partial[None]):
         if isinstance(err, ArgumentError):
             raise err
         checker = self.compile().checker
-        if entry is None or not run_unwrapped(checker, entry, args):
+        if entry is None or not run_rejected(self.compile(), entry, args):
             explain_mismatch(checker, args, err)
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -438,7 +490,7 @@ def _explain(compiled: CompiledProgram, args: tuple[Any, ...], message: str) -> 
     rejected with `message`, or one with that message when only the native check fails;
     a call holding field values (`sc.as_field`) is run with their arrays instead, and True
     tells the BoundEntry that it ran (module_entry.h)."""
-    if run_unwrapped(compiled.checker, compiled.entry, args):
+    if run_rejected(compiled, compiled.entry, args):
         return True
     compiled.checker.check(args)
     raise ArgumentError(message)

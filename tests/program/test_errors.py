@@ -882,11 +882,24 @@ def test_wrong_dtype_is_never_converted():
     assert_names(info.value, "argument 'out' of smooth()")
 
 
-def test_inconsistent_shapes():
+def test_shapes_that_differ_are_fields_over_their_own_ranges():
+    # each field over its own range (tests/program/test_own_ranges.py): a larger `out`
+    # is written where the reads of `f` stay inside `f`; a domain beyond is named
     f, _, alpha = _smooth_args()
-    with pytest.raises(sc.ArgumentError) as info:
-        smooth(f, np.zeros((6, 8)), alpha)
-    assert_names(info.value, "argument 'out' of smooth()", "size 8 along J", "size 7", "'f'")
+    out = np.zeros((6, 8))
+    smooth(f, out, alpha)
+    same = np.zeros_like(f)
+    smooth(f, same, alpha)
+    np.testing.assert_array_equal(out[:, :7], same)
+    assert not out[:, 7].any()
+    with pytest.raises(sc.DomainError) as info:
+        smooth_everywhere(f, np.zeros((6, 8)), alpha)
+    assert_names(info.value, "argument 'f'", "leaves its range [0, 7) along J")
+
+
+@sc.program
+def smooth_everywhere(f: F64, out: F64, alpha: sc.float64):
+    smooth_op(f, alpha, out=out, domain={I: (1, -1), J: (1, -1)})
 
 
 def test_read_only_output():

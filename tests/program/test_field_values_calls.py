@@ -1,5 +1,5 @@
 """sc.FieldValue passed wherever an array is, on the embedded executor: program arguments,
-out=, tables and offset fields; and the misuse errors (other dimensions, an origin)."""
+out=, tables and offset fields; and the misuse errors (other dimensions, an origin below 0)."""
 
 from __future__ import annotations
 
@@ -66,9 +66,10 @@ def test_a_field_value_over_other_dimensions() -> None:
         diff(sc.as_field((K, I), a.T), b, np.zeros_like(a))
 
 
-def test_an_origin_other_than_zero_is_refused() -> None:
+def test_an_origin_below_zero_is_refused() -> None:
+    # origins of 0 or more: tests/program/test_own_ranges.py
     a, b = inputs()
     out = np.zeros_like(a)
-    with pytest.raises(sc.ArgumentError, match=r"argument 'a' .*starts at K at -1.*not supported"):
+    with pytest.raises(sc.ArgumentError, match=r"argument 'a' .*starts at K -1, below 0"):
         diff(sc.as_field((I, K), a, start={K: -1}), b, out)
     assert not out.any()

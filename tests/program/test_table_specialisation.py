@@ -253,3 +253,38 @@ def test_compiled_ahead_for_given_tables_without_jit() -> None:
     assert all((o == 0).all() for o in outs)
     with pytest.raises(ArgumentError, match="give the tables of every open table parameter"):
         run.compile()  # type: ignore[attr-defined]
+
+
+def test_tables_that_take_their_dtype_from_the_call() -> None:
+    """`dtype_from_table=True` (stencilchain.compat.gt4py's tables): the key is (width,
+    has -1, dtype), the specialisation's table parameter is declared with that dtype."""
+    from stencilchain.program.table_specialisation import TableDispatch, specialise_tables
+
+    made: list[Any] = []
+
+    def make(spec: Any) -> Any:
+        made.append(spec)
+        return sc.backends.run_embedded.executor(sc.Program.from_ir(spec, mesh_sums.fn))
+
+    run = TableDispatch(mesh_sums.ir, make, dtype_from_table=True)
+    for width, skips, dtype in [(3, True, np.int32), (3, True, np.int64), (3, True, np.int32)]:
+        e, w, table = inputs(width, skips, seed=width)
+        outs = [np.zeros((9, 4)) for _ in range(2)]
+        run(e, w, table.astype(dtype), *outs)
+        for got, want in zip(outs, reference(e, w, table)):
+            np.testing.assert_allclose(got, want, rtol=1e-14)
+    assert sorted(run.executors) == [((3, True, "int32"),), ((3, True, "int64"),)]
+    assert [p.params[2].type.dtype.name for p in made] == ["int32", "int64"]
+    assert made[0].fingerprint() != made[1].fingerprint()
+    with pytest.raises(ArgumentError, match="holds int32 or int64 entries, got dtype float64"):
+        run(e, w, table.astype(np.float64), *outs)
+    spec = specialise_tables(mesh_sums.ir, {"c2e": (4, False, "int64")}, dtype_from_table=True)
+    assert repr(spec.params[2].type) == "Table[C2E, int64]"
+    with pytest.raises(ArgumentError, match=r"cannot be specialised for \(max_neighbors, skip_values, dtype\)"):  # fmt: skip
+        specialise_tables(mesh_sums.ir, {"c2e": (4, False)}, dtype_from_table=True)
+    with pytest.raises(ArgumentError, match="cannot be specialised"):
+        specialise_tables(mesh_sums.ir, {"c2e": (4, False, "int64")})
+    ahead = TableDispatch(mesh_sums.ir, make, jit=False, dtype_from_table=True)
+    ahead.compile(c2e=[(3, True, "int64")])
+    with pytest.raises(ArgumentError, match=r"c2e=\(3, True, 'int32'\) \(\(max_neighbors, skip_values, dtype\); compiled: c2e=\(3, True, 'int64'\)\)"):  # fmt: skip
+        ahead(e, w, table, *outs)

@@ -668,13 +668,11 @@ def resolve_bound(form: str, value: int, size: int, lo_min: int) -> tuple[int, i
 
 def bound_values(form: str, size: int, lo: int, hi: int, static: bool = False) -> list[int]:
     """The parameter values for which the bound's range is non-empty and inside [lo, size -
-    hi). A static parameter is a literal in the bound (docs/dsl.md, "Static parameters"):
-    `(kd, kd + 1)` with kd = -1 is then the literal stop 0 (an empty range), not the end."""
+    hi). A static parameter means what the same value means as a scalar parameter
+    (`static` is kept for the callers)."""
     values = []
     for v in range(-size, size + 1):
         if v == 0 or (form == "c" and v < 0):  # 0: an empty stop; c: one plain value
-            continue
-        if static and form == "d" and v == -1:
             continue
         start, stop = resolve_bound(form, v, size, lo)
         if lo <= start < stop <= size - hi:

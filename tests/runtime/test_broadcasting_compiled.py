@@ -131,11 +131,18 @@ def test_broadcasting(run: Any) -> None:
                 np.testing.assert_allclose(
                     got, want, rtol=1e-14, atol=0, err_msg=f"output {k}, {order}, {shape}"
                 )
-    # sizes along a shared dimension are checked exactly, as for fields of equal dimensions
+    # a longer broadcast field is a field over its own range (docs/dsl.md): the outputs'
+    # levels read its first ones; one starting below 0 is an ArgumentError naming it
     inputs = column_inputs((6, 5, 7), "C")
-    inputs["nu"] = np.zeros(8)
+    want = column_reference(**inputs)
+    inputs["nu"] = np.concatenate([inputs["nu"], [np.nan]])
     outs = column_outputs((6, 5, 7), "C")
-    with pytest.raises(sc.ArgumentError, match=r"argument '(f|nu)'"):
+    bound(*inputs.values(), *outs)
+    for got, expected in zip(outs, want):
+        np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
+    inputs["nu"] = sc.as_field((K,), inputs["nu"], start={K: -1})
+    outs = column_outputs((6, 5, 7), "C")
+    with pytest.raises(sc.ArgumentError, match=r"argument 'nu'"):
         bound(*inputs.values(), *outs)
     assert all(np.isnan(o).all() for o in outs)
 

@@ -156,3 +156,36 @@ def test_static_parameters_listed_out_of_order_get_their_own_values(run: Any) ->
     run(static_out_of_order)(a, 10, 2, out)
     np.testing.assert_array_equal(out, [10.0, 11.0, -1.0, -1.0, -1.0, -1.0])
     assert static_out_of_order.static_params == ("s", "n")
+
+
+# --- A static bound from the end ---------------------------------------------------------
+# Found: `domain={K: (n, n + 1)}` with a static `n = -1` was the literal range (-1, 0), a
+# DefinitionError, where a scalar `n = -1` is the last level. Fixed in
+# stencilchain/program/call_bounds.py (StaticInt), program.py and call_domains.py (_bound).
+
+
+@sc.field_operator
+def plus_one(a: F) -> F:
+    return a + 1.0
+
+
+@sc.program(static_params=("n",))
+def static_level(a: F, n: sc.int32, out: F) -> None:
+    plus_one(a, out=out, domain={K: (n, n + 1)})
+
+
+@sc.program
+def scalar_level(a: F, n: sc.int32, out: F) -> None:
+    plus_one(a, out=out, domain={K: (n, n + 1)})
+
+
+@pytest.mark.parametrize("n", [-1, -2, 1])
+def test_a_static_bound_from_the_end_means_what_a_scalar_one_means(run: Any, n: int) -> None:
+    a = np.arange(60.0).reshape(SHAPE)
+    expected = np.full(SHAPE, -1.0)
+    k = n % SHAPE[2]
+    expected[:, :, k] = a[:, :, k] + 1.0
+    for prog in (static_level, scalar_level):
+        out = np.full(SHAPE, -1.0)
+        run(prog)(a, n, out)
+        np.testing.assert_array_equal(out, expected)

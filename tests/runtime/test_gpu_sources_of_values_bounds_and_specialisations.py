@@ -1,8 +1,9 @@
 """The CUDA sources of the constructs of tuples as values (astype, branches, tuple and
 nested arguments, named collections, nested scan states, gt4py-style scan annotations),
 bounds and conditions from scalars (parameter expressions, concat_where on scalars, scans
-in concat_where branches), static parameters, tables of any width and scan arguments over
-fewer dimensions build with nvcc, for both families (no GPU is needed to build them)."""
+in concat_where branches), static parameters, tables of any width, scan arguments over
+fewer dimensions and programs specialised for fields over their own ranges build with
+nvcc, for both families (no GPU is needed to build them)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from typing import Any
 import pytest
 
 from stencilchain.containers import build_container
+from stencilchain.program.own_ranges import specialise_ranges
 from tests.program import test_concat_where_scalars as cws
 from tests.program import test_named_collections as nc
+from tests.program import test_own_ranges as own
 from tests.program import test_parameter_expressions as pe
 from tests.program import test_scan_annotations as sa
 from tests.program import test_scan_broadcast_args as sb
@@ -41,6 +44,12 @@ PROGRAMS: dict[str, Any] = {
     "scan_broadcast_cell": sb.column_decay,
     "scan_broadcast_ijk": sb.mixed_program,
     "scan_broadcast_gt4py": sb.gt4py_program,
+    # half levels: theta and out one level short of w (the bindings shift no pointer)
+    "own_ranges_half_levels": specialise_ranges(
+        own.to_full_levels.ir, {"theta": ((0, 0), (0, 1)), "out": ((0, 0), (0, 1))}
+    ),
+    # an origin: out starts at 1 (the bindings shift its pointer back by one point)
+    "own_ranges_origin": specialise_ranges(own.copy.ir, {"out": ((1, 2),)}),
 }
 
 

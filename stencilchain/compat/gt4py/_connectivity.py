@@ -12,10 +12,25 @@ from typing import Any
 
 import numpy as np
 
-from stencilchain.compat.gt4py._offsets import TableSpec
 from stencilchain.errors import ArgumentError
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.tables import frozen_table
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class TableSpec:
+    """What a connectivity declares of its table, as gt4py's offset-provider type: its
+    width, whether it may have missing neighbours (the declared `skip_value`), its dtype."""
+
+    max_neighbors: int
+    skip_values: bool
+    dtype: str = "int32"
+
+    @property
+    def key(self) -> tuple[int, bool, str]:
+        """The key of the program specialisation made for it ahead of a call
+        (program/table_specialisation.py)."""
+        return self.max_neighbors, self.skip_values, self.dtype
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

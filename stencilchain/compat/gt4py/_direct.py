@@ -1,7 +1,8 @@
 """A gt4py field operator called directly, `fop(a, b, out=c, offset_provider={...},
 domain={I: (0, n)})` (gt4py's test-harness style): run as a program of that one call,
-traced per specialization and per set of domain dimensions; the domain's bounds are
-parameters of the program, so another domain needs no new build."""
+traced per set of domain dimensions and specialised per call's tables as a program is
+(_programs.runner); the domain's bounds are parameters of the program, so another domain
+needs no new build."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from stencilchain.compat.gt4py._offsets import Resolution
-from stencilchain.compat.gt4py._programs import trace_program
-from stencilchain.compat.gt4py._provider import provider_of, spec_of, table_array
+from stencilchain.compat.gt4py._offsets import Reads
+from stencilchain.compat.gt4py._programs import runner, trace_program
+from stencilchain.compat.gt4py._provider import provider_of, table_array
 from stencilchain.compat.gt4py._translate import translated
 from stencilchain.compat.gt4py._values import FieldValue, argument
 from stencilchain.errors import ArgumentError, DefinitionError
@@ -47,25 +48,19 @@ class DirectCalls:
             raise ArgumentError(f"field operator {name}: {err}") from None
         values = [argument(bound.arguments[p]) for p in self.signature.parameters]
         dims, bounds = _domain(name, domain)
-        resolution = Resolution(lambda n: spec_of(provider, n))
-        reads = self.op._reads
-        key = (dims, None if reads is None else resolution.key(reads))
-        found = self._runs.get(key) if reads is not None else None
+        found = self._runs.get(dims)
         if found is None:
-            found = self._trace(resolution, dims, out)
-            self._runs[(dims, resolution.key(found[1]))] = found
+            found = self._runs[dims] = self._trace(dims, out)
         run, tables = found
         out_value = tuple(argument(o) for o in out) if isinstance(out, tuple) else argument(out)
         run(*values, out_value, *bounds, *(table_array(provider, t) for t in tables))
 
-    def _trace(
-        self, resolution: Resolution, dims: tuple[Any, ...], out_value: object
-    ) -> tuple[Any, tuple[str, ...]]:
+    def _trace(self, dims: tuple[Any, ...], out_value: object) -> tuple[Any, tuple[str, ...]]:
         op = self.op
         fn = op.definition
         name = op.__name__
         # the operator's parameters, the out= field(s) and the domain's bounds
-        sc_op = op.specialized(Resolution(resolution.spec))
+        sc_op = op.traced(Reads())
         annotations = dict(translated(fn).__annotations__)
         returns = annotations.pop("return", None)
         result = getattr(getattr(sc_op, "definition", None), "return_type", None)
@@ -104,9 +99,8 @@ class DirectCalls:
         ]
         call_body.__signature__ = inspect.Signature(sig_params)  # type: ignore[attr-defined]
         location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
-        made, tables = trace_program(call_body, annotations, call_body, resolution, location)
-        run = made if op.backend is None else made.with_backend(op.backend)
-        return run, tables
+        made, tables = trace_program(call_body, annotations, call_body, location)
+        return runner(made, op.backend), tables
 
 
 def _fresh(name: str, taken: set[str]) -> str:

@@ -2,68 +2,51 @@
 target=(K,))`, read as `f(Koff[-1])`) or a connectivity (`C2E = FieldOffset("C2E",
 source=Edge, target=(Cell, C2EDim))`, read as `f(C2E)`, `f(C2E[0])`).
 
-A connectivity's width and whether it has missing neighbours are known only when the
-program is called with its `offset_provider`: while an operator is traced for one, the
-`Resolution` in force turns each FieldOffset into stencilchain's Connectivity (or Offset)."""
+A connectivity's width, whether it has missing neighbours and its tables' dtype are known
+only when the program is called with its `offset_provider`, so a FieldOffset read through
+is stencilchain's Connectivity with `max_neighbors=None, skip_values=None`: the program is
+traced once and specialised per call's tables by stencilchain's own mechanism
+(program/table_specialisation.py, ADR 0029/0033). While an operator is traced, the
+`Reads` in force records the FieldOffsets it reads through, so that its program knows
+which tables to take from `offset_provider`."""
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+import functools
+from collections.abc import Iterator
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.dimensions import Dimension, Offset
 
 
-@dataclasses.dataclass(frozen=True, order=True)
-class TableSpec:
-    """What a traced program needs to know of one connectivity of the offset provider."""
+class Reads:
+    """The FieldOffsets that a trace reads through, by name (its callees' too)."""
 
-    max_neighbors: int
-    skip_values: bool
-    dtype: str = "int32"
-
-
-class Resolution:
-    """The offset provider of one call while its operators are traced: the spec of each
-    connectivity asked for (`lookup`, once per name), and the FieldOffsets that the trace
-    read through (`used`, by name)."""
-
-    def __init__(self, lookup: Callable[[str], TableSpec | None]) -> None:
-        self._lookup = lookup
-        self._specs: dict[str, TableSpec | None] = {}
+    def __init__(self) -> None:
         self.used: dict[str, FieldOffset] = {}
 
-    def spec(self, name: str) -> TableSpec | None:
-        if name not in self._specs:
-            self._specs[name] = self._lookup(name)
-        return self._specs[name]
 
-    def key(self, names: Iterable[str]) -> tuple[tuple[str, TableSpec | None], ...]:
-        """The specs of `names`, as a cache key."""
-        return tuple((n, self.spec(n)) for n in sorted(names))
-
-
-_resolution: contextvars.ContextVar[Resolution | None] = contextvars.ContextVar(
-    "gt4py_offset_resolution", default=None
+_reads: contextvars.ContextVar[Reads | None] = contextvars.ContextVar(
+    "gt4py_offset_reads", default=None
 )
 
 
-def current() -> Resolution | None:
-    """The resolution of the trace running now, or None outside any trace of this module."""
-    return _resolution.get()
+def current() -> Reads | None:
+    """The record of the trace running now, or None outside any trace of this module."""
+    return _reads.get()
 
 
 @contextlib.contextmanager
-def resolving(resolution: Resolution) -> Iterator[None]:
-    token = _resolution.set(resolution)
+def recording(reads: Reads) -> Iterator[None]:
+    token = _reads.set(reads)
     try:
         yield
     finally:
-        _resolution.reset(token)
+        _reads.reset(token)
 
 
 class FieldOffset:
@@ -115,38 +98,34 @@ class FieldOffset:
             )
         return FieldOffsetIndex(self, index)
 
+    @functools.cached_property
+    def open_connectivity(self) -> Connectivity:
+        """stencilchain's Connectivity of this offset: its width and skip-value property
+        are those of each call's table."""
+        return Connectivity(
+            self.value,
+            source=self.source,
+            target=(self.target[0], self.target[1]),
+            max_neighbors=None,
+            skip_values=None,
+        )
+
     def connectivity(self) -> Connectivity:
-        """stencilchain's Connectivity for this offset in the trace running now."""
-        resolution = _resolution.get()
+        """stencilchain's Connectivity for this offset, recorded as read by the trace
+        running now."""
+        reads = _reads.get()
         if self.is_cartesian:
             raise DefinitionError(
                 f"{self.value} is a Cartesian offset (target=({self.source.name},)); it "
                 f"shifts by an amount, f({self.value}[1]), it has no neighbours to reduce"
             )
-        if resolution is None:
+        if reads is None:
             raise DefinitionError(
                 f"{self.value}: a FieldOffset is read inside a field operator, traced when "
                 "its program is called with offset_provider=..."
             )
-        spec = resolution.spec(self.value)
-        if spec is None:
-            raise DefinitionError(
-                f"the field operator reads through {self.value}, but offset_provider has no "
-                f"entry {self.value!r}; pass offset_provider={{{self.value!r}: table}} with "
-                f"a table of shape (n_{self.target[0].name.lower()}, max_neighbors)"
-            )
-        resolution.used[self.value] = self
-        return self.connectivity_for(spec)
-
-    def connectivity_for(self, spec: TableSpec) -> Connectivity:
-        """stencilchain's Connectivity for this offset and a table of `spec`."""
-        return Connectivity(
-            self.value,
-            source=self.source,
-            target=(self.target[0], self.target[1]),
-            max_neighbors=spec.max_neighbors,
-            skip_values=spec.skip_values,
-        )
+        reads.used[self.value] = self
+        return self.open_connectivity
 
     # `f(C2E)` hands the FieldOffset itself to the shift (tracing.shift, via shift_of)
     def _stencilchain_shift_(self) -> Connectivity | Offset:

@@ -1,24 +1,21 @@
 """gt4py's `@field_operator` and `@scan_operator`: each traced into stencilchain's own
-operator once per specialization, when the tables it reads are known.
+operator once, when a program (or a direct call) first runs it.
 
-A gt4py connectivity has no width until the call's `offset_provider` gives its table, so
-an operator is traced when a program (or a direct call) first runs it with one; it is
-traced again for tables of another width or skip-value property, as in gt4py. Tracing runs
-under gt4py's rules for literals (program/literal_rules.py)."""
+A gt4py connectivity has no width until the call's `offset_provider` gives its table: the
+operator is traced with stencilchain's open Connectivity of each FieldOffset it reads
+(`max_neighbors=None, skip_values=None`), and its programs are specialised per call's
+tables by stencilchain's table specialisation (program/table_specialisation.py), as gt4py
+compiles per offset-provider type. Tracing runs under gt4py's rules for literals
+(program/literal_rules.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections.abc import Callable
 from typing import Any
 
-from stencilchain.compat.gt4py._offsets import (
-    FieldOffset,
-    Resolution,
-    TableSpec,
-    current,
-    resolving,
-)
+from stencilchain.compat.gt4py._offsets import FieldOffset, Reads, current, recording
 from stencilchain.compat.gt4py._program_args import unwrapped_call
 from stencilchain.compat.gt4py._translate import translated
 from stencilchain.errors import DefinitionError
@@ -27,54 +24,56 @@ from stencilchain.program.field_operator import FieldOperator as _ScFieldOperato
 from stencilchain.program.literal_rules import gt4py_literals
 from stencilchain.program.scan_operator import ScanOperator as _ScScanOperator
 
-Key = tuple[tuple[str, TableSpec | None], ...]
+
+@dataclasses.dataclass
+class _Trace:
+    """An operator's trace, shared by its `with_backend` copies: stencilchain's operator
+    and the FieldOffsets it reads through (its callees' too); None until first traced."""
+
+    op: Any = None
+    reads: dict[str, FieldOffset] | None = None
 
 
-class _Specialized:
-    """An operator traced once per set of table specs that it reads through."""
+class _Deferred:
+    """An operator traced at its first call inside a trace."""
 
-    def __init__(self, definition: Callable[..., Any]) -> None:
+    def __init__(self, definition: Callable[..., Any], trace: _Trace | None = None) -> None:
         self.definition = definition
         self.__name__ = definition.__name__
         self.__doc__ = definition.__doc__
-        self._traced: dict[Key, Any] = {}
-        # the FieldOffsets its traces read through (its callees' too), known after the first
-        self._reads: dict[str, FieldOffset] | None = None
+        self._trace = _Trace() if trace is None else trace
 
     def _make(self, fn: Callable[..., Any]) -> Any:
         raise NotImplementedError
 
-    def specialized(self, resolution: Resolution) -> Any:
-        """stencilchain's operator for the tables of `resolution`."""
-        if self._reads is not None:
-            key = resolution.key(self._reads)
-            op = self._traced.get(key)
-            if op is not None:
-                resolution.used.update(self._reads)
-                return op
-        own = Resolution(resolution.spec)
-        with resolving(own), gt4py_literals():
-            op = self._make(translated(self.definition))
-        self._reads = dict(own.used)
-        self._traced[own.key(self._reads)] = op
-        resolution.used.update(self._reads)
-        return op
+    def traced(self, reads: Reads) -> Any:
+        """stencilchain's operator, its FieldOffsets recorded in `reads`."""
+        trace = self._trace
+        if trace.reads is None:
+            own = Reads()
+            with recording(own), gt4py_literals():
+                trace.op = self._make(translated(self.definition))
+            trace.reads = dict(own.used)
+        reads.used.update(trace.reads)
+        return trace.op
 
     def _traced_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A call inside a trace (of a program or an operator): stencilchain's operator,
         called with the arguments as the caller's trace has them."""
-        resolution = current()
-        assert resolution is not None
+        reads = current()
+        assert reads is not None
         args, kwargs = unwrapped_call(args, kwargs)
-        return self.specialized(resolution)(*args, **kwargs)
+        return self.traced(reads)(*args, **kwargs)
 
 
-class FieldOperator(_Specialized):
+class FieldOperator(_Deferred):
     """A gt4py field operator: called from a program, from another operator, or directly
     with `out=`, `offset_provider=` and `domain=` (gt4py's test-harness style)."""
 
-    def __init__(self, definition: Callable[..., Any], backend: Any = None) -> None:
-        super().__init__(definition)
+    def __init__(
+        self, definition: Callable[..., Any], backend: Any = None, trace: _Trace | None = None
+    ) -> None:
+        super().__init__(definition, trace)
         self.backend = backend
         self._direct: Any = None
 
@@ -83,9 +82,7 @@ class FieldOperator(_Specialized):
 
     def with_backend(self, backend: Any) -> FieldOperator:
         """This operator, called directly, run by `backend` (any stencilchain toolchain)."""
-        other = FieldOperator(self.definition, backend)
-        other._traced, other._reads = self._traced, self._reads
-        return other
+        return FieldOperator(self.definition, backend, self._trace)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if current() is not None:
@@ -110,17 +107,18 @@ class ScanOperator(FieldOperator):
         forward: bool,
         init: object,
         backend: Any = None,
+        trace: _Trace | None = None,
     ) -> None:
-        super().__init__(definition, backend)
+        super().__init__(definition, backend, trace)
         self.axis, self.forward, self.init = axis, forward, init
 
     def _make(self, fn: Callable[..., Any]) -> Any:
         return _ScScanOperator(fn, self.axis, self.forward, self.init)
 
     def with_backend(self, backend: Any) -> ScanOperator:
-        other = ScanOperator(self.definition, self.axis, self.forward, self.init, backend)
-        other._traced, other._reads = self._traced, self._reads
-        return other
+        return ScanOperator(
+            self.definition, self.axis, self.forward, self.init, backend, self._trace
+        )
 
     def __repr__(self) -> str:
         return f"<gt4py scan_operator {self.__name__}>"

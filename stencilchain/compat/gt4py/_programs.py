@@ -1,27 +1,38 @@
-"""gt4py's `@program`: a stencilchain program traced per specialization of the tables its
-operators read, whose tables come from the call's `offset_provider` (gt4py's spelling)
-instead of being parameters (stencilchain's).
+"""gt4py's `@program`: a stencilchain program whose tables come from the call's
+`offset_provider` (gt4py's spelling) instead of being parameters (stencilchain's).
 
-Tracing a specialization: the user's function is traced as a stencilchain program whose
+The user's function is traced once, at its first call, as a stencilchain program whose
 parameters are its own plus one table per connectivity read through (found by tracing it
-once without tables, then again with them; the operators' traces are cached in between)."""
+once without tables, then again with them; the operators' traces are cached in between).
+Those connectivities are open (`max_neighbors=None, skip_values=None`) and the tables
+take their dtype from the call, so one trace serves every offset provider: stencilchain's
+TableDispatch makes one specialisation per (width, has -1 entries, dtype) of the call's
+tables, on every backend (program/table_specialisation.py, ADR 0029 and 0033)."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from stencilchain.compat.gt4py._connectivity import Connectivity
 from stencilchain.compat.gt4py._dims import annotation
-from stencilchain.compat.gt4py._offsets import FieldOffset, Resolution, resolving
+from stencilchain.compat.gt4py._offsets import FieldOffset, Reads, recording
 from stencilchain.compat.gt4py._program_args import wrapped
-from stencilchain.compat.gt4py._provider import provider_of, spec_of, table_array
+from stencilchain.compat.gt4py._provider import declared_key, provider_of, table_array
 from stencilchain.compat.gt4py._values import FieldValue, argument
 from stencilchain.errors import DefinitionError
 from stencilchain.program import dtypes
+from stencilchain.program.embedded import run_embedded
 from stencilchain.program.program import Program as _ScProgram
+from stencilchain.program.table_specialisation import (
+    TableDispatch,
+    TableKey,
+    open_tables,
+    specialise_tables,
+)
+from stencilchain.program.table_specialisation import table_key as _array_key
 from stencilchain.program.types import Table
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -38,12 +49,12 @@ def trace_program(
     fn: Callable[..., Any],
     annotations: Mapping[str, Any],
     body: Callable[..., Any],
-    resolution: Resolution,
     location: tuple[str, int] | None = None,
 ) -> tuple[_ScProgram, tuple[str, ...]]:
     """stencilchain's program of `body` (called with the program's own arguments), its
-    parameters those of `fn` plus a table for each connectivity read through; and the
-    offset names of those tables, in parameter order."""
+    parameters those of `fn` plus a table for each connectivity read through (open, its
+    dtype int32 until specialised); and the offset names of those tables, in parameter
+    order."""
     if location is None:
         location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
     params = list(inspect.signature(fn).parameters.values())
@@ -56,22 +67,19 @@ def trace_program(
     program_body.__name__ = fn.__name__
     program_body.__qualname__ = fn.__qualname__
     for attempt in range(2):
-        own = Resolution(resolution.spec)
+        own = Reads()
         taken = {p.name for p in params}
         table_params, table_types = [], {}
         for name in sorted(reads):
-            offset = reads[name]
-            spec = resolution.spec(name)
-            assert spec is not None
-            conn = offset.connectivity_for(spec)
             pname = _table_param(name, taken)
             taken.add(pname)
             table_params.append(inspect.Parameter(pname, inspect.Parameter.POSITIONAL_OR_KEYWORD))
-            table_types[pname] = Table.__class_getitem__((conn, dtypes.BY_NAME[spec.dtype]))
+            conn = reads[name].open_connectivity
+            table_types[pname] = Table.__class_getitem__((conn, dtypes.int32))
         program_body.__signature__ = inspect.Signature(params + table_params)  # type: ignore[attr-defined]
         program_body.__annotations__ = {**annotations, **table_types}
         try:
-            with resolving(own):
+            with recording(own):
                 made = _ScProgram(program_body)
         except DefinitionError as err:
             if attempt == 0 and own.used and set(own.used) != set(reads):
@@ -82,6 +90,47 @@ def trace_program(
             return made, tuple(sorted(reads))
         reads = dict(own.used)
     raise AssertionError("a program's tables changed between two traces")
+
+
+def runner(made: _ScProgram, backend: Any) -> Callable[..., None]:
+    """`made` run by `backend` (embedded where None): through a TableDispatch keyed also
+    on the tables' dtypes where it takes tables."""
+    if not open_tables(made.ir, dtype_from_table=True):
+        return made if backend is None else made.with_backend(backend)
+    chosen = run_embedded if backend is None else backend
+    fn = made.fn
+
+    def make(spec: Any) -> Callable[..., None]:
+        executor: Callable[..., None] = chosen.executor(_ScProgram.from_ir(spec, fn))
+        return executor
+
+    dispatch = TableDispatch(made.ir, make, dtype_from_table=True)
+    tuples = made._tuples  # a program with tuple parameters: called through them
+    return dispatch if tuples is None else tuples(dispatch)
+
+
+def specialised(
+    made: _ScProgram, reads: tuple[str, ...], provider: Mapping[str, Any]
+) -> _ScProgram:
+    """`made` specialised for the tables of `provider` (what a call with them runs; an
+    as_connectivity by its declared skip value, as gt4py's offset-provider type)."""
+    tables = open_tables(made.ir, dtype_from_table=True)
+    if not tables:
+        return made
+    keys: dict[str, TableKey] = {}
+    for table, name in zip(tables, reads):
+        declared = declared_key(provider, name)
+        array = table_array(provider, name)
+        keys[table.name] = declared if declared is not None else _array_key(made.name, table, array)
+    return _ScProgram.from_ir(specialise_tables(made.ir, keys, dtype_from_table=True), made.fn)
+
+
+@dataclasses.dataclass
+class _Made:
+    """A program's trace, shared by its `with_backend` copies; None until first called."""
+
+    program: _ScProgram | None = None
+    reads: tuple[str, ...] = ()
 
 
 def _at_user(err: DefinitionError, location: tuple[str, int]) -> DefinitionError:
@@ -98,7 +147,11 @@ class Program:
     `backend` (embedded, stencilchain's NumPy executor, where None)."""
 
     def __init__(
-        self, definition: Callable[..., Any], backend: Any = None, grid_type: Any = None
+        self,
+        definition: Callable[..., Any],
+        backend: Any = None,
+        grid_type: Any = None,
+        made: _Made | None = None,
     ) -> None:
         self.definition = definition
         self.__name__ = definition.__name__
@@ -106,21 +159,15 @@ class Program:
         self.backend = backend
         self.grid_type = grid_type
         self._annotations: dict[str, Any] | None = None
-        # by the specs of the tables it reads: the runner and the offsets of its tables
-        self._runs: dict[tuple[Any, ...], tuple[Callable[..., None], tuple[str, ...]]] = {}
-        self._made: dict[tuple[Any, ...], _ScProgram] = {}
-        self._reads: tuple[str, ...] | None = None
-        # the connectivities of the last call, when all were immutable, and its runner
-        self._last: tuple[list[Any], tuple[Callable[..., None], tuple[str, ...]]] | None = None
+        self._made = _Made() if made is None else made
+        self._run: Callable[..., None] | None = None
 
     def with_backend(self, backend: Any) -> Program:
         """This program run by `backend`: any stencilchain toolchain (run_gtfn_cpu, ...)."""
-        other = Program(self.definition, backend, self.grid_type)
-        other._made, other._reads = self._made, self._reads  # the traces are shared
-        return other
+        return Program(self.definition, backend, self.grid_type, self._made)
 
     def with_grid_type(self, grid_type: Any) -> Program:
-        return Program(self.definition, self.backend, grid_type)
+        return Program(self.definition, self.backend, grid_type, self._made)
 
     def _translated_annotations(self) -> dict[str, Any]:
         if self._annotations is None:
@@ -141,61 +188,30 @@ class Program:
             self._annotations = {n: annotation(v, where) for n, v in raw.items() if n != "return"}
         return self._annotations
 
-    def _specialize(
-        self, provider: Mapping[str, Any]
-    ) -> tuple[Callable[..., None], tuple[str, ...]]:
-        resolution = Resolution(lambda name: spec_of(provider, name))
-        made = None
-        reads = self._reads
-        if reads is not None:
-            key = resolution.key(reads)
-            found = self._runs.get(key)
-            if found is not None:
-                return found
-            made = self._made.get(key)
-        if made is None or reads is None:
-            made, reads = trace_program(
-                self.definition, self._translated_annotations(), self.definition, resolution
+    def _traced(self) -> tuple[_ScProgram, tuple[str, ...]]:
+        made = self._made
+        if made.program is None:
+            made.program, made.reads = trace_program(
+                self.definition, self._translated_annotations(), self.definition
             )
-            self._reads = reads
-            self._made[resolution.key(reads)] = made
-        run = made if self.backend is None else made.with_backend(self.backend)
-        entry = (run, reads)
-        self._runs[resolution.key(reads)] = entry
-        return entry
+        return made.program, made.reads
 
     def stencilchain_program(
         self, offset_provider: Any = None
     ) -> tuple[_ScProgram, tuple[str, ...]]:
-        """stencilchain's program for the tables of `offset_provider`, and the offset names
-        of the tables it takes after this program's own parameters (in that order)."""
-        provider = provider_of(offset_provider)
-        _, reads = self._specialize(provider)
-        return self._made[tuple((n, spec_of(provider, n)) for n in reads)], reads
+        """stencilchain's program for the tables of `offset_provider` (the specialisation
+        a call with them runs), and the offset names of the tables it takes after this
+        program's own parameters (in that order)."""
+        made, reads = self._traced()
+        return specialised(made, reads, provider_of(offset_provider)), reads
 
     def __call__(self, *args: Any, offset_provider: Any = None, **kwargs: Any) -> None:
+        run = self._run
+        if run is None:
+            made, _ = self._traced()
+            run = self._run = runner(made, self.backend)
         provider = provider_of(offset_provider)
-        reads = self._reads
-        found = None
-        if reads is not None:  # the fast path: the specialization is known
-            entries = [provider.get(n) for n in reads]
-            last = self._last
-            if last is not None and all(a is b for a, b in zip(entries, last[0])):
-                found = last[1]  # the same immutable connectivities as the last call's
-            else:
-                key = tuple(
-                    [
-                        (n, v.spec if type(v) is Connectivity else spec_of(provider, n))
-                        for n, v in zip(reads, entries)
-                    ]
-                )
-                found = self._runs.get(key)
-                if found is not None and all(type(v) is Connectivity for v in entries):
-                    self._last = (entries, found)
-        if found is None:
-            found = self._specialize(provider)
-        run, reads = found
-        tables = [table_array(provider, name) for name in reads]
+        tables = [table_array(provider, name) for name in self._made.reads]
         values = [a.array if type(a) is FieldValue and not any(a.start) else a for a in args]
         if kwargs:
             kwargs = {k: argument(v) for k, v in kwargs.items()}

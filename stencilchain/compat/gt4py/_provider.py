@@ -1,7 +1,8 @@
 """A call's `offset_provider`: `{"C2E": table_or_connectivity, "Koff": K}`. A connectivity
-(as_connectivity) was checked when it was made and carries its spec; a plain NumPy table is
-looked at per call (its width, whether it has -1 entries) and checked by the program, as
-stencilchain checks a mutable table."""
+(as_connectivity) was checked when it was made and its array is a frozen table; a plain
+NumPy table is checked by the program, as stencilchain checks a mutable table. Which
+specialisation a call runs is chosen by the program's TableDispatch from the arrays
+(program/table_specialisation.py)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from stencilchain.compat.gt4py._connectivity import Connectivity, _PendingTable
-from stencilchain.compat.gt4py._offsets import TableSpec
-from stencilchain.errors import ArgumentError
+from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.tables import has_skips
+from stencilchain.program.table_specialisation import TABLE_DTYPES
 
 _EMPTY: Mapping[str, Any] = {}
+_TABLE_DTYPES = frozenset(np.dtype(d) for d in TABLE_DTYPES)
 
 
 def provider_of(offset_provider: object) -> Mapping[str, Any]:
@@ -31,43 +32,46 @@ def provider_of(offset_provider: object) -> Mapping[str, Any]:
 
 
 def table_array(provider: Mapping[str, Any], name: str) -> Any:
-    """The array a program is called with for connectivity `name`."""
-    value = provider[name]
-    if type(value) is Connectivity:
-        return value.table
-    if isinstance(value, _PendingTable):
-        return value.array
-    return value
-
-
-def spec_of(provider: Mapping[str, Any], name: str) -> TableSpec | None:
-    """The spec of the table the provider gives for `name`, or None where it has none."""
+    """The array a program is called with for connectivity `name`: 2-D, int32 or int64."""
     value = provider.get(name)
+    if type(value) is Connectivity:
+        return value.table  # checked when it was made
     if value is None:
-        return None
-    if isinstance(value, Connectivity):
-        return value.spec
+        raise DefinitionError(
+            f"the field operator reads through {name}, but offset_provider has no entry "
+            f"{name!r}; pass offset_provider={{{name!r}: table}} with a table of shape "
+            "(n_entities, max_neighbors)"
+        )
     if isinstance(value, _PendingTable):
-        array = value.array
-        skips = value.skip_value is not None
+        value = value.array
     elif isinstance(value, Dimension):
         raise ArgumentError(
             f"offset_provider[{name!r}] is the dimension {value.name}, but {name} is a "
             "connectivity (a FieldOffset with target=(entity, local)); give its table"
         )
-    else:
-        array = value
-        shape = getattr(array, "shape", None)
-        if shape is None or len(shape) != 2:
-            raise ArgumentError(
-                f"offset_provider[{name!r}]: a connectivity's table is a 2-D integer array "
-                f"or as_connectivity(...), got {type(value).__name__}"
-                + (f" of shape {tuple(shape)}" if shape is not None else "")
-            )
-        skips = has_skips(np.asarray(array))
-    dtype = str(np.dtype(array.dtype))
-    if dtype not in ("int32", "int64"):
+    shape = getattr(value, "shape", None)
+    if shape is None or len(shape) != 2:
         raise ArgumentError(
-            f"offset_provider[{name!r}]: a table's entries are int32 or int64, got {dtype}"
+            f"offset_provider[{name!r}]: a connectivity's table is a 2-D integer array "
+            f"or as_connectivity(...), got {type(value).__name__}"
+            + (f" of shape {tuple(shape)}" if shape is not None else "")
         )
-    return TableSpec(int(array.shape[1]), skips, dtype)
+    if getattr(value, "dtype", None) not in _TABLE_DTYPES:
+        raise ArgumentError(
+            f"offset_provider[{name!r}]: a table's entries are int32 or int64, got "
+            f"{getattr(value, 'dtype', None)}"
+        )
+    return value
+
+
+def declared_key(provider: Mapping[str, Any], name: str) -> tuple[int, bool, str] | None:
+    """The specialisation key that a connectivity of `provider` declares (as gt4py's
+    offset-provider type: its declared skip value, not what its table holds), or None for
+    a plain table (whose key its entries give)."""
+    value = provider.get(name)
+    if type(value) is Connectivity:
+        return value.spec.key
+    if isinstance(value, _PendingTable):
+        table = value.array
+        return int(table.shape[1]), value.skip_value is not None, str(np.dtype(table.dtype))
+    return None

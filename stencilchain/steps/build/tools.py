@@ -112,12 +112,25 @@ def host_cpu_identity() -> str:
     `platform` module says). Read once per process: a file read, no process start."""
     fields = {"vendor_id", "cpu family", "model", "model name", "flags"}
     try:
-        text = Path("/proc/cpuinfo").read_text()
+        first = _first_processor("/proc/cpuinfo")
     except OSError:
         return sha256_of(platform.machine(), platform.processor())
-    first = text.split("\n\n", 1)[0]
     lines = [line for line in first.splitlines() if line.split(":", 1)[0].strip() in fields]
     return sha256_of(platform.machine(), *lines)
+
+
+def _first_processor(path: str) -> str:
+    """The first processor's block of `path` (/proc/cpuinfo): read a block at a time up to
+    its first blank line, since the kernel makes each processor's entry as it is read (on
+    a machine of many cores the whole file costs milliseconds)."""
+    text = ""
+    with open(path, encoding="utf-8", errors="replace") as file:
+        while "\n\n" not in text:
+            block = file.read(4096)
+            if not block:
+                break
+            text += block
+    return text.split("\n\n", 1)[0]
 
 
 def executable_identity(path: str) -> str:
@@ -139,9 +152,16 @@ def package_identity(name: str) -> str:
             "",
             None,
         )
-    origin = Path(spec.origin)
-    files = [origin, *(p for p in (origin.with_name("version.py"),) if p.is_file())]
-    return "|".join(f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
+    identities = []
+    for path in (spec.origin, os.path.join(os.path.dirname(spec.origin), "version.py")):
+        try:
+            info = os.stat(path)  # one stat per file
+        except FileNotFoundError:
+            if path == spec.origin:
+                raise
+            continue
+        identities.append(f"{path}:{info.st_size}:{info.st_mtime_ns}")
+    return "|".join(identities)
 
 
 def which(name: str, what: str, path: str | None = None) -> str:

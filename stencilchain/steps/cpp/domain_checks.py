@@ -13,7 +13,7 @@ from collections.abc import Callable
 from stencilchain.program import ir
 from stencilchain.program.bound_exprs import BoundExpr
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.domains import empty_message, window_message
+from stencilchain.program.domains import empty_message, own_range_message, window_message
 from stencilchain.steps.cpp.signature import bound_var, scalar_var, size_var
 
 
@@ -80,13 +80,29 @@ def halo_checks(program_name: str, call: ir.ProgramCall) -> list[str]:
             "    return 1;",
             "}",
         ]
+        for own in dd.own:
+            end = f"{n} - {own.gap}" if own.gap else n
+            message = own_range_message(
+                call.callee, program_name, dd.dim, own, ("%lld", "%lld", "%lld")
+            )
+            lines += [
+                f"if ({start} - {own.lo} < {own.start} || {stop} + {own.hi} > {end}) {{",
+                f'    std::snprintf(err, err_len, "{message}", (long long){start}, '
+                f"(long long){stop}, (long long)({end}));",
+                "    return 1;",
+                "}",
+            ]
         for window in dd.windows:
-            lines += _window_check(program_name, call, dd.dim, window)
+            lines += _window_check(program_name, call, dd.dim, window, dd.window_range)
     return lines
 
 
 def _window_check(
-    program_name: str, call: ir.ProgramCall, dim: Dimension, window: ir.Window
+    program_name: str,
+    call: ir.ProgramCall,
+    dim: Dimension,
+    window: ir.Window,
+    inside: tuple[int, int] = (0, 0),
 ) -> list[str]:
     """The check of reads that happen only where a concat_where's branch is selected: at
     the points [ws, we) where it is evaluated and selected, if any, reads stay inside."""
@@ -94,6 +110,7 @@ def _window_check(
     ws = [f"{start} + ({window.shift})"] + [bound_value(dim, b) for b in window.interval.starts]
     we = [f"{stop} + ({window.shift})"] + [bound_value(dim, b) for b in window.interval.stops]
     lo, hi = window.reads
+    end = f"{n} - {inside[1]}" if inside[1] else n
     message = window_message(
         call.callee, program_name, dim, window, ("%lld", "%lld", "%lld", "%lld", "%lld")
     )
@@ -102,7 +119,7 @@ def _window_check(
         "{",
         f"    const std::int64_t sc_ws = std::max<std::int64_t>({{{', '.join(ws)}}});",
         f"    const std::int64_t sc_we = std::min<std::int64_t>({{{', '.join(we)}}});",
-        f"    if (sc_ws < sc_we && (sc_ws + ({lo}) < 0 || sc_we + ({hi}) > {n})) {{",
+        f"    if (sc_ws < sc_we && (sc_ws + ({lo}) < {inside[0]} || sc_we + ({hi}) > {end})) {{",
         f'        std::snprintf(err, err_len, "{message}", {values});',
         "        return 1;",
         "    }",

@@ -62,6 +62,10 @@ def extension_module_deps(flavor: str) -> tuple[str, ...]:
     return ("pybind11",) if flavor == "pybind11" else ()
 
 
+def _plus(value: int) -> str:
+    return f" + {value}" if value else ""
+
+
 def _text(name: str) -> str:
     return package_text("stencilchain.steps.cpp", name)
 
@@ -106,15 +110,23 @@ class _ModuleWriter:
         lines += [f"    std::int64_t {size_var(d)} = -1;" for d in sig.dims]
         call_args: list[str] = []
         scalar_args: list[str] = []
+        ranges = dict(self.program.ranges)  # fields over their own ranges (own_ranges.py)
         for index, p in enumerate(sig.params):
             if isinstance(p, FieldArg):
                 lines.append(self._field_check(index, p))
+                axes = ranges.get(p.name, ((0, 0),) * len(p.type.dims))
                 lines += [
-                    f'    sc_set_size({size_var(d)}, a{index}.shape[{axis}], "{p.name}", "{d.name}");'
+                    f'    sc_set_size({size_var(d)}, a{index}.shape[{axis}]{_plus(sum(axes[axis]))}, "{p.name}", "{d.name}");'
                     for axis, d in enumerate(p.type.dims)
                 ]
                 const = "" if p.written else "const "
-                call_args.append(f"reinterpret_cast<{const}{p.type.dtype.cpp}*>(a{index}.data)")
+                pointer = f"reinterpret_cast<{const}{p.type.dtype.cpp}*>(a{index}.data)"
+                # the data of a field starting at index s along an axis sits s points
+                # after the program's index 0 (never dereferenced below s: domain_checks)
+                back = [f"{s} * a{index}.strides[{a}]" for a, (s, _) in enumerate(axes) if s]
+                if back:
+                    pointer = f"({pointer} - ({' + '.join(back)}))"
+                call_args.append(pointer)
                 call_args += [f"a{index}.strides[{a}]" for a in range(len(p.type.dims))]
             else:
                 assert isinstance(p, ScalarArg)

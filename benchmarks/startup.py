@@ -1,0 +1,223 @@
+"""Start-up: `import stencilchain` against `import numpy`, and the first call of a cached
+program in a fresh process, broken down, in fresh processes interleaved over rounds (each
+round runs every case once, so that a change of the machine's load touches them alike).
+
+- imports: `python -c pass`, `import numpy`, `import stencilchain`, and `import
+  stencilchain as sc; sc.field_operator; sc.program` (what a module defining a stencil
+  pays before its first decorator), wall time of the whole process;
+- first call of a cached program (the Laplacian of benchmarks/figures.py, built in the
+  private cache by this process first), per family, in a fresh process: the import of
+  numpy and of the programs' module, the import of `stencilchain.containers`, the
+  toolchain (the container and its `toolchain()`), then the first call, and inside it (an
+  in-memory trace, `sc.trace`) the translation (the translation cache's lookup), the
+  bindings, the compilation (the build cache's lookup and marker check) and the load of
+  the module; `first_call_s` is the figure of the target (<= 3 ms). Each fresh process
+  checks that both caches answered "hit" (no build ran).
+
+    OMP_NUM_THREADS=1 python -m benchmarks.startup [--rounds 9] [--families gtfn,dace]
+
+prints the medians (`python -m benchmarks --only startup` runs them with the table).
+Uses a private temporary cache, never the user's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as `python benchmarks/startup.py`
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from benchmarks._common import _outside_checkouts
+
+IMPORTS = {
+    "python": "pass",
+    "numpy": "import numpy",
+    "stencilchain": "import stencilchain",
+    "stencilchain_dsl": "import stencilchain as sc; sc.field_operator; sc.program",
+}
+
+FIRST_CALL = textwrap.dedent(
+    """
+    import time
+    t0 = time.perf_counter()
+    import json
+    import numpy as np
+    import bench_programs as p
+    t1 = time.perf_counter()
+    import stencilchain.containers as containers
+    t2 = time.perf_counter()
+    tc = getattr(containers.build_container(), {family!r}).toolchain()
+    t3 = time.perf_counter()
+    from stencilchain.runtime import tracing
+    recording = tracing.start(tracing.Trace())
+    f = np.ones((64, 64)); out = np.zeros_like(f)
+    bound = p.laplacian.with_backend(tc)
+    t4 = time.perf_counter()
+    bound(f, out)
+    t5 = time.perf_counter()
+    bound(f, out)
+    t6 = time.perf_counter()
+    tracing.stop()
+    stages = {{}}
+    caches = {{}}
+    for event in recording.events:
+        if event.get("ph") == "X" and event["cat"] != "call":
+            stages[event["cat"]] = stages.get(event["cat"], 0.0) + event["dur"] * 1e-6
+            if "cache" in event.get("args", {{}}):
+                caches[event["cat"]] = event["args"]["cache"]
+    print(json.dumps({{
+        "import_numpy_and_programs_s": t1 - t0,
+        "import_containers_s": t2 - t1,
+        "toolchain_s": t3 - t2,
+        "first_call_s": t5 - t4,
+        "second_call_s": t6 - t5,
+        "stages_s": stages,
+        "caches": caches,
+    }}))
+    """
+)
+
+
+def _same_tree(env: dict[str, str]) -> dict[str, str]:
+    """`env` with the tree that this process imports stencilchain from first on PYTHONPATH
+    (after the programs' folder): the fresh processes time the same code."""
+    import stencilchain
+
+    tree = str(Path(stencilchain.__file__).resolve().parents[1])
+    parts = env.get("PYTHONPATH", "").split(os.pathsep)
+    if tree in parts:
+        return env
+    return env | {"PYTHONPATH": os.pathsep.join([*parts[:1], tree, *parts[1:]])}
+
+
+def _wall(code: str, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=_outside_checkouts(env))
+    return time.perf_counter() - start
+
+
+def _first_call(family: str, env: dict[str, str]) -> dict[str, Any]:
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_CALL.format(family=family)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=_outside_checkouts(env),
+    ).stdout
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    result["process_s"] = time.perf_counter() - start
+    return result
+
+
+def startup_figures(
+    toolchains: dict[str, Any], programs: Any, env: dict[str, str], rounds: int
+) -> dict[str, Any]:
+    """The medians over `rounds` interleaved rounds of the imports and, per family in
+    `toolchains`, of the first call of a cached program in a fresh process. `programs` is
+    benchmarks.figures' module of programs (on the fresh processes' PYTHONPATH)."""
+    env = _same_tree(env)
+    for tc in toolchains.values():
+        tc.compile(programs.laplacian)  # in the cache before any fresh process runs
+    for code in IMPORTS.values():  # writes the bytecode (PYTHONPYCACHEPREFIX)
+        _wall(code, env)
+    for family in toolchains:
+        _first_call(family, env)
+    imports: dict[str, list[float]] = {name: [] for name in IMPORTS}
+    calls: dict[str, list[dict[str, Any]]] = {family: [] for family in toolchains}
+    for _ in range(max(1, rounds)):
+        for name, code in IMPORTS.items():
+            imports[name].append(_wall(code, env))
+        for family in toolchains:
+            calls[family].append(_first_call(family, env))
+    results: dict[str, Any] = {
+        "rounds": max(1, rounds),
+        "imports_s": {name: statistics.median(v) for name, v in imports.items()},
+    }
+    numpy = results["imports_s"]["numpy"]
+    results["import_stencilchain_vs_numpy"] = results["imports_s"]["stencilchain"] / numpy
+    results["import_stencilchain_dsl_vs_numpy"] = results["imports_s"]["stencilchain_dsl"] / numpy
+    for family, runs in calls.items():
+        row: dict[str, Any] = {
+            key: statistics.median(r[key] for r in runs)
+            for key, value in runs[0].items()
+            if isinstance(value, float)
+        }
+        stages = sorted({stage for r in runs for stage in r["stages_s"]})
+        row["stages_s"] = {
+            stage: statistics.median(r["stages_s"].get(stage, 0.0) for r in runs)
+            for stage in stages
+        }
+        row["all_cache_hits"] = all(
+            set(r["caches"].values()) == {"hit"} and r["caches"] for r in runs
+        )
+        results[family] = row
+    return results
+
+
+def format_figures(results: dict[str, Any]) -> str:
+    lines = [f"medians over {results['rounds']} interleaved rounds of fresh processes"]
+    for name, seconds in results["imports_s"].items():
+        lines.append(f"  {IMPORTS[name]:60s} {1e3 * seconds:8.1f} ms")
+    lines.append(
+        f"  import stencilchain / import numpy: {results['import_stencilchain_vs_numpy']:.2f}x; "
+        f"with the DSL: {results['import_stencilchain_dsl_vs_numpy']:.2f}x"
+    )
+    for family, row in results.items():
+        if not isinstance(row, dict) or "first_call_s" not in row:
+            continue
+        lines.append(f"  {family}: first call of a cached program, fresh process")
+        for key in ("process_s", "import_numpy_and_programs_s", "import_containers_s",
+                    "toolchain_s", "first_call_s", "second_call_s"):  # fmt: skip
+            lines.append(f"    {key:40s} {1e3 * row[key]:8.2f} ms")
+        for stage, seconds in row["stages_s"].items():
+            lines.append(f"      {stage:38s} {1e3 * seconds:8.2f} ms")
+        lines.append(f"    every cache answered hit: {row['all_cache_hits']}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--families", default="gtfn,dace")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from benchmarks._common import make_toolchains
+    from benchmarks.figures import fresh_process_env, load_programs
+
+    cache = Path(tempfile.mkdtemp(prefix="stencilchain-bench-"))
+    try:
+        env = fresh_process_env(cache)
+        os.environ["STENCILCHAIN_CACHE_DIR"] = str(cache)
+        notes: list[str] = []
+        toolchains = make_toolchains(args.families.split(","), cache, notes)
+        load = os.getloadavg()
+        results = startup_figures(toolchains, load_programs(cache), env, args.rounds)
+        results["loadavg"] = [load, os.getloadavg()]
+        results["notes"] = notes
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    print(format_figures(results))
+    print(f"load average (1 min) start {load[0]:.2f}, end {results['loadavg'][1][0]:.2f}")
+    for note in notes:
+        print(f"note: {note}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+"""Fields over their own ranges: arguments of different sizes along one dimension in one
+call (ICON's half levels: `w` with nlev + 1 levels beside `theta_v` with nlev) and fields
+whose index space does not start at 0 (`sc.as_field(dims, a, start={K: 1})`).
+
+Along each dimension the program's index space is `[0, size)`, `size` the largest end of
+any field argument along it; each argument covers its own part `[start, size - gap)` of
+it. Every bound that counts from the end counts from `size`, as before. A call is then
+run over its domain as ever, and
+
+- an inferred domain is also the largest box in which the call's reads of each argument
+  stay inside that argument's range (and its writes inside its outputs' ranges);
+- the reads and writes of any domain, given or inferred, are checked against each
+  argument's own range: a DomainError names the argument.
+
+The (start, gap) of every argument along every axis is the *range key* of a call; a key
+with every entry (0, 0), the arguments of today's programs, runs the program as it was
+traced. Another key runs the program specialised for it (`specialise_ranges`, cached per
+key), compiled like any program: the generated code indexes the program's index space
+and the bindings shift each argument's data pointer back by its start (a key is a handful
+of small integers: a model has one or two). Why, and what the alternatives were:
+docs/adr/0032-fields-over-their-own-ranges.md.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from stencilchain.errors import ArgumentError, DefinitionError, DomainError
+from stencilchain.program import ir
+from stencilchain.program.call_domains import check_temporary_reads_of, tightest
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.field_values import FieldValue, check_field_dims
+from stencilchain.program.ir_walk import distinct_nodes
+
+# per field parameter (in parameter order, tables excluded), per axis (start, gap)
+RangeKey = tuple[tuple[tuple[int, int], ...], ...]
+
+
+class RangeKeys:
+    """The range key of a call's arguments for one program (built once per program)."""
+
+    def __init__(self, program: ir.Program) -> None:
+        self.program_name = program.name
+        self.fields = tuple(
+            (k, p.name, p.type.dims)
+            for k, p in enumerate(program.params)
+            if isinstance(p.type, ir.FieldType) and not isinstance(p.type, ir.TableType)
+        )
+        self.program = program
+        self.count = len(program.params)
+
+    @functools.cached_property
+    def fixed(self) -> dict[Dimension, str]:
+        """`fixed_dimensions` of the program, found when a call first has a key."""
+        return fixed_dimensions(self.program)
+
+    def of(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], RangeKey | None]:
+        """The arguments with field values replaced by their arrays, and the range key of
+        the call (None when every field spans the whole index space, or when an argument
+        is not an array: the checks of the plain program then say what is wrong)."""
+        if len(args) != self.count:
+            return args, None
+        plain = list(args)
+        ranges: list[tuple[str, tuple[Dimension, ...], tuple[int, ...], tuple[int, ...]]] = []
+        ends: dict[Dimension, int] = {}
+        for k, name, dims in self.fields:
+            arg = args[k]
+            where = f"argument '{name}' of {self.program_name}()"
+            if type(arg) is FieldValue:
+                check_field_dims(where, dims, arg)
+                starts = arg.start
+                plain[k] = arg = arg.array
+            else:
+                starts = (0,) * len(dims)
+            shape = getattr(arg, "shape", None)
+            if shape is None or len(shape) != len(dims):
+                return tuple(plain), None
+            for dim, s, n in zip(dims, starts, shape):
+                if s < 0:
+                    raise ArgumentError(
+                        f"{where}: a field value whose index space starts at {dim.name} {s}, "
+                        "below 0; a field may start at 0 or later (shift the domain and "
+                        "every field by the same amount instead)"
+                    )
+                ends[dim] = max(ends.get(dim, 0), s + int(n))
+            ranges.append((name, dims, starts, tuple(int(n) for n in shape)))
+        key = tuple(
+            tuple((s, ends[d] - s - n) for d, s, n in zip(dims, starts, shape))
+            for _, dims, starts, shape in ranges
+        )
+        if all(s == 0 and g == 0 for axes in key for s, g in axes):
+            return tuple(plain), None
+        for (name, dims, _, _), axes in zip(ranges, key):
+            for dim, (s, g) in zip(dims, axes):
+                if (s, g) != (0, 0) and dim in self.fixed:
+                    raise ArgumentError(
+                        f"argument '{name}' of {self.program_name}(): spans "
+                        f"[{s}, {ends[dim] - g}) along {dim.name}, while another argument "
+                        f"spans [0, {ends[dim]}); {self.fixed[dim]}, so every field along "
+                        f"{dim.name} must start at 0 and have the same size"
+                    )
+        return tuple(plain), key
+
+    def named(self, key: RangeKey) -> dict[str, tuple[tuple[int, int], ...]]:
+        """The key as `ir.Program.ranges` holds it: by parameter name, whole-space ones left out."""
+        return {
+            name: axes
+            for (_, name, _), axes in zip(self.fields, key)
+            if any(a != (0, 0) for a in axes)
+        }
+
+
+def fixed_dimensions(program: ir.Program) -> dict[Dimension, str]:
+    """The dimensions along which every field must span the whole index space, with why:
+    those a neighbour table numbers (its entries index one size) and those a dynamic
+    offset moves along (its values are checked against one size)."""
+    fixed: dict[Dimension, str] = {}
+    for p in program.params:
+        if isinstance(p.type, ir.TableType):
+            conn = p.type.connectivity
+            why = f"table '{p.name}' of {conn.name} indexes it"
+            for dim in (conn.source, *conn.target):
+                fixed.setdefault(dim, why)
+    for fop in program.field_operators:
+        for node in distinct_nodes(fop.body):
+            if isinstance(node, ir.DynamicShift):
+                fixed.setdefault(node.dim, f"a dynamic offset of {fop.name} moves along it")
+    return fixed
+
+
+def specialise_ranges(
+    program: ir.Program, ranges: Mapping[str, tuple[tuple[int, int], ...]]
+) -> ir.Program:
+    """`program` for arguments over these ranges (per field parameter named, per axis its
+    (start, gap)): each call's inferred domain narrowed to where its reads of each
+    argument stay inside that argument's range, and every call's reads and writes
+    checked against each argument's own range (`ir.DimDomain.own`)."""
+    temporaries = {t.name for t in program.temporaries}
+    by_axis: dict[tuple[str, Dimension], tuple[int, int]] = {}
+    for name, axes in ranges.items():
+        for dim, sg in zip(program.field_type(name).dims, axes):
+            by_axis[(name, dim)] = sg
+    written: dict[str, ir.Domain] = {}
+    calls = []
+    for call in program.calls:
+        where = f"call of {call.callee} in {program.name}()"
+        dims = []
+        for dd in call.domain.dims:
+            own_reads = [
+                ir.OwnRange(name, lo, hi, *by_axis[(name, dd.dim)])
+                for name, lo, hi in dd.reads
+                if by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
+            ]
+            own = own_reads + [
+                ir.OwnRange(name, 0, 0, *by_axis[(name, dd.dim)])
+                for name in call.outs
+                if by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
+            ]
+            starts, stops = dd.starts, dd.stops
+            if not call.domain.explicit:
+                more_starts = [ir.Bound(r.start + r.lo, False) for r in own]
+                more_stops = [ir.Bound(-(r.gap + r.hi), True) for r in own]
+                for name, lo, hi in dd.reads:
+                    if name in temporaries and name in written:
+                        wd = next(w for w in written[name].dims if w.dim == dd.dim)
+                        more_starts += [ir.Bound(b.value + lo, b.from_end) for b in wd.starts]
+                        more_stops += [ir.Bound(b.value - hi, b.from_end) for b in wd.stops]
+                starts = tightest([*starts, *more_starts], max)
+                stops = tightest([*stops, *more_stops], min)
+            elif len(starts) == 1 and len(stops) == 1:
+                read = {name: {dd.dim: (-lo, hi)} for name, lo, hi in dd.reads}
+                try:
+                    check_temporary_reads_of(
+                        temporaries, written, where, dd.dim, starts[0], stops[0], read
+                    )
+                except DefinitionError as err:
+                    raise DomainError(
+                        f"{err} (for arguments over their own ranges {dict(ranges)!r})"
+                    ) from None
+            window_range = (
+                (max(r.start for r in own_reads), max(r.gap for r in own_reads))
+                if dd.windows and own_reads
+                else (0, 0)
+            )
+            dims.append(
+                ir.DimDomain(
+                    dd.dim, starts, stops, dd.halo, dd.windows, dd.reads, tuple(own), window_range
+                )
+            )
+        domain = ir.Domain(tuple(dims), call.domain.explicit)
+        for name in call.outs:
+            written[name] = domain
+        calls.append(ir.ProgramCall(call.callee, call.args, call.outs, domain))
+    return ir.Program(
+        program.name,
+        program.params,
+        program.field_operators,
+        tuple(calls),
+        program.temporaries,
+        program.scan_operators,
+        tuple(sorted(ranges.items())),
+    )
+
+
+__all__ = ["RangeKey", "RangeKeys", "fixed_dimensions", "specialise_ranges"]

@@ -1,0 +1,235 @@
+"""Fields over their own ranges on the embedded executor, against NumPy references written
+here: ICON's half levels (fields of nlev + 1 and nlev levels in one call), fields whose
+index space starts after 0 (`sc.as_field(..., start=)`, as gt4py's origin tests write
+them), temporaries between such calls, and the errors that name the argument. The compiled
+toolchains run the same programs: tests/runtime/test_own_ranges_compiled.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stencilchain as sc
+
+Cell = sc.Dimension("Cell")
+K = sc.Dimension("K", kind=sc.VERTICAL)
+CK = sc.Field[[Cell, K], sc.float64]
+I = sc.Dimension("I")
+IF = sc.Field[[I], sc.int32]
+
+N_CELLS, NLEV = 5, 6
+
+
+@sc.field_operator
+def interpolate(w: CK, theta: CK) -> CK:
+    """Full levels from half levels: level k between half levels k and k + 1."""
+    return 0.5 * (w + w(K + 1)) * theta
+
+
+@sc.program
+def to_full_levels(w: CK, theta: CK, out: CK) -> None:
+    interpolate(w, theta, out=out)
+
+
+@sc.field_operator
+def average_down(theta: CK) -> CK:
+    return 0.5 * (theta + theta(K - 1))
+
+
+@sc.program
+def to_half_levels(theta: CK, w: CK) -> None:
+    """Half levels 1 .. nlev - 1 from full levels (0 and nlev stay as they are)."""
+    average_down(theta, out=w)
+
+
+@sc.program
+def to_half_levels_given(theta: CK, w: CK, nlev: sc.int32) -> None:
+    average_down(theta, out=w, domain={K: (1, nlev)})
+
+
+@sc.program
+def to_half_levels_to_the_end(theta: CK, w: CK) -> None:
+    average_down(theta, out=w, domain={K: (1, None)})
+
+
+@sc.field_operator
+def doubled(theta: CK) -> CK:
+    return 2.0 * theta
+
+
+@sc.field_operator
+def plus(a: CK, b: CK) -> CK:
+    return a + b
+
+
+@sc.program
+def through_a_temporary(theta: CK, w: CK, out: CK) -> None:
+    """A temporary made from a full-level field, read by a call writing half levels: it
+    holds values only on the full levels, so the second call writes only those."""
+    tmp = doubled(theta)
+    plus(tmp, w, out=out)
+
+
+@sc.field_operator
+def identity(a: IF) -> IF:
+    return a
+
+
+@sc.program
+def copy(a: IF, out: IF) -> None:
+    identity(a, out=out)
+
+
+@sc.program
+def copy_over(a: IF, out: IF) -> None:
+    identity(a, out=out, domain={I: (1, 9)})
+
+
+def levels() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(11)
+    return rng.random((N_CELLS, NLEV + 1)), rng.random((N_CELLS, NLEV))
+
+
+def test_full_levels_from_half_levels() -> None:
+    w, theta = levels()
+    out = np.zeros((N_CELLS, NLEV))
+    to_full_levels(w, theta, out)
+    np.testing.assert_array_equal(out, 0.5 * (w[:, :-1] + w[:, 1:]) * theta)
+
+
+def test_half_levels_from_full_levels_inferred() -> None:
+    _, theta = levels()
+    w = np.full((N_CELLS, NLEV + 1), -7.0)
+    to_half_levels(theta, w)
+    expected = np.full((N_CELLS, NLEV + 1), -7.0)
+    expected[:, 1:NLEV] = 0.5 * (theta[:, 1:] + theta[:, :-1])
+    np.testing.assert_array_equal(w, expected)
+
+
+def test_half_levels_over_a_domain_from_a_scalar() -> None:
+    _, theta = levels()
+    w = np.full((N_CELLS, NLEV + 1), -7.0)
+    to_half_levels_given(theta, w, np.int32(NLEV))
+    expected = np.full((N_CELLS, NLEV + 1), -7.0)
+    expected[:, 1:NLEV] = 0.5 * (theta[:, 1:] + theta[:, :-1])
+    np.testing.assert_array_equal(w, expected)
+
+
+def test_a_domain_beyond_an_arguments_range_names_it() -> None:
+    _, theta = levels()
+    w = np.full((N_CELLS, NLEV + 1), -7.0)
+    with pytest.raises(sc.DomainError, match=r"argument 'theta' leaves its range \[0, 6\) along K"):
+        to_half_levels_given(theta, w, np.int32(NLEV + 1))
+    with pytest.raises(sc.DomainError, match=r"argument 'theta' leaves its range \[0, 6\) along K"):
+        to_half_levels_to_the_end(theta, w)
+    assert (w == -7.0).all()  # nothing written
+
+
+def test_a_temporary_holds_values_only_where_its_arguments_do() -> None:
+    w, theta = levels()
+    out = np.full((N_CELLS, NLEV + 1), -7.0)
+    through_a_temporary(theta, w, out)
+    expected = np.full((N_CELLS, NLEV + 1), -7.0)
+    expected[:, :NLEV] = 2.0 * theta + w[:, :NLEV]
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_an_output_that_starts_after_zero() -> None:
+    # gt4py's test_out_field_arg_with_non_zero_domain_start
+    size = 10
+    inp = np.arange(size, dtype=np.int32) * 3
+    out = np.zeros(size - 3, np.int32)
+    copy(inp, sc.as_field((I,), out, start={I: 1}))
+    np.testing.assert_array_equal(out, inp[1:-2])
+
+
+def test_an_input_that_starts_after_zero() -> None:
+    # gt4py's test_in_field_arg_with_non_zero_domain_start
+    inp = np.full(8, 42, np.int32)
+    out = np.arange(10, dtype=np.int32)
+    expected = out.copy()
+    expected[1:9] = inp
+    copy_over(sc.as_field((I,), inp, start={I: 1}), out)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_ranges_by_keyword_and_again_plain() -> None:
+    w, theta = levels()
+    out = np.zeros((N_CELLS, NLEV))
+    to_full_levels(out=out, theta=theta, w=w)
+    np.testing.assert_array_equal(out, 0.5 * (w[:, :-1] + w[:, 1:]) * theta)
+    same = np.zeros((N_CELLS, NLEV + 1))
+    to_full_levels(w, np.ones((N_CELLS, NLEV + 1)), same)  # one size again: as traced
+    np.testing.assert_array_equal(same[:, :-1], 0.5 * (w[:, :-1] + w[:, 1:]))
+
+
+def test_a_specialisation_is_the_traced_program_with_own_reads() -> None:
+    from stencilchain.program.own_ranges import specialise_ranges
+
+    program = to_full_levels.ir
+    spec = specialise_ranges(program, {"theta": ((0, 0), (0, 1)), "out": ((0, 0), (0, 1))})
+    assert spec.ranges == (("out", ((0, 0), (0, 1))), ("theta", ((0, 0), (0, 1))))
+    k = next(dd for dd in spec.calls[0].domain.dims if dd.dim == K)
+    assert {own.name for own in k.own} == {"theta", "out"}
+    assert spec.fingerprint() != program.fingerprint()
+    assert not program.ranges and all(not dd.own for dd in program.calls[0].domain.dims)
+
+
+def test_misuse_names_the_argument() -> None:
+    w, theta = levels()
+    out = np.zeros((N_CELLS, NLEV))
+    with pytest.raises(sc.ArgumentError, match=r"argument 'w' .*starts at K -2, below 0"):
+        to_full_levels(sc.as_field((Cell, K), w, start={K: -2}), theta, out)
+    with pytest.raises(sc.ArgumentError, match=r"argument 'w' .*over \(K, Cell\)"):
+        to_full_levels(sc.as_field((K, Cell), w.T), theta, out)
+    with pytest.raises(sc.ArgumentError, match=r"argument 'theta' .*expected dtype float64"):
+        to_full_levels(w, theta.astype(np.float32), out)
+    read_only = np.zeros((N_CELLS, NLEV))
+    read_only.flags.writeable = False
+    with pytest.raises(sc.ArgumentError, match=r"argument 'out' .*read-only"):
+        to_full_levels(w, theta, read_only)
+    with pytest.raises(sc.ArgumentError, match=r"argument 'out' .*shares memory"):
+        to_full_levels(w, theta, w[:, :NLEV])
+    assert not out.any()
+
+
+Edge = sc.Dimension("Edge")
+C2EDim = sc.Dimension("C2E", kind=sc.LOCAL)
+C2E = sc.Connectivity("C2E", source=Edge, target=(Cell, C2EDim), max_neighbors=2)
+
+
+@sc.field_operator
+def edge_sum(e: sc.Field[[Edge, K], sc.float64]) -> CK:
+    return sc.neighbor_sum(e(C2E), axis=C2EDim)
+
+
+@sc.program
+def sum_edges(e: sc.Field[[Edge, K], sc.float64], c2e: sc.Table[C2E], out: CK) -> None:
+    edge_sum(e, out=out)
+
+
+def test_ranges_along_a_table_dimension_are_refused_and_along_k_allowed() -> None:
+    c2e = np.array([[0, 1], [1, 2], [2, 0]], dtype=np.int32)
+    e = np.random.default_rng(3).random((3, NLEV + 1))
+    out = np.zeros((3, NLEV))
+    sum_edges(e, c2e, out)  # K: half levels in, full levels out
+    np.testing.assert_array_equal(out, (e[c2e[:, 0]] + e[c2e[:, 1]])[:, :NLEV])
+    with pytest.raises(sc.ArgumentError, match=r"argument 'out' .*size 4 along Cell differs"):
+        sum_edges(e, c2e, np.zeros((4, NLEV)))
+    with pytest.raises(sc.ArgumentError, match=r"argument 'e' .*along Edge.*table 'c2e'"):
+        sum_two(e[:2], e, c2e, out)
+
+
+@sc.field_operator
+def edge_sum_of_two(a: sc.Field[[Edge, K], sc.float64], b: sc.Field[[Edge, K], sc.float64]) -> CK:
+    return sc.neighbor_sum(a(C2E) + b(C2E), axis=C2EDim)
+
+
+@sc.program
+def sum_two(
+    e: sc.Field[[Edge, K], sc.float64],
+    f: sc.Field[[Edge, K], sc.float64],
+    c2e: sc.Table[C2E],
+    out: CK,
+) -> None:
+    edge_sum_of_two(e, f, out=out)

@@ -1,0 +1,127 @@
+"""Fields over their own ranges on every CPU toolchain, in C, Fortran and sliced layouts,
+equal to the embedded executor (which tests/program/test_own_ranges.py checks against
+NumPy): half levels, origins, a temporary between them, keyword calls, the same program
+called with one size again, and the errors, which name the argument as on the embedded
+executor and leave the outputs untouched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stencilchain as sc
+from tests.program import test_own_ranges as cases
+
+TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
+K, I, Cell = cases.K, cases.I, cases.Cell
+
+
+def _layout(a: np.ndarray, kind: str) -> np.ndarray:
+    if kind == "F":
+        return np.asfortranarray(a)
+    if kind == "sliced":  # every other cell of a larger array
+        big = np.zeros((a.shape[0] * 2, *a.shape[1:]), a.dtype)
+        big[::2] = a
+        return big[::2]
+    return np.ascontiguousarray(a)
+
+
+def _both(
+    run: Callable[..., None],
+    program: Any,
+    make: Callable[[], tuple[Any, ...]],
+    outs: tuple[int, ...],
+) -> None:
+    """Run `program` embedded and through `run` on the same inputs; compare the outputs."""
+    embedded_args, compiled_args = make(), make()
+    program(*embedded_args)
+    run(*compiled_args)
+    for k in outs:
+        a, b = embedded_args[k], compiled_args[k]
+        np.testing.assert_array_equal(getattr(b, "array", b), getattr(a, "array", a))
+
+
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_half_levels(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
+    toolchain = request.getfixturevalue(fixture)
+    w, theta = cases.levels()
+
+    def full() -> tuple[Any, ...]:
+        return _layout(w, kind), _layout(theta, kind), _layout(np.zeros_like(theta), kind)
+
+    def half() -> tuple[Any, ...]:
+        return _layout(theta, kind), _layout(np.full_like(w, -7.0), kind)
+
+    def given() -> tuple[Any, ...]:
+        return (*half(), np.int32(cases.NLEV))
+
+    def temporary() -> tuple[Any, ...]:
+        return _layout(theta, kind), _layout(w, kind), _layout(np.full_like(w, -7.0), kind)
+
+    _both(cases.to_full_levels.with_backend(toolchain), cases.to_full_levels, full, (2,))
+    _both(cases.to_half_levels.with_backend(toolchain), cases.to_half_levels, half, (1,))
+    _both(
+        cases.to_half_levels_given.with_backend(toolchain), cases.to_half_levels_given, given, (1,)
+    )
+    _both(
+        cases.through_a_temporary.with_backend(toolchain),
+        cases.through_a_temporary,
+        temporary,
+        (2,),
+    )
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_origins(fixture: str, request: pytest.FixtureRequest) -> None:
+    toolchain = request.getfixturevalue(fixture)
+    inp = np.arange(10, dtype=np.int32) * 3
+
+    def out_after_zero() -> tuple[Any, ...]:
+        return inp, sc.as_field((I,), np.zeros(7, np.int32), start={I: 1})
+
+    def in_after_zero() -> tuple[Any, ...]:
+        return sc.as_field((I,), np.full(8, 42, np.int32), start={I: 1}), np.arange(
+            10, dtype=np.int32
+        )
+
+    _both(cases.copy.with_backend(toolchain), cases.copy, out_after_zero, (1,))
+    _both(cases.copy_over.with_backend(toolchain), cases.copy_over, in_after_zero, (1,))
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_keywords_and_one_size_again(fixture: str, request: pytest.FixtureRequest) -> None:
+    run = cases.to_full_levels.with_backend(request.getfixturevalue(fixture))
+    w, theta = cases.levels()
+    out = np.zeros_like(theta)
+    run(out=out, theta=theta, w=w)
+    np.testing.assert_array_equal(out, 0.5 * (w[:, :-1] + w[:, 1:]) * theta)
+    same = np.zeros_like(w)
+    run(w, np.ones_like(w), same)  # one size per dimension: the program as traced
+    np.testing.assert_array_equal(same[:, :-1], 0.5 * (w[:, :-1] + w[:, 1:]))
+    run(w, theta, out)  # and the specialisation once more, from the native path's rejection
+    np.testing.assert_array_equal(out, 0.5 * (w[:, :-1] + w[:, 1:]) * theta)
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_errors_name_the_argument(fixture: str, request: pytest.FixtureRequest) -> None:
+    toolchain = request.getfixturevalue(fixture)
+    w, theta = cases.levels()
+    half = np.full_like(w, -7.0)
+    with pytest.raises(sc.DomainError, match=r"argument 'theta' leaves its range \[0, 6\) along K"):
+        cases.to_half_levels_given.with_backend(toolchain)(theta, half, np.int32(cases.NLEV + 1))
+    with pytest.raises(sc.DomainError, match=r"argument 'theta' leaves its range \[0, 6\) along K"):
+        cases.to_half_levels_to_the_end.with_backend(toolchain)(theta, half)
+    assert (half == -7.0).all()
+    run = cases.to_full_levels.with_backend(toolchain)
+    out = np.zeros_like(theta)
+    with pytest.raises(sc.ArgumentError, match=r"argument 'w' .*starts at K -2, below 0"):
+        run(sc.as_field((Cell, K), w, start={K: -2}), theta, out)
+    with pytest.raises(sc.ArgumentError, match=r"argument 'theta' .*expected dtype float64"):
+        run(w, theta.astype(np.float32), out)
+    with pytest.raises(sc.ArgumentError, match=r"argument 'out' .*shares memory"):
+        run(w, theta, w[:, : cases.NLEV])
+    assert not out.any()
