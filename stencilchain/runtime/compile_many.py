@@ -5,7 +5,9 @@ new build, and put in the pool), by a pool of threads: the native builds are pro
 and the Python parts that are not thread-safe take their step's lock (DaCe's). The
 steps' one-time set-up runs first, in this thread; each native build then runs about
 CPUs / jobs parallel jobs, so that `jobs` builds side by side do not oversubscribe the
-CPUs. See docs/adr/0009-compile-many.md.
+CPUs. A compilation step that can build several programs at once (`BatchBuildStep`:
+GTFN's) gets them in batches of up to BATCH_SIZE, one batch per worker at a time. See
+docs/adr/0009-compile-many.md and docs/adr/0036-compile-many-batches.md.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ def compile_many(
     *,
     jobs: int | None = None,
     progress: Callable[[CompileReport], None] | None = None,
+    batch: bool = True,
 ) -> list[CompiledProgram]:
     """See `Toolchain.compile_many`."""
     irs = [p.ir if isinstance(p, Program) else p for p in programs]
@@ -98,7 +101,7 @@ def compile_many(
             failed[fp] = error
         finished(fp, seconds, outcome, error)
 
-    batching = workers > 1 and isinstance(toolchain.workflow.compilation, BatchBuildStep)
+    batching = batch and workers > 1 and isinstance(toolchain.workflow.compilation, BatchBuildStep)
     chunks = _batches(missing, workers) if batching else [[fp] for fp in missing]
 
     def run(chunk: list[str]) -> list[tuple[str, _Attempt]]:

@@ -9,7 +9,7 @@ then puts each program that the batch built into its own entry (`publish_member`
 atomically, with the sizes and hashes of its files. A batch that fails or is interrupted
 leaves no marker, neither its own nor a program's; a program the batch could not build is
 left to the caller, which builds it alone (and reports its error by name). See
-docs/adr/0034-batch-builds.md.
+docs/adr/0036-compile-many-batches.md.
 """
 
 from __future__ import annotations
