@@ -80,6 +80,7 @@ def test_each_program_is_built_once_then_loaded_from_the_cache(private_cache_dir
     assert 1 <= len(batches) <= 2
     assert all(int(c.artifact.metadata["batch_programs"]) >= 2 for c in compiled)
     assert len({c.artifact.build_dir for c in compiled}) == 4
+    assert {p.name for p in private_cache_dir.rglob("batch-*")} == batches
     for program, result in zip(given, compiled):
         _check_against_embedded(program, result)
         # in the pool, as compile() puts it: neither compile nor a bound program rebuilds
@@ -152,6 +153,18 @@ def test_a_program_failing_in_a_batch_is_named_and_the_others_are_built(
     # the failed program left no complete entry: a later compile tries again and fails
     with pytest.raises(sc.CompilationError):
         toolchain.compile(programs[2])
+
+
+def test_batch_false_builds_each_program_alone(private_cache_dir: Path) -> None:
+    toolchain = _gtfn(private_cache_dir)
+    programs = _programs((11.5, 12.5, 13.5))
+    reports: list[CompileReport] = []
+    compiled = toolchain.compile_many(programs, jobs=2, progress=reports.append, batch=False)
+    assert {r.outcome for r in reports} == {"built"}
+    assert not any("batch" in c.artifact.metadata for c in compiled)
+    assert not list(private_cache_dir.rglob("batch-*"))  # no batch folder was made
+    for program, result in zip(programs, compiled):
+        _check_against_embedded(program, result)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
