@@ -80,7 +80,7 @@ def test_each_program_is_built_once_then_loaded_from_the_cache(private_cache_dir
     assert 1 <= len(batches) <= 2
     assert all(int(c.artifact.metadata["batch_programs"]) >= 2 for c in compiled)
     assert len({c.artifact.build_dir for c in compiled}) == 4
-    assert {p.name for p in private_cache_dir.rglob("batch-*")} == batches
+    assert {p.name for p in private_cache_dir.rglob("batch-*") if p.is_dir()} == batches
     for program, result in zip(given, compiled):
         _check_against_embedded(program, result)
         # in the pool, as compile() puts it: neither compile nor a bound program rebuilds
