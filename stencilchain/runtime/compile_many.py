@@ -28,6 +28,7 @@ from stencilchain.steps.workflow import COMPILATION, StageReport
 
 if TYPE_CHECKING:
     from stencilchain.runtime.toolchain import CompiledProgram, Toolchain
+    from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
 
 T = TypeVar("T")
 POOL, CACHE, BUILT, FAILED = "pool", "cache", "built", "failed"
@@ -147,33 +148,36 @@ def _attempt_batch(
     toolchain: Toolchain, build_jobs: int | None, programs: list[ir.Program], *, batch: bool
 ) -> list[tuple[str, _Attempt]]:
     """Each of `programs` compiled as `compile` does, after (with `batch`) a batch build of
-    them all (`BatchBuildStep`): the ones it built are then in the build cache, the others
-    (and any it could not build) are built alone. A program the batch built reports
-    "built", and the batch's time per program it built plus its own."""
+    them all (`BatchBuildStep`): a program it built is compiled with the artifact of its
+    new entry as its compilation (so it is "built", as a build of its own would be: its
+    artifact says so, the size limit is kept after it), the others (and any it could not
+    build) are built alone. A program the batch built takes the batch's time per program
+    it built on top of its own."""
     start = time.perf_counter()
-    built = _build_batch(toolchain, build_jobs, programs) if batch else set()
+    built = _build_batch(toolchain, build_jobs, programs) if batch else {}
     share = (time.perf_counter() - start) / max(1, len(built))
     results = []
     for index, program in enumerate(programs):
-        result, outcome, seconds, error = _attempt(toolchain, build_jobs, program)
-        if index in built and outcome == CACHE:
-            outcome, seconds = BUILT, seconds + share
+        artifact = built.get(index)
+        result, outcome, seconds, error = _attempt(toolchain, build_jobs, program, artifact)
+        if artifact is not None:
+            seconds += share
         results.append((program.fingerprint(), (result, outcome, seconds, error)))
     return results
 
 
 def _build_batch(
     toolchain: Toolchain, build_jobs: int | None, programs: list[ir.Program]
-) -> set[int]:
-    """The indices of the `programs` that one batch build of their sources put into the
-    build cache. A program whose translation or bindings fail is left out (its own
-    compilation reports it), as is everything if the batch fails."""
+) -> dict[int, CompiledArtifact]:
+    """The artifacts, by index in `programs`, of the programs that one batch build of
+    their sources put into the build cache. A program whose translation or bindings fail
+    is left out (its own compilation reports it), as is everything if the batch fails."""
     workflow = (
         toolchain.workflow if build_jobs is None else toolchain.workflow.with_build_jobs(build_jobs)
     )
     step = workflow.compilation
     if not isinstance(step, BatchBuildStep):
-        return set()
+        return {}
     sources, indices = [], []
     for index, program in enumerate(programs):
         try:
@@ -184,22 +188,42 @@ def _build_batch(
     try:
         done = step.build_batch(sources)
     except Exception:  # each program is then built alone
-        return set()
-    return {indices[k] for k, ok in enumerate(done) if ok}
+        return {}
+    return {indices[k]: artifact for k, artifact in enumerate(done) if artifact is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Built:
+    """A compilation step that hands over what a batch build made: `artifact`, the new
+    entry of the one program it is used for."""
+
+    artifact: CompiledArtifact
+
+    def __call__(self, source: ExtensionSource, /) -> CompiledArtifact:
+        return self.artifact
 
 
 def _compile(
-    toolchain: Toolchain, build_jobs: int | None, program: ir.Program
+    toolchain: Toolchain,
+    build_jobs: int | None,
+    program: ir.Program,
+    artifact: CompiledArtifact | None = None,
 ) -> tuple[CompiledProgram, str]:
     """`toolchain.compile(program)` with at most `build_jobs` parallel jobs per native build
-    (None: the step's own); where it came from."""
+    (None: the step's own), or with `artifact` (a batch's) as its compilation; where it
+    came from."""
     compilation: list[bool | None] = []
 
     def hook(report: StageReport) -> None:
         if report.stage == COMPILATION:
             compilation.append(report.cached)
 
-    result = toolchain.compile(program, hook, build_jobs=build_jobs)
+    workflow = toolchain.workflow
+    if artifact is not None:
+        workflow = dataclasses.replace(workflow, compilation=_Built(artifact))
+    elif build_jobs is not None:
+        workflow = workflow.with_build_jobs(build_jobs)
+    result = toolchain.compile_with(program, hook, workflow)
     outcome = POOL if not compilation else CACHE if compilation[0] else BUILT
     return result, outcome
 
@@ -207,11 +231,16 @@ def _compile(
 _Attempt = tuple["CompiledProgram | None", str, float, "Exception | None"]
 
 
-def _attempt(toolchain: Toolchain, build_jobs: int | None, program: ir.Program) -> _Attempt:
+def _attempt(
+    toolchain: Toolchain,
+    build_jobs: int | None,
+    program: ir.Program,
+    artifact: CompiledArtifact | None = None,
+) -> _Attempt:
     """(compiled program or None, outcome, seconds, error or None) of one program."""
     start = time.perf_counter()
     try:
-        result, outcome = _compile(toolchain, build_jobs, program)
+        result, outcome = _compile(toolchain, build_jobs, program, artifact)
     except Exception as error:  # reported with the program's name
         return None, FAILED, time.perf_counter() - start, error
     return result, outcome, time.perf_counter() - start, None

@@ -170,10 +170,16 @@ class Toolchain:
         workflow = (
             self.workflow if build_jobs is None else self.workflow.with_build_jobs(build_jobs)
         )
+        return self.compile_with(program_ir, hook, workflow)
+
+    def compile_with(
+        self, program: ir.Program, hook: StageHook | None, workflow: CompileWorkflow
+    ) -> CompiledProgram:
+        """`compile`, a new build going through `workflow`: this toolchain's own workflow
+        or one that differs in nothing that changes the output (compile_many's jobs budget,
+        or a compilation step handing over what a batch build just made)."""
         return self.pools.get_or_build(
-            self.identity,
-            program_ir.fingerprint(),
-            lambda: self._build(program_ir, hook, workflow),
+            self.identity, program.fingerprint(), lambda: self._build(program, hook, workflow)
         )
 
     def compile_many(

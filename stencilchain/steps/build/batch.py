@@ -33,10 +33,11 @@ BATCH_PREFIX = "batch-"
 class BatchBuildStep(Protocol):
     """A compilation step that builds several sources in one native build."""
 
-    def build_batch(self, sources: Sequence[ExtensionSource], /) -> list[bool]:
-        """Build `sources` together into the build cache; for each, whether this batch
-        built it (False: not built here: complete already, not batchable, or failed; the
-        caller compiles it alone, which finds it or reports its error)."""
+    def build_batch(self, sources: Sequence[ExtensionSource], /) -> list[CompiledArtifact | None]:
+        """Build `sources` together into the build cache; for each, the artifact of its
+        entry if this batch built it (None: not built here: complete already, not
+        batchable, or failed; the caller compiles it alone, which finds it or reports its
+        error)."""
         ...
 
 

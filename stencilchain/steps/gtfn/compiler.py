@@ -51,7 +51,7 @@ from stencilchain.steps.gtfn.cmake_project import (
 )
 from stencilchain.steps.gtfn.family import GTFN
 from stencilchain.steps.settings import BuildType
-from stencilchain.steps.stages import ExtensionSource
+from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
 
 _log = logging.getLogger(__name__)
 
@@ -143,14 +143,14 @@ class CMakeCompiler(CompilerStep):
     def _build(self, plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
         return _build_extension(plan, folder)
 
-    def build_batch(self, sources: Sequence[ExtensionSource], /) -> list[bool]:
+    def build_batch(self, sources: Sequence[ExtensionSource], /) -> list[CompiledArtifact | None]:
         """Build `sources` as one CMake project (one configure, one Ninja run, one link of
         a library holding every module), each program then put into its own build-cache
-        entry; for each source, whether this batch built it. Left to the caller (False):
-        a source whose plan fails, that is complete already, that needs CUDA or a library,
-        whose entry point another of the batch has, or that failed to compile (the batch
-        then links the others). See stencilchain.steps.build.batch."""
-        built = [False] * len(sources)
+        entry; for each source, the artifact of its entry if this batch built it. Left to
+        the caller (None): a source whose plan fails, that is complete already, that needs
+        CUDA or a library, whose entry point another of the batch has, or that failed to
+        compile (the batch then links the others). See stencilchain.steps.build.batch."""
+        built: list[CompiledArtifact | None] = [None] * len(sources)
         members: dict[int, CMakeBuildPlan] = {}
         for index, source in enumerate(sources):
             try:
@@ -200,11 +200,13 @@ class CMakeCompiler(CompilerStep):
                 "precompiled_preludes": preludes.get(plan.module_name, ""),
             }
             try:
-                publish_member(plan, {"module": (library, module)}, texts, batch.folder, details)
+                artifact = publish_member(
+                    plan, {"module": (library, module)}, texts, batch.folder, details
+                )
             except (OSError, StencilchainError) as error:
                 _log.info("%r, built in a batch, was not cached: %s", plan.entry_point, error)
                 continue
-            built[index] = True
+            built[index] = artifact
         return built
 
     def prepare(self) -> None:
