@@ -1,13 +1,15 @@
 """50 new programs: a serial loop of `Toolchain.compile` against `Toolchain.compile_many`.
 
     PYTHONPATH=. .venv/bin/python benchmarks/compile_many.py [--family gtfn|dace] [-n 50] [--jobs 2]
-        [--processes] [--rounds R]
+        [--unbatched] [--processes] [--rounds R]
 
 Each side compiles `n` small programs never seen before (`(k + 0.5) * f(I + 1)`, another
 `k` per side, so no cache and no pool can answer either) in a fresh cache folder of its
 own, through a toolchain of a fresh container. The one-time set-up (tool detection, the
 GTFN toolchain folder, DaCe's imports, the first translation's imports) is done before
-each timed side by compiling one other program there. Prints JSON; nothing is asserted.
+each timed side by compiling one other program there. `compile_many` batches GTFN's builds
+(docs/adr/0036-compile-many-batches.md); with `--unbatched` a third side times
+`compile_many(batch=False)`, each program its own build. Prints JSON; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -75,11 +77,13 @@ def _cpu_seconds() -> float:
 
 
 def _timed_side(
-    family: str, root: Path, first: int, n: int, jobs: int | None
-) -> tuple[float, float]:
+    family: str, root: Path, first: int, n: int, jobs: int | None, *, batch: bool = True
+) -> tuple[float, float, int]:
     """Seconds (wall, CPU) to compile `n` new programs in a fresh cache: serially (jobs
-    None) or with compile_many; the one-time set-up done first, untimed."""
-    toolchain = _toolchain(family, root / ("serial" if jobs is None else f"many{jobs}"))
+    None) or with compile_many (batched or not), and how many of them a batch built; the
+    one-time set-up done first, untimed."""
+    side = "serial" if jobs is None else f"many{jobs}" if batch else f"unbatched{jobs}"
+    toolchain = _toolchain(family, root / side)
     toolchain.compile(scale_program(first + 10_000))  # the one-time set-up
     programs = scale_programs(first, n)
     cpu = _cpu_seconds()
@@ -87,7 +91,7 @@ def _timed_side(
     if jobs is None:
         compiled = [toolchain.compile(p) for p in programs]
     else:
-        compiled = toolchain.compile_many(programs, jobs=jobs)
+        compiled = toolchain.compile_many(programs, jobs=jobs, batch=batch)
     seconds = time.perf_counter() - start
     cpu = _cpu_seconds() - cpu
     f = np.arange(8.0)
@@ -95,7 +99,7 @@ def _timed_side(
     for k in (0, n - 1):  # a spot check that what was timed runs
         compiled[k](f, out)
         assert np.allclose(out[:-1], (first + k + 0.5) * f[1:])
-    return seconds, cpu
+    return seconds, cpu, sum("batch" in c.artifact.metadata for c in compiled)
 
 
 _FORKED: tuple[Toolchain, list[sc.Program], int] | None = None  # what forked workers build
@@ -129,31 +133,65 @@ def _process_side(family: str, root: Path, first: int, n: int, jobs: int) -> flo
 
 
 def compile_many_figures(
-    family: str = "gtfn", n: int = 50, jobs: int = 2, *, processes: bool = False, rounds: int = 1
+    family: str = "gtfn",
+    n: int = 50,
+    jobs: int = 2,
+    *,
+    unbatched: bool = False,
+    processes: bool = False,
+    rounds: int = 1,
 ) -> dict[str, Any]:
     """The serial and `compile_many` times of `n` new programs of `family` ("gtfn" or
-    "dace"), with the load average before and after; with `processes`, also the time of
-    a pool of forked processes instead of compile_many's threads. With `rounds` > 1 the
-    sides alternate in rounds of n / rounds programs (a shared machine's load then
-    weighs on each alike); times are the sums."""
+    "dace"), with the load average before and after each round; with `unbatched`, also
+    the time of `compile_many(batch=False)`; with `processes`, also the time of a pool of
+    forked processes instead of compile_many's threads. With `rounds` > 1 the sides
+    alternate in rounds of n / rounds programs, each round starting with the next side
+    (a shared machine's load then weighs on each alike); times are the sums."""
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     load_before = os.getloadavg()
     root = Path(tempfile.mkdtemp(prefix="stencilchain-compile-many-"))
-    serial = serial_cpu = many = many_cpu = 0.0
-    forked: float | None = 0.0 if processes else None
+    sides = ["serial", "many", *(["unbatched"] if unbatched else [])]
+    sides += ["processes"] if processes else []
+    wall = dict.fromkeys(sides, 0.0)
+    cpu = dict.fromkeys(sides, 0.0)
+    in_batches = dict.fromkeys(sides, 0)
+    per_round: list[dict[str, Any]] = []
     batch = max(1, n // rounds)
     n = batch * rounds
     try:
         for r in range(rounds):
-            first, folder = 3 * r * batch, root / f"round{r}"
-            wall, cpu = _timed_side(family, folder, first, batch, None)
-            serial, serial_cpu = serial + wall, serial_cpu + cpu
-            wall, cpu = _timed_side(family, folder, first + batch, batch, jobs)
-            many, many_cpu = many + wall, many_cpu + cpu
-            if forked is not None:
-                forked += _process_side(family, folder, first + 2 * batch, batch, jobs)
+            folder = root / f"round{r}"
+            load = os.getloadavg()
+            order = sides[r % len(sides) :] + sides[: r % len(sides)]
+            times: dict[str, float] = {}
+            for side in order:
+                first = (len(sides) * r + sides.index(side)) * batch
+                if side == "processes":
+                    seconds, used = _process_side(family, folder, first, batch, jobs), 0.0
+                else:
+                    seconds, used, batched = _timed_side(
+                        family,
+                        folder,
+                        first,
+                        batch,
+                        None if side == "serial" else jobs,
+                        batch=side != "unbatched",
+                    )
+                    in_batches[side] += batched
+                times[side] = round(seconds, 3)
+                wall[side] += seconds
+                cpu[side] += used
+            per_round.append(
+                {
+                    "order": order,
+                    "seconds": times,
+                    "loadavg_before": [round(x, 2) for x in load],
+                    "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+                }
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    serial, many = wall["serial"], wall["many"]
     return {
         "figure": f"{n} new programs, compile_many vs serial ({family})",
         "family": family,
@@ -161,23 +199,38 @@ def compile_many_figures(
         "jobs": jobs,
         "rounds": rounds,
         "cpus": os.cpu_count(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "serial_seconds": round(serial, 3),
         "compile_many_seconds": round(many, 3),
         "speedup": round(serial / many, 2),
         "serial_per_program_seconds": round(serial / n, 3),
         # CPU time per program (this process and the compilers), and the cores a serial
         # loop keeps busy: compile_many cannot beat serial by more than CPUs / that
-        "serial_cpu_per_program_seconds": round(serial_cpu / n, 3),
-        "compile_many_cpu_per_program_seconds": round(many_cpu / n, 3),
-        "serial_busy_cores": round(serial_cpu / serial, 2),
+        "serial_cpu_per_program_seconds": round(cpu["serial"] / n, 3),
+        "compile_many_cpu_per_program_seconds": round(cpu["many"] / n, 3),
+        "serial_busy_cores": round(cpu["serial"] / serial, 2),
+        # how many of each side's programs a batch build built (GTFN's compile_many)
+        "built_in_batches": {side: in_batches[side] for side in sides if side != "processes"},
         **(
-            {}
-            if forked is None
-            else {
-                "process_pool_seconds": round(forked, 3),
-                "process_speedup": round(serial / forked, 2),
+            {
+                "unbatched_seconds": round(wall["unbatched"], 3),
+                "unbatched_speedup": round(serial / wall["unbatched"], 2),
+                # batched compile_many against compile_many(batch=False)
+                "batch_speedup": round(wall["unbatched"] / many, 2),
+                "unbatched_cpu_per_program_seconds": round(cpu["unbatched"] / n, 3),
             }
+            if unbatched
+            else {}
         ),
+        **(
+            {
+                "process_pool_seconds": round(wall["processes"], 3),
+                "process_speedup": round(serial / wall["processes"], 2),
+            }
+            if processes
+            else {}
+        ),
+        "rounds_detail": per_round,
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
     }
@@ -189,12 +242,20 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=50)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
+        "--unbatched", action="store_true", help="also time compile_many(batch=False)"
+    )
+    parser.add_argument(
         "--processes", action="store_true", help="also time a pool of processes instead"
     )
     parser.add_argument("--rounds", type=int, default=1, help="alternate the sides in rounds")
     args = parser.parse_args()
     figures = compile_many_figures(
-        args.family, args.n, args.jobs, processes=args.processes, rounds=args.rounds
+        args.family,
+        args.n,
+        args.jobs,
+        unbatched=args.unbatched,
+        processes=args.processes,
+        rounds=args.rounds,
     )
     print(json.dumps(figures, indent=2))
 

@@ -5,13 +5,16 @@ new build, and put in the pool), by a pool of threads: the native builds are pro
 and the Python parts that are not thread-safe take their step's lock (DaCe's). The
 steps' one-time set-up runs first, in this thread; each native build then runs about
 CPUs / jobs parallel jobs, so that `jobs` builds side by side do not oversubscribe the
-CPUs. See docs/adr/0009-compile-many.md.
+CPUs. A compilation step that can build several programs at once (`BatchBuildStep`:
+GTFN's) gets them in batches of up to BATCH_SIZE, one batch per worker at a time. See
+docs/adr/0009-compile-many.md and docs/adr/0036-compile-many-batches.md.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import math
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TypeVar
@@ -20,13 +23,17 @@ from stencilchain.errors import BuildsFailedError
 from stencilchain.program import ir
 from stencilchain.program.program import Program
 from stencilchain.runtime.config import default_build_jobs
+from stencilchain.steps.build.batch import BatchBuildStep
 from stencilchain.steps.workflow import COMPILATION, StageReport
 
 if TYPE_CHECKING:
     from stencilchain.runtime.toolchain import CompiledProgram, Toolchain
+    from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
 
 T = TypeVar("T")
 POOL, CACHE, BUILT, FAILED = "pool", "cache", "built", "failed"
+BATCH_SIZE = 16
+"""The most programs one batch build holds (see `_batches`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,6 +59,7 @@ def compile_many(
     *,
     jobs: int | None = None,
     progress: Callable[[CompileReport], None] | None = None,
+    batch: bool = True,
 ) -> list[CompiledProgram]:
     """See `Toolchain.compile_many`."""
     irs = [p.ir if isinstance(p, Program) else p for p in programs]
@@ -94,19 +102,26 @@ def compile_many(
             failed[fp] = error
         finished(fp, seconds, outcome, error)
 
+    batching = batch and workers > 1 and isinstance(toolchain.workflow.compilation, BatchBuildStep)
+    chunks = _batches(missing, workers) if batching else [[fp] for fp in missing]
+
+    def run(chunk: list[str]) -> list[tuple[str, _Attempt]]:
+        programs = [distinct[fp] for fp in chunk]
+        return _attempt_batch(toolchain, build_jobs, programs, batch=batching)
+
     if workers == 1:
-        for fp in missing:
-            record(fp, _attempt(toolchain, build_jobs, distinct[fp]))
+        for chunk in chunks:
+            for fp, attempt in run(chunk):
+                record(fp, attempt)
     else:
         with concurrent.futures.ThreadPoolExecutor(
             workers, thread_name_prefix="stencilchain-build"
         ) as executor:
-            futures = {
-                executor.submit(_attempt, toolchain, build_jobs, distinct[fp]): fp for fp in missing
-            }
+            futures = {executor.submit(run, chunk): chunk for chunk in chunks}
             try:
                 for future in concurrent.futures.as_completed(futures):
-                    record(futures[future], future.result())
+                    for fp, attempt in future.result():
+                        record(fp, attempt)
             except BaseException:  # e.g. KeyboardInterrupt: start no other build
                 executor.shutdown(wait=True, cancel_futures=True)
                 raise
@@ -115,18 +130,100 @@ def compile_many(
     return [compiled[fp] for fp in fingerprints]
 
 
+def _batches(missing: list[str], workers: int) -> list[list[str]]:
+    """`missing` in batches of at most BATCH_SIZE, as many as a multiple of `workers` (so
+    that each worker gets as many), their sizes differing by one at most."""
+    count = workers * math.ceil(math.ceil(len(missing) / BATCH_SIZE) / workers)
+    count = min(count, len(missing))
+    size, extra = divmod(len(missing), count)
+    batches, start = [], 0
+    for index in range(count):
+        end = start + size + (index < extra)
+        batches.append(missing[start:end])
+        start = end
+    return batches
+
+
+def _attempt_batch(
+    toolchain: Toolchain, build_jobs: int | None, programs: list[ir.Program], *, batch: bool
+) -> list[tuple[str, _Attempt]]:
+    """Each of `programs` compiled as `compile` does, after (with `batch`) a batch build of
+    them all (`BatchBuildStep`): a program it built is compiled with the artifact of its
+    new entry as its compilation (so it is "built", as a build of its own would be: its
+    artifact says so, the size limit is kept after it), the others (and any it could not
+    build) are built alone. A program the batch built takes the batch's time per program
+    it built on top of its own."""
+    start = time.perf_counter()
+    built = _build_batch(toolchain, build_jobs, programs) if batch else {}
+    share = (time.perf_counter() - start) / max(1, len(built))
+    results = []
+    for index, program in enumerate(programs):
+        artifact = built.get(index)
+        result, outcome, seconds, error = _attempt(toolchain, build_jobs, program, artifact)
+        if artifact is not None:
+            seconds += share
+        results.append((program.fingerprint(), (result, outcome, seconds, error)))
+    return results
+
+
+def _build_batch(
+    toolchain: Toolchain, build_jobs: int | None, programs: list[ir.Program]
+) -> dict[int, CompiledArtifact]:
+    """The artifacts, by index in `programs`, of the programs that one batch build of
+    their sources put into the build cache. A program whose translation or bindings fail
+    is left out (its own compilation reports it), as is everything if the batch fails."""
+    workflow = (
+        toolchain.workflow if build_jobs is None else toolchain.workflow.with_build_jobs(build_jobs)
+    )
+    step = workflow.compilation
+    if not isinstance(step, BatchBuildStep):
+        return {}
+    sources, indices = [], []
+    for index, program in enumerate(programs):
+        try:
+            sources.append(workflow.bind(workflow.translate(program)))
+        except Exception:  # reported by the program's own compilation
+            continue
+        indices.append(index)
+    try:
+        done = step.build_batch(sources)
+    except Exception:  # each program is then built alone
+        return {}
+    return {indices[k]: artifact for k, artifact in enumerate(done) if artifact is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Built:
+    """A compilation step that hands over what a batch build made: `artifact`, the new
+    entry of the one program it is used for."""
+
+    artifact: CompiledArtifact
+
+    def __call__(self, source: ExtensionSource, /) -> CompiledArtifact:
+        return self.artifact
+
+
 def _compile(
-    toolchain: Toolchain, build_jobs: int | None, program: ir.Program
+    toolchain: Toolchain,
+    build_jobs: int | None,
+    program: ir.Program,
+    artifact: CompiledArtifact | None = None,
 ) -> tuple[CompiledProgram, str]:
     """`toolchain.compile(program)` with at most `build_jobs` parallel jobs per native build
-    (None: the step's own); where it came from."""
+    (None: the step's own), or with `artifact` (a batch's) as its compilation; where it
+    came from."""
     compilation: list[bool | None] = []
 
     def hook(report: StageReport) -> None:
         if report.stage == COMPILATION:
             compilation.append(report.cached)
 
-    result = toolchain.compile(program, hook, build_jobs=build_jobs)
+    workflow = toolchain.workflow
+    if artifact is not None:
+        workflow = dataclasses.replace(workflow, compilation=_Built(artifact))
+    elif build_jobs is not None:
+        workflow = workflow.with_build_jobs(build_jobs)
+    result = toolchain.compile_with(program, hook, workflow)
     outcome = POOL if not compilation else CACHE if compilation[0] else BUILT
     return result, outcome
 
@@ -134,11 +231,16 @@ def _compile(
 _Attempt = tuple["CompiledProgram | None", str, float, "Exception | None"]
 
 
-def _attempt(toolchain: Toolchain, build_jobs: int | None, program: ir.Program) -> _Attempt:
+def _attempt(
+    toolchain: Toolchain,
+    build_jobs: int | None,
+    program: ir.Program,
+    artifact: CompiledArtifact | None = None,
+) -> _Attempt:
     """(compiled program or None, outcome, seconds, error or None) of one program."""
     start = time.perf_counter()
     try:
-        result, outcome = _compile(toolchain, build_jobs, program)
+        result, outcome = _compile(toolchain, build_jobs, program, artifact)
     except Exception as error:  # reported with the program's name
         return None, FAILED, time.perf_counter() - start, error
     return result, outcome, time.perf_counter() - start, None

@@ -170,10 +170,16 @@ class Toolchain:
         workflow = (
             self.workflow if build_jobs is None else self.workflow.with_build_jobs(build_jobs)
         )
+        return self.compile_with(program_ir, hook, workflow)
+
+    def compile_with(
+        self, program: ir.Program, hook: StageHook | None, workflow: CompileWorkflow
+    ) -> CompiledProgram:
+        """`compile`, a new build going through `workflow`: this toolchain's own workflow
+        or one that differs in nothing that changes the output (compile_many's jobs budget,
+        or a compilation step handing over what a batch build just made)."""
         return self.pools.get_or_build(
-            self.identity,
-            program_ir.fingerprint(),
-            lambda: self._build(program_ir, hook, workflow),
+            self.identity, program.fingerprint(), lambda: self._build(program, hook, workflow)
         )
 
     def compile_many(
@@ -182,13 +188,17 @@ class Toolchain:
         *,
         jobs: int | None = None,
         progress: Callable[[CompileReport], None] | None = None,
+        batch: bool = True,
     ) -> list[CompiledProgram]:
         """The compiled programs of `programs`, in their order, each compiled as `compile`
         does (from the pool, the caches, or a new build, and put in the pool), up to
         `jobs` at once (default: the config's `build_jobs`). A program given twice is
         compiled once. `progress` sees a `CompileReport` as each program is done. If any
-        fails, every other one is still compiled, then BuildsFailedError names them."""
-        return compile_many(self, programs, jobs=jobs, progress=progress)
+        fails, every other one is still compiled, then BuildsFailedError names them.
+        With `batch` (and more than one job), a toolchain that can builds the new programs
+        in batches, one native build each, every program still in its own build-cache
+        entry; `batch=False` builds each alone (docs/adr/0036-compile-many-batches.md)."""
+        return compile_many(self, programs, jobs=jobs, progress=progress, batch=batch)
 
     def _build(
         self, program: ir.Program, hook: StageHook | None, workflow: CompileWorkflow

@@ -75,7 +75,12 @@ def test_each_program_is_built_once_then_loaded_from_the_cache(private_cache_dir
     assert [r.done for r in reports] == [1, 2, 3, 4]
     assert {r.total for r in reports} == {4}
     assert {r.outcome for r in reports} == {"built"}
-    assert all(c.artifact.built for c in compiled)
+    # built by batch builds (several programs, one CMake project), each in its own entry
+    batches = {c.artifact.metadata["batch"] for c in compiled}
+    assert 1 <= len(batches) <= 2
+    assert all(int(c.artifact.metadata["batch_programs"]) >= 2 for c in compiled)
+    assert len({c.artifact.build_dir for c in compiled}) == 4
+    assert {p.name for p in private_cache_dir.rglob("batch-*") if p.is_dir()} == batches
     for program, result in zip(given, compiled):
         _check_against_embedded(program, result)
         # in the pool, as compile() puts it: neither compile nor a bound program rebuilds
@@ -106,6 +111,60 @@ class _FailingFor:
         if program.name == self.name:
             raise RuntimeError(f"cannot translate {program.name}\nsecond line")
         return self.inner(program)
+
+
+@dataclasses.dataclass(frozen=True)
+class _BrokenFor:
+    """A translation whose C++ for the program `name` does not compile."""
+
+    inner: Any
+    name: str
+
+    def __call__(self, program: ir.Program, /) -> Any:
+        source = self.inner(program)
+        if program.name != self.name:
+            return source
+        return dataclasses.replace(source, source_code=source.source_code + "\n#error broken\n")
+
+
+def test_a_program_failing_in_a_batch_is_named_and_the_others_are_built(
+    private_cache_dir: Path,
+) -> None:
+    container = build_container({}, cache_dir=private_cache_dir)
+    override_step(
+        container.gtfn.translation, lambda cfg: _BrokenFor(make_gtfn_translation(cfg), "many_2")
+    )
+    toolchain = container.gtfn.toolchain()
+    programs = _programs((7.5, 8.5, 9.5, 10.5))
+    reports: list[CompileReport] = []
+    with pytest.raises(sc.BuildsFailedError) as caught:
+        toolchain.compile_many(programs, jobs=2, progress=reports.append)
+    error = caught.value
+    assert set(error.failures) == {"many_2"}
+    assert isinstance(error.failures["many_2"], sc.CompilationError)
+    assert "broken" in str(error.failures["many_2"])
+    assert set(error.compiled) == {"many_0", "many_1", "many_3"}
+    assert {r.outcome for r in reports if r.name != "many_2"} == {"built"}
+    for program in programs:
+        if program.name != "many_2":
+            compiled = error.compiled[program.name]
+            assert "batch" in compiled.artifact.metadata
+            _check_against_embedded(program, compiled)
+    # the failed program left no complete entry: a later compile tries again and fails
+    with pytest.raises(sc.CompilationError):
+        toolchain.compile(programs[2])
+
+
+def test_batch_false_builds_each_program_alone(private_cache_dir: Path) -> None:
+    toolchain = _gtfn(private_cache_dir)
+    programs = _programs((11.5, 12.5, 13.5))
+    reports: list[CompileReport] = []
+    compiled = toolchain.compile_many(programs, jobs=2, progress=reports.append, batch=False)
+    assert {r.outcome for r in reports} == {"built"}
+    assert not any("batch" in c.artifact.metadata for c in compiled)
+    assert not list(private_cache_dir.rglob("batch-*"))  # no batch folder was made
+    for program, result in zip(programs, compiled):
+        _check_against_embedded(program, result)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

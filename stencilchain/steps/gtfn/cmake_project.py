@@ -157,21 +157,48 @@ def cmake_lists(
     project: CMakeProject, module_name: str | None, units: Sequence[Unit], pch_dir: Path | None
 ) -> str:
     """The CMakeLists.txt of one module; per-unit flags, so one rule serves both units."""
+    lines = _project_lines(project, "stencilchain_extension")
+    lines += _target_lines(project, TARGET, module_name, units, pch_dir, output=module_name)
+    return "\n".join(lines) + "\n"
+
+
+def _project_lines(project: CMakeProject, name: str) -> list[str]:
+    """The start of a CMakeLists.txt: the version, the project, OpenMP."""
+    lines = [
+        "cmake_minimum_required(VERSION 3.20)",
+        f"project({name} LANGUAGES {' '.join(project.languages)})",
+    ]
+    if project.openmp:
+        lines.append("find_package(OpenMP REQUIRED COMPONENTS CXX)")
+    return lines
+
+
+def _target_lines(
+    project: CMakeProject,
+    target: str,
+    module_name: str | None,
+    units: Sequence[Unit],
+    pch_dir: Path | None,
+    *,
+    output: str | None,
+    kind: str = "MODULE",
+) -> list[str]:
+    """The CMake target `target` of one module's `units` (a MODULE named `output`, or
+    "_sc_pch" if None; or an OBJECT library), with the flags of each unit."""
     info = python_build_info()
     includes = [info["python_include"]]
     if "pybind11" in project.libraries:
         includes.append(info["pybind11_include"])
     q = _quote
     lines = [
-        "cmake_minimum_required(VERSION 3.20)",
-        f"project(stencilchain_extension LANGUAGES {' '.join(project.languages)})",
+        f"add_library({target} {kind} {' '.join(q(u.file) for u in units)})",
+        f"set_target_properties({target} PROPERTIES",
     ]
-    if project.openmp:
-        lines.append("find_package(OpenMP REQUIRED COMPONENTS CXX)")
+    if kind == "MODULE":
+        lines.append(
+            f'  OUTPUT_NAME {q(output or "_sc_pch")} PREFIX "" SUFFIX {q(info["ext_suffix"])}'
+        )
     lines += [
-        f"add_library({TARGET} MODULE {' '.join(q(u.file) for u in units)})",
-        f"set_target_properties({TARGET} PROPERTIES",
-        f'  OUTPUT_NAME {q(module_name or "_sc_pch")} PREFIX "" SUFFIX {q(info["ext_suffix"])}',
         '  DEFINE_SYMBOL "" POSITION_INDEPENDENT_CODE ON',
         "  CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF",
         "  CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON",
@@ -185,14 +212,14 @@ def cmake_lists(
             lines.append(f"  CUDA_ARCHITECTURES {q(project.cuda_architectures)}")
     lines += [
         ")",
-        f"target_include_directories({TARGET} SYSTEM PRIVATE {' '.join(map(q, includes))})",
+        f"target_include_directories({target} SYSTEM PRIVATE {' '.join(map(q, includes))})",
     ]
     if module_name is not None:  # absent from the precompiled header, which GCC then accepts
         lines.append(
-            f"target_compile_definitions({TARGET} PRIVATE STENCILCHAIN_MODULE_NAME={module_name})"
+            f"target_compile_definitions({target} PRIVATE STENCILCHAIN_MODULE_NAME={module_name})"
         )
     if project.openmp:
-        lines.append(f"target_link_libraries({TARGET} PRIVATE OpenMP::OpenMP_CXX)")
+        lines.append(f"target_link_libraries({target} PRIVATE OpenMP::OpenMP_CXX)")
     for unit in units:
         options = _unit_options(project, unit, pch_dir)
         if unit.header:
@@ -202,7 +229,7 @@ def cmake_lists(
                 f"set_property(SOURCE {q(unit.file)} APPEND PROPERTY COMPILE_OPTIONS "
                 f"{' '.join(map(q, options))})"
             )
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def configure_command(project: CMakeProject, src: Path, build: Path) -> list[str]:
@@ -381,3 +408,122 @@ def _quote(text: str) -> str:
     """`text` as one quoted CMake argument."""
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
     return f'"{escaped}"'
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchMember:
+    """One module of a batch build: its name and its units (in `folder`/src)."""
+
+    module_name: str
+    units: tuple[Unit, ...]
+
+
+BATCH_TARGET = "sc_batch"
+SEAL_SCRIPT = "sc_seal.sh"
+# A member's relocatable object, sealed: its hidden symbols made local (out of their COMDAT
+# groups, which a later link would otherwise discard from all members but one), and its
+# GNU-unique ones (function-local statics of inline code) weak, so that members' copies
+# merge as a link of one module merges its units'. $1 objcopy, $2 nm, $3 the object.
+_SEAL = """set -e
+"$1" --localize-hidden -R .group "$3"
+"$2" -g --defined-only "$3" | awk '$2 == "u" { print $3 }' > "$3.unique"
+"$1" --weaken-symbols="$3.unique" "$3"
+"""
+
+
+def batch_cmake_lists(
+    project: CMakeProject,
+    members: Sequence[BatchMember],
+    output_name: str,
+    kept: Sequence[int] | None = None,
+) -> str:
+    """The CMakeLists.txt of several modules linked into one library `output_name`: the
+    `kept` members (their indices; None: all), member k as the targets `sc_member_k`.
+
+    Each member's units compile as they do alone (an OBJECT library with the flags of a
+    module's target); the two objects are linked into one relocatable object (`ld -r`,
+    which resolves the member's own symbols as its own link would), whose hidden symbols
+    `objcopy` then makes local (so no member's internals meet another's; see _SEAL); one
+    link then makes the library, which exports each member's `PyInit_<module>`. A strong
+    symbol that two members define makes the link fail: nothing of the batch is used."""
+    q = _quote
+    lines = _project_lines(project, "stencilchain_batch")
+    lines += [
+        'get_filename_component(SC_BINUTILS "${CMAKE_LINKER}" DIRECTORY)',
+        'find_program(SC_OBJCOPY objcopy HINTS "${SC_BINUTILS}" REQUIRED)',
+        'find_program(SC_NM nm HINTS "${SC_BINUTILS}" REQUIRED)',
+    ]
+    objects = []
+    for index in range(len(members)) if kept is None else kept:
+        member, target = members[index], f"sc_member_{index}"
+        lines += _target_lines(
+            project, target, member.module_name, member.units, None, output=None, kind="OBJECT"
+        )
+        # a CMake variable, so not `_quote`d (which escapes `$`); the target is a C name
+        relocatable = f'"${{CMAKE_CURRENT_BINARY_DIR}}/{target}.o"'
+        objects.append(relocatable)
+        lines += [
+            f"add_custom_command(OUTPUT {relocatable}",
+            f'  COMMAND "${{CMAKE_LINKER}}" -r -o {relocatable} "$<TARGET_OBJECTS:{target}>"',
+            f'  COMMAND /bin/sh "${{CMAKE_CURRENT_SOURCE_DIR}}/{SEAL_SCRIPT}" "${{SC_OBJCOPY}}"'
+            f' "${{SC_NM}}" {relocatable}',
+            f'  DEPENDS "$<TARGET_OBJECTS:{target}>" COMMAND_EXPAND_LISTS VERBATIM)',
+        ]
+    info = python_build_info()
+    lines += [
+        f"add_library({BATCH_TARGET} MODULE {' '.join(objects)})",
+        f"set_source_files_properties({' '.join(objects)} PROPERTIES "
+        "EXTERNAL_OBJECT TRUE GENERATED TRUE)",
+        f"set_target_properties({BATCH_TARGET} PROPERTIES",
+        f'  OUTPUT_NAME {q(output_name)} PREFIX "" SUFFIX {q(info["ext_suffix"])}',
+        "  LINKER_LANGUAGE CXX POSITION_INDEPENDENT_CODE ON",
+        ")",
+    ]
+    if project.openmp:
+        lines.append(f"target_link_libraries({BATCH_TARGET} PRIVATE OpenMP::OpenMP_CXX)")
+    return "\n".join(lines) + "\n"
+
+
+def build_batch_project(
+    project: CMakeProject,
+    cache: BuildCache,
+    folder: Path,
+    *,
+    members: Sequence[BatchMember],
+    output_name: str,
+    what: str,
+) -> tuple[list[int], Timings]:
+    """Configure and build `members` (their units in `folder`/src) into one library
+    `folder`/build/`output_name`<ext_suffix>, with one CMake configure and one Ninja run
+    that keeps going past a failed unit; the members it holds (their indices) and the
+    times. If a member fails to compile, the library is linked again without it (the
+    objects built are kept); if that fails too, or the link fails for another reason,
+    CompilationError: nothing of the batch is used."""
+    src, build = folder / "src", folder / "build"
+    kept = list(range(len(members)))
+    (src / SEAL_SCRIPT).write_text(_SEAL)
+    (src / "CMakeLists.txt").write_text(batch_cmake_lists(project, members, output_name))
+    toolchain = toolchain_folder(project, cache)
+    platform_args = _reuse_platform(toolchain, build)
+    with BuildRunner(folder, build_environment(project.environment)) as runner:
+        start = time.perf_counter()
+        runner.run([*configure_command(project, src, build), *platform_args], f"configuring {what}")
+        configured = time.perf_counter()
+        ninja = [*ninja_command(project, build), "-k", "0"]
+        if not runner.run(ninja, f"compiling {what}", check=False):
+            # a member without its relocatable object failed to compile
+            failed = {i for i in kept if not (build / f"sc_member_{i}.o").is_file()}
+            if not failed or len(failed) == len(kept):
+                raise runner.logged_error(f"{what} failed", "see the log above")
+            kept = [i for i in kept if i not in failed]
+            runner.note(
+                "building the batch again without "
+                + ", ".join(members[i].module_name for i in sorted(failed))
+            )
+            # Ninja runs CMake again first (its CMakeLists changed), then only the link
+            (src / "CMakeLists.txt").write_text(
+                batch_cmake_lists(project, members, output_name, kept)
+            )
+            runner.run(ninja, f"compiling {what} without its failed members")
+        done = time.perf_counter()
+    return kept, Timings(configure=configured - start, compile=done - configured)

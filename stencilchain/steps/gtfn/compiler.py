@@ -10,9 +10,16 @@ new build fast) is `stencilchain.steps.gtfn.cmake_project`.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
+import logging
+import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
+from stencilchain.errors import StencilchainError
 from stencilchain.program.device import Device
+from stencilchain.steps.build.batch import batch_key, publish_member
 from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.plan import BuildPlan, plan_build
 from stencilchain.steps.build.tools import (
@@ -33,8 +40,10 @@ from stencilchain.steps.build.validation import (
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.checks import require_type
 from stencilchain.steps.gtfn.cmake_project import (
+    BatchMember,
     CMakeProject,
     Unit,
+    build_batch_project,
     build_project,
     precompiled_header,
     precompiled_prelude,
@@ -42,7 +51,9 @@ from stencilchain.steps.gtfn.cmake_project import (
 )
 from stencilchain.steps.gtfn.family import GTFN
 from stencilchain.steps.settings import BuildType
-from stencilchain.steps.stages import ExtensionSource
+from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
+
+_log = logging.getLogger(__name__)
 
 _EXTENSIONS = {"cpp": "cpp", "cuda": "cu"}
 _KNOWN_LIBRARIES = ("pybind11",)
@@ -132,6 +143,72 @@ class CMakeCompiler(CompilerStep):
     def _build(self, plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
         return _build_extension(plan, folder)
 
+    def build_batch(self, sources: Sequence[ExtensionSource], /) -> list[CompiledArtifact | None]:
+        """Build `sources` as one CMake project (one configure, one Ninja run, one link of
+        a library holding every module), each program then put into its own build-cache
+        entry; for each source, the artifact of its entry if this batch built it. Left to
+        the caller (None): a source whose plan fails, that is complete already, that needs
+        CUDA or a library, whose entry point another of the batch has, or that failed to
+        compile (the batch then links the others). See stencilchain.steps.build.batch."""
+        built: list[CompiledArtifact | None] = [None] * len(sources)
+        members: dict[int, CMakeBuildPlan] = {}
+        for index, source in enumerate(sources):
+            try:
+                plan = self.plan(source)
+            except (ValueError, TypeError, StencilchainError):  # reported by its own build
+                continue
+            first = next(iter(members.values()), plan)
+            if (
+                self.device is not Device.CPU
+                or _uses_cuda(source)
+                or _libraries(source)
+                or plan.context_digest != first.context_digest
+                or any(plan.entry_point == other.entry_point for other in members.values())
+                or self.cache.lookup(plan.key) is not None
+            ):
+                continue
+            members[index] = plan
+        if len(members) < 2:
+            return built
+        plans = list(members.values())
+        project = self._project(plans[0].tools, False, (), plans[0].context_digest)
+        try:
+            batch = self.cache.get_or_build(
+                batch_key(plans), functools.partial(_build_batch, project, plans)
+            )
+        except StencilchainError as error:  # each program is then built alone
+            _log.info("the batch build of %d programs failed: %s", len(plans), error)
+            return built
+        in_batch = set(json.loads(batch.metadata["members"]))
+        library = batch.folder / batch.metadata["module"]
+        preludes = json.loads(batch.metadata["preludes"])
+        for index, plan in members.items():
+            if plan.module_name not in in_batch:
+                continue
+            source = plan.source
+            module = f"build/{plan.module_name}{python_build_info()['ext_suffix']}"
+            texts = {
+                f"src/{plan.entry_point}.cpp": source.program_source.source_code,
+                f"src/{plan.entry_point}_bindings.cpp": source.binding_source.source_code,
+            }
+            details = {
+                "batch": batch.folder.name,
+                "batch_programs": str(len(in_batch)),
+                "configure_seconds": batch.metadata["configure_seconds"],
+                "compile_seconds": batch.metadata["compile_seconds"],
+                "precompiled_header": "no",
+                "precompiled_preludes": preludes.get(plan.module_name, ""),
+            }
+            try:
+                artifact = publish_member(
+                    plan, {"module": (library, module)}, texts, batch.folder, details
+                )
+            except (OSError, StencilchainError) as error:
+                _log.info("%r, built in a batch, was not cached: %s", plan.entry_point, error)
+                continue
+            built[index] = artifact
+        return built
+
     def prepare(self) -> None:
         """The one-time set-up of this process's builds, done before builds run side by
         side: find the tools, and make the toolchain folder every build starts from."""
@@ -190,26 +267,8 @@ def _build_extension(plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
         and source.binding_source.language == "cpp"
     )
     pch_dir = precompiled_header(project, compiler.cache) if uses_pch else None
-    program, binding = source.program_source, source.binding_source
-    program_file = f"{plan.entry_point}.{_EXTENSIONS[program.language]}"
-    bindings_file = f"{plan.entry_point}_bindings.{_EXTENSIONS[binding.language]}"
     (folder / "src").mkdir()
-    (folder / "src" / program_file).write_text(program.source_code)
-    (folder / "src" / bindings_file).write_text(binding.source_code)
-    units = [
-        Unit(program_file, program.language, bindings=False),
-        Unit(bindings_file, binding.language, bindings=True),
-    ]
-    if compiler.precompiled_headers:  # each C++ unit's system headers, precompiled
-        texts = (program.source_code, binding.source_code)
-        units = [
-            unit
-            if unit.bindings and pch_dir is not None  # pybind11's own header is precompiled
-            else dataclasses.replace(
-                unit, prelude=precompiled_prelude(project, compiler.cache, unit, text)
-            )
-            for unit, text in zip(units, texts)
-        ]
+    units = _write_units(plan, project, folder / "src", pch_dir)
     timings = build_project(
         project,
         compiler.cache,
@@ -226,11 +285,80 @@ def _build_extension(plan: CMakeBuildPlan, folder: Path) -> dict[str, str]:
             "configure_seconds": f"{timings.configure:.3f}",
             "compile_seconds": f"{timings.compile:.3f}",
             "precompiled_header": "yes" if pch_dir is not None else "no",
-            "precompiled_preludes": ",".join(
-                "bindings" if u.bindings else "program" for u in units if u.prelude is not None
-            ),
+            "precompiled_preludes": _prelude_roles(units),
         },
     )
+
+
+def _build_batch(
+    project: CMakeProject, plans: Sequence[CMakeBuildPlan], folder: Path
+) -> dict[str, str]:
+    """Build the modules of `plans` into one library in the empty `folder` (see
+    `build_batch_project`); the batch marker's metadata: the library, the modules it holds
+    (`members`, JSON), their precompiled preludes (`preludes`, JSON) and the batch's times.
+    The objects are removed once linked."""
+    src = folder / "src"
+    src.mkdir()
+    members = [
+        BatchMember(plan.module_name, tuple(_write_units(plan, project, src, None)))
+        for plan in plans
+    ]
+    output = f"_sc_{folder.name.replace('-', '_')}"
+    kept, timings = build_batch_project(
+        project,
+        plans[0].compiler.cache,
+        folder,
+        members=members,
+        output_name=output,
+        what=f"a batch of {len(plans)} programs",
+    )
+    shutil.rmtree(folder / "build" / "CMakeFiles", ignore_errors=True)
+    for stale in (folder / "build").glob("sc_member_*"):
+        stale.unlink()
+    share = len(kept) or 1
+    return {
+        "family": GTFN.name,
+        "module": f"build/{output}{python_build_info()['ext_suffix']}",
+        "members": json.dumps([members[i].module_name for i in kept]),
+        "preludes": json.dumps(
+            {members[i].module_name: _prelude_roles(members[i].units) for i in kept}
+        ),
+        # each program's share of the batch's times
+        "configure_seconds": f"{timings.configure / share:.3f}",
+        "compile_seconds": f"{timings.compile / share:.3f}",
+    }
+
+
+def _write_units(
+    plan: CMakeBuildPlan, project: CMakeProject, src: Path, pch_dir: Path | None
+) -> list[Unit]:
+    """Write `plan`'s two units into `src`; the units, with their precompiled preludes."""
+    compiler, source = plan.compiler, plan.source
+    program, binding = source.program_source, source.binding_source
+    program_file = f"{plan.entry_point}.{_EXTENSIONS[program.language]}"
+    bindings_file = f"{plan.entry_point}_bindings.{_EXTENSIONS[binding.language]}"
+    (src / program_file).write_text(program.source_code)
+    (src / bindings_file).write_text(binding.source_code)
+    units = [
+        Unit(program_file, program.language, bindings=False),
+        Unit(bindings_file, binding.language, bindings=True),
+    ]
+    if compiler.precompiled_headers:  # each C++ unit's system headers, precompiled
+        texts = (program.source_code, binding.source_code)
+        units = [
+            unit
+            if unit.bindings and pch_dir is not None  # pybind11's own header is precompiled
+            else dataclasses.replace(
+                unit, prelude=precompiled_prelude(project, compiler.cache, unit, text)
+            )
+            for unit, text in zip(units, texts)
+        ]
+    return units
+
+
+def _prelude_roles(units: Sequence[Unit]) -> str:
+    """The marker's `precompiled_preludes`: the roles of the units that have one."""
+    return ",".join("bindings" if u.bindings else "program" for u in units if u.prelude is not None)
 
 
 def _libraries(source: ExtensionSource) -> tuple[str, ...]:
