@@ -144,14 +144,17 @@ def non_staggered(dim: Dimension) -> Dimension:
     return dim if dim.base is None else dim.base
 
 
-def counterparts(dims: tuple[Dimension, ...]) -> tuple[Dimension, Dimension] | None:
-    """A dimension of `dims` and its staggered counterpart, both in `dims` (None if no two
-    are): a field or domain is never over both."""
+def counterparts_message(where: str, dims: tuple[Dimension, ...]) -> str | None:
+    """What is wrong with `dims` when they hold a dimension and its staggered counterpart
+    (None if they do not): a field or domain is never over both."""
     seen: dict[Dimension, Dimension] = {}
     for d in dims:
         other = seen.setdefault(non_staggered(d), d)
         if other != d:
-            return other, d
+            return (
+                f"{where}: over both {other.name} and {d.name}, a dimension and its "
+                "staggered counterpart (one index space); a field is over one of them"
+            )
     return None
 
 

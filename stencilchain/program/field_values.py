@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from stencilchain.errors import ArgumentError
-from stencilchain.program.dimensions import Dimension, counterparts, non_staggered
+from stencilchain.program.dimensions import Dimension, counterparts_message, non_staggered
 
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
@@ -78,12 +78,9 @@ def as_field(
             raise TypeError(f"sc.as_field: dims must be sc.Dimension objects, got {d!r}")
     if len(set(dims_t)) != len(dims_t):
         raise ValueError(f"sc.as_field: a dimension appears twice in {list(dims_t)}")
-    both = counterparts(dims_t)
+    both = counterparts_message("sc.as_field", dims_t)
     if both is not None:
-        raise ValueError(
-            f"sc.as_field: over both {both[0].name} and {both[1].name}, a dimension and its "
-            "staggered counterpart (one index space); a field is over one of them"
-        )
+        raise ValueError(both)
     shape = getattr(array, "shape", None)
     if shape is None or not hasattr(array, "dtype"):
         raise TypeError(

@@ -23,15 +23,10 @@ from stencilchain.program.dimensions import Dimension, Offset, non_staggered, st
 T = TypeVar("T")
 
 
-def counterpart(dim: Dimension) -> Dimension:
-    """The staggered counterpart of a dimension, or of a staggered one its base."""
-    return staggered(dim)
-
-
 def half_shift(off: Offset, t: ir.FieldType) -> tuple[Dimension, int]:
     """The dimension of `t` that the half shift `off` moves along (the counterpart of the
     dimension it names), and by how many whole points there."""
-    source = counterpart(off.dim)
+    source = staggered(off.dim)  # the counterpart of the dimension it names
     if source not in t.dims:
         if off.dim in t.dims:
             raise DefinitionError(
@@ -51,7 +46,7 @@ def half_shift(off: Offset, t: ir.FieldType) -> tuple[Dimension, int]:
 
 def staggered_hint(dim: Dimension, dims: tuple[Dimension, ...]) -> str:
     """A hint for a whole shift along `dim` of a field over its counterpart."""
-    other = counterpart(dim) if not dim.is_local else None
+    other = staggered(dim) if not dim.is_local else None
     if other is None or other not in dims:
         return ""
     return (
@@ -63,12 +58,9 @@ def staggered_hint(dim: Dimension, dims: tuple[Dimension, ...]) -> str:
 
 def check_dims(where: str, dims: tuple[Dimension, ...]) -> None:
     """A field or domain is never over a dimension and its staggered counterpart."""
-    both = dimensions.counterparts(dims)
+    both = dimensions.counterparts_message(where, dims)
     if both is not None:
-        raise DefinitionError(
-            f"{where}: over both {both[0].name} and {both[1].name}, a dimension and its "
-            "staggered counterpart (one index space); a field is over one of them"
-        )
+        raise DefinitionError(both)
 
 
 def unstagger(obj: T) -> T:
@@ -145,4 +137,4 @@ def _whole_shift(shift: ir.Shift) -> ir.Expr:
     return ir.Shift(inner, offsets, shift.type)
 
 
-__all__ = ["check_dims", "counterpart", "half_shift", "staggered_hint", "unstagger"]
+__all__ = ["check_dims", "half_shift", "staggered_hint", "unstagger"]

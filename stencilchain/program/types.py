@@ -9,7 +9,7 @@ from typing import Any
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.connectivity import Connectivity
-from stencilchain.program.dimensions import Dimension, counterparts
+from stencilchain.program.dimensions import Dimension, counterparts_message
 from stencilchain.program.dtypes import ScalarType, int32, int64
 from stencilchain.program.tuple_params import Tree, annotation_tree, check_leaf_names, leaf_params
 
@@ -27,12 +27,9 @@ class Field:
             raise TypeError(f"Field[...]: expected a list of Dimensions, got {dims!r}")
         if len(set(dims)) != len(dims):
             raise TypeError(f"Field[...]: a dimension appears twice in {list(dims)!r}")
-        both = counterparts(tuple(dims))
+        both = counterparts_message("Field[...]", tuple(dims))
         if both is not None:
-            raise TypeError(
-                f"Field[...]: over both {both[0].name} and {both[1].name}, a dimension and "
-                "its staggered counterpart (one index space); a field is over one of them"
-            )
+            raise TypeError(both)
         if not isinstance(dtype, ScalarType):
             raise TypeError(f"Field[...]: expected a dtype such as float64, got {dtype!r}")
         return ir.FieldType(tuple(dims), dtype)
