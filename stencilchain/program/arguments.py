@@ -207,7 +207,7 @@ class ArgumentChecker:
                 continue  # the scalar check names it
             if plain is None:
                 plain = list(args)
-            starts = tuple(s for s, _ in self.ranges.get(param.name, ())) or (0,) * len(arg.dims)
+            starts = self.starts(param.name, len(arg.dims))
             if arg.dims == param.type.dims and arg.start == starts:
                 plain[k] = arg.array
             else:  # the ArgumentError that says what is wrong
@@ -218,6 +218,11 @@ class ArgumentChecker:
                         f"this program runs fields starting at {starts}"
                     )
         return None if plain is None else tuple(plain)
+
+    def starts(self, name: str, ndim: int) -> tuple[int, ...]:
+        """Where a field value for field parameter `name` (of `ndim` dimensions) runs as its
+        array: at 0, or where this program's ranges (a specialisation's) start it."""
+        return tuple(s for s, _ in self.ranges.get(name, ())) or (0,) * ndim
 
     def check(self, args: tuple[Any, ...]) -> tuple[dict[Dimension, int], list[Any]]:
         """The size of each dimension and the arguments, scalars as NumPy scalars and

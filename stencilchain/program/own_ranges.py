@@ -36,6 +36,8 @@ from stencilchain.program.ir_walk import distinct_nodes
 
 # per field parameter (in parameter order, tables excluded), per axis (start, gap)
 RangeKey = tuple[tuple[tuple[int, int], ...], ...]
+_UNKNOWN: Any = object()  # a signature that RangeKeys.of has not seen
+_FOUND_KEYS = 256  # the signatures RangeKeys.of remembers (a model has a handful)
 
 
 class RangeKeys:
@@ -50,6 +52,9 @@ class RangeKeys:
         )
         self.program = program
         self.count = len(program.params)
+        # the key of each signature (per field its shape, or a field value's start and
+        # shape) that `computed` found, at most _FOUND_KEYS of them
+        self.found: dict[tuple[Any, ...], RangeKey | None] = {}
 
     @functools.cached_property
     def fixed(self) -> dict[Dimension, str]:
@@ -59,7 +64,39 @@ class RangeKeys:
     def of(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], RangeKey | None]:
         """The arguments with field values replaced by their arrays, and the range key of
         the call (None when every field spans the whole index space, or when an argument
-        is not an array: the checks of the plain program then say what is wrong)."""
+        is not an array: the checks of the plain program then say what is wrong).
+
+        The key depends only on the fields' shapes and starts: it is looked up by them
+        (`found`) once `computed` has found it for a call without error."""
+        if len(args) != self.count:
+            return args, None
+        plain: list[Any] | None = None
+        signature: list[Any] = []
+        for k, _, dims in self.fields:
+            arg = args[k]
+            if type(arg) is FieldValue:
+                if arg.dims != dims:
+                    return self.computed(args)  # which says whether they may differ
+                if plain is None:
+                    plain = list(args)
+                plain[k] = arg.array
+                signature.append((arg.start, getattr(arg.array, "shape", None)))
+            else:
+                signature.append(getattr(arg, "shape", None))
+        try:
+            key = self.found.get(tuple(signature), _UNKNOWN)
+        except TypeError:  # a shape that is not a tuple: the checks say what is wrong
+            return self.computed(args)
+        if key is _UNKNOWN:
+            plain_args, key = self.computed(args)
+            if len(self.found) < _FOUND_KEYS:
+                self.found[tuple(signature)] = key
+            return plain_args, key
+        return (args if plain is None else tuple(plain)), key
+
+    def computed(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], RangeKey | None]:
+        """What `of` returns, found from the arguments (raising the ArgumentError of
+        fields that cannot be run over their ranges)."""
         if len(args) != self.count:
             return args, None
         plain = list(args)

@@ -155,6 +155,9 @@ def scan_branch(expr: ir.Expr, target: ir.ScanCall, where: str) -> tuple[ir.Inte
     assert guard is not None
     intervals, shift = guard
     intervals = tuple(i for i in intervals if not _outside_every_array(i, shift))
+    if not intervals:  # a branch that its enclosing ones never select: the scan runs nowhere
+        nowhere = (ir.Bound(0, False),)
+        return ir.Interval(nowhere, nowhere), shift
     if len(intervals) != 1:
         raise DefinitionError(
             f"{where}: calls scan operator {target.callee} in a branch of a concat_where "

@@ -23,11 +23,14 @@ from stencilchain.program import ir
 from stencilchain.program.arguments import (
     ArgumentBinder,
     ArgumentChecker,
+    FieldParam,
     TableChecks,
     bind_arguments,
 )
 from stencilchain.program.device import Device
+from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dynamic_offsets import check_offsets, offset_arguments
+from stencilchain.program.field_values import FieldValue
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.own_ranges import RangeKey, RangeKeys, specialise_ranges
 from stencilchain.program.program import Program
@@ -490,20 +493,57 @@ def _bound_entry(compiled: CompiledProgram, program: ir.Program) -> Callable[...
     if binder is None:
         return None
     bound: Callable[..., Any] = binder(
-        ArgumentBinder(program), functools.partial(_explain, compiled)
+        ArgumentBinder(program),
+        functools.partial(_explain, compiled),
+        FieldValue,
+        native_field_values(compiled.checker),
     )
     return bound
 
 
-def _explain(compiled: CompiledProgram, args: tuple[Any, ...], message: str) -> bool:
+def native_field_values(
+    checker: ArgumentChecker,
+) -> tuple[tuple[tuple[Dimension, ...], tuple[int, ...]] | None, ...]:
+    """Per parameter, the dims and starts of the field values (`sc.as_field`) that the
+    BoundEntry runs as their arrays without a Python frame (None for a scalar): those over
+    the parameter's own dimensions starting where the program runs them."""
+    return tuple(
+        (p.type.dims, checker.starts(p.name, len(p.type.dims)))
+        if isinstance(p, FieldParam)
+        else None
+        for p in checker.params
+    )
+
+
+def _explain(
+    compiled: CompiledProgram, args: tuple[Any, ...], message: str
+) -> bool | Callable[..., Any]:
     """Raise the shared checker's ArgumentError for the arguments the native check
-    rejected with `message`, or one with that message when only the native check fails;
-    a call holding field values (`sc.as_field`) is run with their arrays instead, and True
-    tells the BoundEntry that it ran (module_entry.h)."""
+    rejected with `message`, or one with that message when only the native check fails.
+    A call holding field values (`sc.as_field`) or fields over their own ranges is run
+    instead, and the BoundEntry told that it ran (module_entry.h): by the entry that ran it
+    when that entry runs every later call of the same shapes (`_entry_for_shapes`), else
+    by True."""
     if run_rejected(compiled, compiled.entry, args):
-        return True
+        return _entry_for_shapes(compiled, args) or True
     compiled.checker.check(args)
     raise ArgumentError(message)
+
+
+def _entry_for_shapes(
+    compiled: CompiledProgram, args: tuple[Any, ...]
+) -> Callable[..., Any] | None:
+    """The entry of the specialisation that ran `args` (fields over their own ranges), when
+    every field of its range key starts at 0: the shapes of the arrays alone then give
+    the key, so the BoundEntry may try that entry first on a later rejected call (it
+    rejects any other shapes). None for a call of other starts or of one size per
+    dimension."""
+    _, key = compiled.checker.keys.of(args)
+    if key is None or compiled.over_ranges is None:
+        return None
+    if any(start for axes in key for start, _ in axes):
+        return None
+    return compiled.over_ranges(key).entry
 
 
 def _check_workspace_buffer(program: str, buffer: Any, device: Device) -> None:

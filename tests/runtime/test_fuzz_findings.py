@@ -189,3 +189,35 @@ def test_a_static_bound_from_the_end_means_what_a_scalar_one_means(run: Any, n: 
         out = np.full(SHAPE, -1.0)
         run(prog)(a, n, out)
         np.testing.assert_array_equal(out, expected)
+
+
+# --- A scan in a branch that an enclosing branch never selects -------------------------
+# Found (fuzz finding 4): `concat_where(K > 3, concat_where(K < 2, up(f), ...), ...)` was a
+# DefinitionError "... selected on 0 intervals along K (); ... split the condition into
+# nested concat_wheres", advice that cannot help: the inner branch is empty. The scan now
+# runs nowhere (stencilchain/program/scan_lowering.py, scan_branch) and the program runs.
+
+
+@sc.scan_operator(axis=K, init=0.0)
+def running_sum(total, a: F):  # type: ignore[no-untyped-def]
+    return total + a
+
+
+@sc.field_operator
+def never_selected(f: F) -> F:
+    return sc.concat_where(K > 3, sc.concat_where(K < 2, running_sum(f), 2.0 * f), -f)
+
+
+@sc.program
+def scan_in_an_empty_branch(f: F, out: F) -> None:
+    never_selected(f, out=out)
+
+
+def test_a_scan_in_a_branch_its_enclosing_branch_never_selects_runs_nowhere(run: Any) -> None:
+    f = np.random.default_rng(4).random(SHAPE)
+    out = np.zeros(SHAPE)
+    run(scan_in_an_empty_branch)(f, out)
+    expected = -f
+    expected[..., 4:] = 2.0 * f[..., 4:]
+    np.testing.assert_array_equal(out, expected)
+    assert "K: [0, min(end, 0))" in str(scan_in_an_empty_branch.ir)  # the scan's domain

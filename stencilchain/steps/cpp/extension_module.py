@@ -24,6 +24,8 @@ address range is computed once, so the overlap test of two arguments is two comp
 
 from __future__ import annotations
 
+import itertools
+
 from stencilchain.program import ir
 from stencilchain.program.arguments import overlap_message
 from stencilchain.program.device import Device
@@ -203,14 +205,33 @@ class _ModuleWriter:
         return lines
 
     def parameter_names(self) -> str:
-        """The parameters' names, in order, for keyword arguments (module_entry.h)."""
+        """The parameters' names, in order, for keyword arguments, and the shapes of the
+        fields' arrays of a call, for the calls it remembers (module_entry.h)."""
         names = [f'"{p.name}"' for p in self.signature.params]
+        fields = [
+            (index, len(p.type.dims))
+            for index, p in enumerate(self.signature.params)
+            if isinstance(p, FieldArg)
+        ]
         return "\n".join(
             [
                 f"constexpr Py_ssize_t sc_param_count = {len(names)};",
                 "const char* const sc_param_names[sc_param_count + 1] = {"
                 + "".join(f"{n}, " for n in names)
                 + "nullptr};",
+                f"constexpr Py_ssize_t sc_shape_count = {sum(n for _, n in fields)};",
+                "// the shapes of the fields' arrays, in parameter order (false: an argument",
+                "// for a field is not an array of its dimensions whose shape is at hand)",
+                "bool sc_field_shapes(PyObject* const* args, Py_ssize_t* shapes) {",
+                *(
+                    f"    if (!sc_shape_of(args[{index}], {ndim}, shapes + {at})) return false;"
+                    for (index, ndim), at in zip(
+                        fields, itertools.accumulate((n for _, n in fields), initial=0)
+                    )
+                ),
+                *(["    (void)args;", "    (void)shapes;"] if not fields else []),
+                "    return true;",
+                "}",
             ]
         )
 

@@ -9,7 +9,7 @@ PyMethodDef sc_methods[] = {
     {SC_ENTRY_NAME, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&sc_entry)),
      METH_FASTCALL, "Run program " SC_PROGRAM " (arguments in declaration order)."},
     {"_sc_bind", &sc_bind, METH_VARARGS,
-     "_sc_bind(bind, explain): a BoundEntry of program " SC_PROGRAM " (see module_entry.h)."},
+     "_sc_bind(bind, explain[, field_value, fields]): a BoundEntry of program " SC_PROGRAM " (see module_entry.h)."},
     {nullptr, nullptr, 0, nullptr}};
 PyModuleDef sc_module = {PyModuleDef_HEAD_INIT, SC_STR(STENCILCHAIN_MODULE_NAME),
                          "stencilchain program " SC_PROGRAM, -1, sc_methods,

@@ -56,6 +56,16 @@ __attribute__((noinline)) sc_array sc_numpy_array_outlined(PyObject* o, const ch
     return sc_numpy_array<itemsize>(o, name, ndim, dtype, written, unit_stride);
 }
 
+// The shape of `o` into `shape` when it is a NumPy array of `ndim` dimensions (else false):
+// what the BoundEntry compares with the shapes of calls it remembers (module_entry.h).
+bool sc_shape_of(PyObject* o, int ndim, Py_ssize_t* shape) {
+    if (!PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(sc_globals.ndarray))) return false;
+    auto* a = reinterpret_cast<sc_ndarray*>(o);
+    if (a->nd != ndim) return false;
+    std::copy(a->dimensions, a->dimensions + ndim, shape);
+    return true;
+}
+
 constexpr int SC_NPY_C_CONTIGUOUS = 0x0001;
 
 // The workspace: a writeable, contiguous 1-D uint8 array, 8-byte aligned.

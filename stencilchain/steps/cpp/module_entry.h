@@ -9,9 +9,20 @@
 //     bind(args, kwargs)     -> the arguments in parameter order (a tuple), or raises (a
 //                               call whose keywords do not name each missing parameter once);
 //     explain(args, message) -> raises the shared checker's ArgumentError for `args`, or
-//                               returns True after running a call of field values itself.
+//                               returns True after running the call itself (one of field
+//                               values, or over fields' own ranges), or the entry that ran
+//                               it: the entry of the program specialised for its fields'
+//                               own ranges, which the BoundEntry keeps with the shapes of
+//                               the call's arrays (up to sc_remembered_count of them) and
+//                               calls for every later call of arrays of those shapes.
 //   The hooks must not refer back to the BoundEntry (it does not take part in the garbage
 //   collector's cycle detection).
+//   sc_bind(bind, explain, field_value, fields) also recognises field values (sc.as_field):
+//   `field_value` is their type (a slots class with members array, dims and start), `fields`
+//   per parameter None (a scalar) or (dims, starts), the ones the program runs as they are. An
+//   argument of that type over those dims and starts runs as its array, checked and run here
+//   with no Python frame; any other field value goes to the explain hook. A call of plain
+//   arrays pays one type comparison per argument.
 #include <structmember.h>
 
 namespace {
@@ -27,12 +38,46 @@ PyObject* sc_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     }
 }
 
+constexpr int sc_remembered_count = 4;
+
 struct sc_bound {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     PyObject* bind;
     PyObject* explain;
+    PyObject* field_value;  // the type of field values, null when they are not recognised here
+    PyObject* fields;       // per parameter None or (dims, starts); null with field_value
+    // the offsets of a field value's members array, dims and start
+    Py_ssize_t array_at, dims_at, start_at;
+    // entries the explain hook returned (null: none), each with the shapes of the fields'
+    // arrays (sc_field_shapes) of the call that it ran, the last remembered first
+    PyObject* remembered[sc_remembered_count];
+    Py_ssize_t remembered_shapes[sc_remembered_count][sc_shape_count + 1];
 };
+
+// The remembered entry for arrays of these shapes, or null.
+PyObject* sc_remembered_entry(const sc_bound* self, const Py_ssize_t* shapes) {
+    for (int k = 0; k < sc_remembered_count && self->remembered[k] != nullptr; ++k) {
+        if (std::equal(shapes, shapes + sc_shape_count, self->remembered_shapes[k])) return self->remembered[k];
+    }
+    return nullptr;
+}
+
+// Remember `entry` for arrays of these shapes, first (dropping the last when all are taken).
+void sc_remember(sc_bound* self, PyObject* entry, const Py_ssize_t* shapes) {
+    int at = sc_remembered_count - 1;  // the slot that goes: one of the same shapes, or the last
+    for (int k = 0; k < sc_remembered_count && self->remembered[k] != nullptr; ++k) {
+        if (std::equal(shapes, shapes + sc_shape_count, self->remembered_shapes[k])) at = k;
+    }
+    Py_INCREF(entry);
+    Py_XDECREF(self->remembered[at]);
+    for (int k = at; k > 0; --k) {
+        self->remembered[k] = self->remembered[k - 1];
+        std::copy(self->remembered_shapes[k - 1], self->remembered_shapes[k - 1] + sc_shape_count, self->remembered_shapes[k]);
+    }
+    self->remembered[0] = entry;
+    std::copy(shapes, shapes + sc_shape_count, self->remembered_shapes[0]);
+}
 
 PyObject* sc_args_tuple(PyObject* const* args, Py_ssize_t nargs) {
     PyObject* tuple = PyTuple_New(nargs);
@@ -45,13 +90,21 @@ PyObject* sc_args_tuple(PyObject* const* args, Py_ssize_t nargs) {
 }
 
 // A rejected call: the explain hook raises the shared checker's error (or, should it return,
-// the native message is raised as the module's ArgumentMismatch).
-PyObject* sc_explain(sc_bound* self, PyObject* const* args, Py_ssize_t nargs, const char* message) {
+// the native message is raised as the module's ArgumentMismatch). `plain` are the arguments
+// with field values replaced by their arrays: when the hook returns the entry that ran the
+// call, later calls of arrays of their shapes go to that entry (sc_run).
+PyObject* sc_explain(sc_bound* self, PyObject* const* args, PyObject* const* plain, Py_ssize_t nargs, const char* message) {
     PyObject* tuple = sc_args_tuple(args, nargs);
     if (tuple == nullptr) return nullptr;
     PyObject* result = PyObject_CallFunction(self->explain, "Os", tuple, message);
     Py_DECREF(tuple);
-    if (result == Py_True) {  // the hook ran the call with the arrays of its field values
+    if (result == Py_True) {  // the hook ran the call (of field values, say)
+        Py_DECREF(result);
+        Py_RETURN_NONE;
+    }
+    if (result != nullptr && PyCallable_Check(result)) {  // it ran it with this entry
+        Py_ssize_t shapes[sc_shape_count + 1];
+        if (nargs == sc_param_count && sc_field_shapes(plain, shapes)) sc_remember(self, result, shapes);
         Py_DECREF(result);
         Py_RETURN_NONE;
     }
@@ -63,6 +116,32 @@ PyObject* sc_explain(sc_bound* self, PyObject* const* args, Py_ssize_t nargs, co
 }
 
 PyObject* sc_bound_call(PyObject* self, PyObject* const* args, std::size_t nargsf, PyObject* kwnames);
+
+// Run a call: `plain` (the arguments `args`, field values replaced by their arrays) by the
+// entry remembered for their shapes, else by sc_call; a rejected call is explained. An
+// entry's rejection (a TypeError, raised before any work) is explained too; any other
+// error of its run is the call's.
+PyObject* sc_run(sc_bound* self, PyObject* const* args, PyObject* const* plain, Py_ssize_t nargs) {
+    Py_ssize_t shapes[sc_shape_count + 1];
+    PyObject* entry = nullptr;
+    if (self->remembered[0] != nullptr && nargs == sc_param_count && sc_field_shapes(plain, shapes)) {
+        entry = sc_remembered_entry(self, shapes);
+    }
+    if (entry != nullptr) {
+        PyObject* result = PyObject_Vectorcall(entry, plain, static_cast<std::size_t>(nargs), nullptr);
+        if (result != nullptr || !PyErr_ExceptionMatches(PyExc_TypeError)) return result;
+        PyErr_Clear();
+        return sc_explain(self, args, plain, nargs, "rejected by the program specialised for these shapes");
+    }
+    try {
+        return sc_call(plain, nargs);
+    } catch (const sc_mismatch& e) {
+        return sc_explain(self, args, plain, nargs, e.what());
+    } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        return nullptr;
+    }
+}
 
 // The parameters' names as interned strings (sc_param_names, generated), made when the first
 // BoundEntry is; null entries when that failed (keywords then all go to the bind hook).
@@ -152,20 +231,48 @@ PyObject* sc_bound_keywords_hook(sc_bound* self, PyObject* const* args, Py_ssize
     return result;
 }
 
+// A member of a field value at `offset` (a slot: never null once the value is made).
+PyObject* sc_member(PyObject* value, Py_ssize_t offset) {
+    return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(value) + offset);
+}
+
+// A call holding at least one field value: each one over the dims and starts that its
+// parameter runs as they are is replaced by its array and the call checked and run here;
+// anything else (another field value, a rejected call) goes to the explain hook with the
+// arguments as given.
+PyObject* sc_bound_field_values(sc_bound* self, PyObject* const* args, Py_ssize_t nargs) {
+    PyObject* plain[sc_param_count + 1] = {nullptr};
+    bool native = true;
+    for (Py_ssize_t k = 0; k < nargs && native; ++k) {
+        plain[k] = args[k];
+        if (reinterpret_cast<PyObject*>(Py_TYPE(args[k])) != self->field_value) continue;
+        PyObject* expected = PyTuple_GET_ITEM(self->fields, k);
+        native = expected != Py_None &&
+                 PyObject_RichCompareBool(sc_member(args[k], self->dims_at), PyTuple_GET_ITEM(expected, 0), Py_EQ) == 1 &&
+                 PyObject_RichCompareBool(sc_member(args[k], self->start_at), PyTuple_GET_ITEM(expected, 1), Py_EQ) == 1;
+        plain[k] = sc_member(args[k], self->array_at);
+    }
+    if (!native) {
+        PyErr_Clear();  // a comparison that raised: the explain hook says what is wrong
+        return sc_explain(self, args, args, nargs, "a field value that the native check does not take");
+    }
+    return sc_run(self, args, plain, nargs);
+}
+
 PyObject* sc_bound_call(PyObject* self, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
     auto* bound = reinterpret_cast<sc_bound*>(self);
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0) {
         return sc_bound_keywords(bound, args, nargs, kwnames);
     }
-    try {
-        return sc_call(args, nargs);
-    } catch (const sc_mismatch& e) {
-        return sc_explain(bound, args, nargs, e.what());
-    } catch (const std::exception& e) {
-        PyErr_SetString(PyExc_RuntimeError, e.what());
-        return nullptr;
+    if (bound->field_value != nullptr && nargs == sc_param_count) {
+        for (Py_ssize_t k = 0; k < nargs; ++k) {
+            if (reinterpret_cast<PyObject*>(Py_TYPE(args[k])) == bound->field_value) {
+                return sc_bound_field_values(bound, args, nargs);
+            }
+        }
     }
+    return sc_run(bound, args, args, nargs);
 }
 
 void sc_bound_dealloc(PyObject* self) {
@@ -173,6 +280,9 @@ void sc_bound_dealloc(PyObject* self) {
     PyTypeObject* type = Py_TYPE(self);
     Py_XDECREF(bound->bind);
     Py_XDECREF(bound->explain);
+    Py_XDECREF(bound->field_value);
+    Py_XDECREF(bound->fields);
+    for (PyObject* entry : bound->remembered) Py_XDECREF(entry);
     PyObject_Free(self);
     Py_DECREF(type);
 }
@@ -193,10 +303,52 @@ PyType_Spec sc_bound_spec = {SC_STR(STENCILCHAIN_MODULE_NAME) ".BoundEntry", siz
 
 PyObject* sc_bound_type = nullptr;  // created when the module is imported
 
+// The offset of member `name` of type `type`, a slot holding an object; -1 (an error set)
+// when it is not one.
+Py_ssize_t sc_slot_offset(PyObject* type, const char* name) {
+    PyObject* descr = PyObject_GetAttrString(type, name);
+    if (descr == nullptr) return -1;
+    Py_ssize_t offset = -1;
+    if (Py_TYPE(descr) == &PyMemberDescr_Type) {
+        const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr)->d_member;
+        if (member->type == T_OBJECT_EX) offset = member->offset;
+    }
+    Py_DECREF(descr);
+    if (offset < 0) PyErr_Format(PyExc_TypeError, "_sc_bind: member %s of the field value type is not a slot", name);
+    return offset;
+}
+
+// Check the field values' arguments of sc_bind and keep them in `bound`.
+bool sc_bind_field_values(sc_bound* bound, PyObject* field_value, PyObject* fields) {
+    if (field_value == nullptr) return true;
+    if (!PyType_Check(field_value) || fields == nullptr || !PyTuple_Check(fields) || PyTuple_GET_SIZE(fields) != sc_param_count) {
+        PyErr_SetString(PyExc_TypeError, "_sc_bind: field_value must be a type and fields a tuple of one entry per parameter");
+        return false;
+    }
+    for (Py_ssize_t k = 0; k < sc_param_count; ++k) {
+        PyObject* entry = PyTuple_GET_ITEM(fields, k);
+        if (entry != Py_None && !(PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 2)) {
+            PyErr_SetString(PyExc_TypeError, "_sc_bind: each entry of fields must be None or (dims, starts)");
+            return false;
+        }
+    }
+    bound->array_at = sc_slot_offset(field_value, "array");
+    bound->dims_at = bound->array_at < 0 ? -1 : sc_slot_offset(field_value, "dims");
+    bound->start_at = bound->dims_at < 0 ? -1 : sc_slot_offset(field_value, "start");
+    if (bound->start_at < 0) return false;
+    Py_INCREF(field_value);
+    bound->field_value = field_value;
+    Py_INCREF(fields);
+    bound->fields = fields;
+    return true;
+}
+
 PyObject* sc_bind(PyObject*, PyObject* args) {
     PyObject* bind = nullptr;
     PyObject* explain = nullptr;
-    if (!PyArg_ParseTuple(args, "OO:bind", &bind, &explain)) return nullptr;
+    PyObject* field_value = nullptr;
+    PyObject* fields = nullptr;
+    if (!PyArg_ParseTuple(args, "OO|OO:bind", &bind, &explain, &field_value, &fields)) return nullptr;
     if (!PyCallable_Check(bind) || !PyCallable_Check(explain)) {
         PyErr_SetString(PyExc_TypeError, "bind(bind, explain) takes two callables");
         return nullptr;
@@ -209,6 +361,13 @@ PyObject* sc_bind(PyObject*, PyObject* args) {
     bound->bind = bind;
     Py_INCREF(explain);
     bound->explain = explain;
+    bound->field_value = nullptr;
+    bound->fields = nullptr;
+    for (PyObject*& entry : bound->remembered) entry = nullptr;
+    if (!sc_bind_field_values(bound, field_value, fields)) {
+        Py_DECREF(reinterpret_cast<PyObject*>(bound));
+        return nullptr;
+    }
     return reinterpret_cast<PyObject*>(bound);
 }
 

@@ -1,6 +1,10 @@
 // GPU arrays of the extension module: objects exposing __cuda_array_interface__ (e.g. cupy),
 // and the workspace.
 namespace {
+// GPU arrays have no shape that is cheap to read: the BoundEntry remembers no call of them
+// (module_entry.h; their calls over their own ranges go to the explain hook).
+bool sc_shape_of(PyObject*, int, Py_ssize_t*) { return false; }
+
 std::int64_t sc_item(PyObject* seq, Py_ssize_t k) {
     PyObject* item = PySequence_GetItem(seq, k);
     const long long v = item ? PyLong_AsLongLong(item) : -1;

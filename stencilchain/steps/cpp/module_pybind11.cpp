@@ -10,7 +10,7 @@ namespace {
 PyMethodDef sc_method = {SC_ENTRY_NAME, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&sc_entry)),
                          METH_FASTCALL, "Run program " SC_PROGRAM " (arguments in declaration order)."};
 PyMethodDef sc_bind_method = {"_sc_bind", &sc_bind, METH_VARARGS,
-                              "_sc_bind(bind, explain): a BoundEntry of program " SC_PROGRAM " (see module_entry.h)."};
+                              "_sc_bind(bind, explain[, field_value, fields]): a BoundEntry of program " SC_PROGRAM " (see module_entry.h)."};
 }  // namespace
 
 PYBIND11_MODULE(STENCILCHAIN_MODULE_NAME, m) {
