@@ -1,7 +1,8 @@
 """Fields over their own ranges on the embedded executor, against NumPy references written
 here: ICON's half levels (fields of nlev + 1 and nlev levels in one call), fields whose
 index space starts after 0 (`sc.as_field(..., start=)`, as gt4py's origin tests write
-them), temporaries between such calls, and the errors that name the argument. The compiled
+them) or, for inputs, below 0 (read at negative offsets from the points from 0 on),
+temporaries between such calls, and the errors that name the argument. The compiled
 toolchains run the same programs: tests/runtime/test_own_ranges_compiled.py."""
 
 from __future__ import annotations
@@ -133,6 +134,16 @@ def sum_from_below(a: CK) -> CK:
 @sc.program
 def sums_from_below(a: CK, out: CK) -> None:
     sum_from_below(a, out=out)
+
+
+@sc.field_operator
+def below_but_at_the_top(a: CK) -> CK:
+    return sc.concat_where(K == 0, a, a(K - 1))
+
+
+@sc.program
+def from_below_but_at_the_top(a: CK, out: CK) -> None:
+    below_but_at_the_top(a, out=out)
 
 
 def levels() -> tuple[np.ndarray, np.ndarray]:
@@ -388,3 +399,21 @@ def test_a_scan_over_an_input_below_zero() -> None:
     expected = np.full((N_CELLS, NLEV), -7.0)
     expected[:, 1:] = np.cumsum(a[:, 1:NLEV], axis=1)
     np.testing.assert_allclose(out, expected, rtol=1e-14)
+
+
+def test_an_input_below_zero_along_a_concat_where_dimension_is_refused() -> None:
+    a = below_zero()
+    out = np.zeros((N_CELLS, NLEV))
+    with pytest.raises(
+        sc.ArgumentError,
+        match=r"argument 'a' of from_below_but_at_the_top\(\): .*starts at K -1, below 0, "
+        r"while a concat_where of from_below_but_at_the_top\(\) selects along K",
+    ):
+        from_below_but_at_the_top(sc.as_field((Cell, K), a, start={K: -1}), out)
+    assert not out.any()
+    # below 0 along another dimension (Cell [-1, 4)), from 0 along K, it runs
+    from_below_but_at_the_top(sc.as_field((Cell, K), a[:, 1:], start={Cell: -1}), out)
+    expected = np.zeros((N_CELLS, NLEV))
+    expected[:-1, 0] = a[1:, 1]
+    expected[:-1, 1:] = a[1:, 1:NLEV]
+    np.testing.assert_array_equal(out, expected)

@@ -164,6 +164,12 @@ def test_inputs_below_zero(fixture: str, kind: str, request: pytest.FixtureReque
         lambda: (below(mixed, {Cell: 1, K: -2}), out()),
         (1,),
     )
+    _both(  # below 0 along Cell, beside a concat_where along K
+        cases.from_below_but_at_the_top.with_backend(toolchain),
+        cases.from_below_but_at_the_top,
+        lambda: (below(a[:, 1:], {Cell: -1}), out()),
+        (1,),
+    )
     for program in (cases.sums_of, cases.sums_from_below):  # scans
         _both(program.with_backend(toolchain), program, lambda: (below(a, {K: -1}), out()), (1,))
     # and against the reference of the embedded tests
@@ -195,3 +201,12 @@ def test_inputs_below_zero_errors(fixture: str, request: pytest.FixtureRequest) 
     assert str(compiled_arg.value) == str(embedded_arg.value)
     assert "argument 'out' of from_below()" in str(compiled_arg.value)
     assert "for an output" in str(compiled_arg.value)
+    with pytest.raises(sc.ArgumentError) as embedded_arg:
+        cases.from_below_but_at_the_top(a, out)
+    with pytest.raises(sc.ArgumentError) as compiled_arg:
+        cases.from_below_but_at_the_top.with_backend(toolchain)(a, out)
+    assert str(compiled_arg.value) == str(embedded_arg.value)
+    assert "a concat_where of from_below_but_at_the_top() selects along K" in str(
+        compiled_arg.value
+    )
+    assert (out == -7.0).all()
