@@ -59,6 +59,9 @@ class Evaluator(ir.ExprVisitor[Value]):
         self.sizes = sizes or {}
         self.tables = tables or {}
         self.tables_over: dict[Dimension, tuple[Dimension, np.ndarray]] = {}
+        # inputs starting below 0 (program/own_ranges.py): per parameter, a copy that also
+        # holds its points below 0, and the index in it of the index space's point 0
+        self.below: Mapping[str, tuple[np.ndarray, tuple[int, ...]]] = {}
 
     def run_call(self, call: ir.ProgramCall, values: Mapping[str, Any], box: Box) -> Value:
         fop = self.fops[call.callee]
@@ -67,7 +70,9 @@ class Evaluator(ir.ExprVisitor[Value]):
             if isinstance(arg, ir.Literal):
                 env[param.name] = arg.type.numpy.type(arg.value)
             elif isinstance(param.type, ir.FieldType):
-                env[param.name] = _array_source(values[arg.name], param.type.dims)  # type: ignore[union-attr]
+                name = arg.name  # type: ignore[union-attr]
+                array, origin = self.below.get(name, (values[name], None))
+                env[param.name] = _array_source(array, param.type.dims, origin)
             else:
                 env[param.name] = values[arg.name]  # type: ignore[union-attr]
         with np.errstate(all="ignore"):
@@ -241,11 +246,22 @@ def _lazy(evaluator: Evaluator, expr: ir.Expr, env: Mapping[str, Any]) -> FieldS
     return source
 
 
-def _array_source(array: np.ndarray, dims: tuple[Dimension, ...]) -> FieldSource:
-    def source(box: Box) -> np.ndarray:
-        return array[tuple(slice(*box[d]) for d in dims)]
+def _array_source(
+    array: np.ndarray, dims: tuple[Dimension, ...], origin: tuple[int, ...] | None = None
+) -> FieldSource:
+    """The field over `array`, whose index `origin` (per axis; 0 when None) is the index
+    space's point 0."""
+    if origin is None:
 
-    return source
+        def source(box: Box) -> np.ndarray:
+            return array[tuple(slice(*box[d]) for d in dims)]
+
+        return source
+
+    def shifted(box: Box) -> np.ndarray:
+        return array[tuple(slice(box[d][0] + o, box[d][1] + o) for d, o in zip(dims, origin))]
+
+    return shifted
 
 
 def run_scan(
@@ -318,10 +334,12 @@ def run_program(
     checker: ArgumentChecker,
     args: tuple[Any, ...],
     offsets: tuple[OffsetArgument, ...] = (),
+    below: Mapping[str, tuple[np.ndarray, tuple[int, ...]]] | None = None,
 ) -> None:
     """Check the arguments (and the `offsets`, `offset_arguments(program)`), then run every
     call of `program` with NumPy; fields over their own ranges run the program specialised
-    for them (program/own_ranges.py)."""
+    for them (program/own_ranges.py). `below`: the inputs whose reads reach below the
+    index space's point 0 (`Evaluator.below`; the argument is then the part from 0 on)."""
     plain, key = checker.keys.of(args)
     if key is not None and key != checker.key:
         _run_over_own_ranges(program, checker, plain, key, offsets)
@@ -336,6 +354,7 @@ def run_program(
         if isinstance(p.type, ir.TableType)
     }
     evaluator = Evaluator({f.name: f for f in program.field_operators}, sizes, tables)
+    evaluator.below = below or {}
     for p in program.params:
         if isinstance(p.type, ir.TableType):
             conn = p.type.connectivity
@@ -387,7 +406,9 @@ def _run_over_own_ranges(
 ) -> None:
     """Run a call whose fields are over their own ranges (`key`): `program` specialised for
     them, on copies of the fields over the whole index space (each at its own range in
-    it; the specialisation reads nothing outside), then the outputs copied back."""
+    it; the specialisation reads nothing outside), then the outputs copied back. An input
+    starting below 0 is copied over its points below 0 too, and the program runs on the
+    part from 0 on, its reads below 0 made in the whole copy (`run_program`'s `below`)."""
     ranges = checker.keys.named(key)
     spec = checker.specialisations.get(key)
     if spec is None:
@@ -406,13 +427,18 @@ def _run_over_own_ranges(
         for dim, (s, g), n in zip(dims, axes, args[checker.index[name]].shape):
             sizes[dim] = s + int(n) + g
     copies: list[Any] = list(args)
+    below: dict[str, tuple[np.ndarray, tuple[int, ...]]] = {}
     for (_, name, dims), axes in zip(checker.keys.fields, key):
         at = checker.index[name]
         arr = args[at]
-        copy = np.zeros(tuple(sizes[d] for d in dims), dtype=arr.dtype)
-        copy[tuple(slice(s, s + n) for (s, _), n in zip(axes, arr.shape))] = arr
+        origin = tuple(max(0, -s) for s, _ in axes)  # the points below 0 it holds
+        copy = np.zeros(tuple(sizes[d] + o for d, o in zip(dims, origin)), dtype=arr.dtype)
+        copy[tuple(slice(s + o, s + o + n) for (s, _), o, n in zip(axes, origin, arr.shape))] = arr
+        if any(origin):
+            below[name] = (copy, origin)
+            copy = copy[tuple(slice(o, None) for o in origin)]
         copies[at] = copy
-    run_program(whole, whole_checker, tuple(copies), offsets)
+    run_program(whole, whole_checker, tuple(copies), offsets, below)
     for (_, name, _dims), axes in zip(checker.keys.fields, key):
         param = params[name]
         if isinstance(param, FieldParam) and param.written:

@@ -116,11 +116,7 @@ class RangeKeys:
                 return tuple(plain), None
             for dim, s, n in zip(dims, starts, shape):
                 if s < 0:
-                    raise ArgumentError(
-                        f"{where}: a field value whose index space starts at {dim.name} {s}, "
-                        "below 0; a field may start at 0 or later (shift the domain and "
-                        "every field by the same amount instead)"
-                    )
+                    self._check_below_zero(where, name, dim, s)
                 ends[dim] = max(ends.get(dim, 0), s + int(n))
             ranges.append((name, dims, starts, tuple(int(n) for n in shape)))
         key = tuple(
@@ -139,6 +135,36 @@ class RangeKeys:
                         f"{dim.name} must start at 0 and have the same size"
                     )
         return tuple(plain), key
+
+    @functools.cached_property
+    def written(self) -> frozenset[str]:
+        """The fields a call of the program writes (`arguments.written_fields`, which
+        imports this module)."""
+        return frozenset(name for call in self.program.calls for name in call.outs)
+
+    @functools.cached_property
+    def split(self) -> frozenset[Dimension]:
+        """The dimensions along which a concat_where of the program selects its branches."""
+        return concat_where_dimensions(self.program)
+
+    def _check_below_zero(self, where: str, name: str, dim: Dimension, start: int) -> None:
+        """A field may start below 0 only where nothing writes it and no concat_where
+        selects along the dimension: the index space of every call is `[0, size)`, so
+        its points below 0 are only ever read, at offsets below points from 0 on."""
+        if name in self.written:
+            raise ArgumentError(
+                f"{where}: a field value whose index space starts at {dim.name} {start}, "
+                f"below 0, for an output: every domain lies in [0, size) along {dim.name}, "
+                "so its points below 0 are outside every domain; start it at 0 (only a "
+                "field that no call writes may start below 0)"
+            )
+        if dim in self.split:
+            raise ArgumentError(
+                f"{where}: a field value whose index space starts at {dim.name} {start}, "
+                f"below 0, while a concat_where of {self.program_name}() selects along "
+                f"{dim.name}; a field may start below 0 only along a dimension that no "
+                "concat_where selects along (not supported yet)"
+            )
 
     def named(self, key: RangeKey) -> dict[str, tuple[tuple[int, int], ...]]:
         """The key as `ir.Program.ranges` holds it: by parameter name, whole-space ones left out."""
@@ -165,6 +191,28 @@ def fixed_dimensions(program: ir.Program) -> dict[Dimension, str]:
             if isinstance(node, ir.DynamicShift):
                 fixed.setdefault(node.dim, f"a dynamic offset of {fop.name} moves along it")
     return fixed
+
+
+def below_zero_offsets(program: ir.Program) -> dict[str, tuple[int, ...]]:
+    """Per field parameter of a specialisation (`program.ranges`) that starts below 0 along
+    some axis, per axis how many of its points lie below 0 (`max(0, -start)`)."""
+    return {
+        name: tuple(max(0, -s) for s, _ in axes)
+        for name, axes in program.ranges
+        if any(s < 0 for s, _ in axes)
+    }
+
+
+def concat_where_dimensions(program: ir.Program) -> frozenset[Dimension]:
+    """The dimensions along which a concat_where of `program` selects its branches."""
+    bodies = [f.body for f in program.field_operators]
+    bodies += [e for scan in program.scan_operators for e in scan.body]
+    return frozenset(
+        node.dim
+        for body in bodies
+        for node in distinct_nodes(body)
+        if isinstance(node, ir.ConcatWhere)
+    )
 
 
 def specialise_ranges(
@@ -195,15 +243,25 @@ def specialise_ranges(
                 for name in call.outs
                 if by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
             ]
-            starts, stops = dd.starts, dd.stops
+            starts, stops, halo = dd.starts, dd.stops, dd.halo
+            # fields starting below 0 along this dimension (inputs only: RangeKeys.of): the
+            # traced halo and inferred start assumed they start at 0; their reads are
+            # checked against their own ranges instead (no concat_where selects along
+            # such a dimension, so the halo is the reads' alone)
+            below = {r.name for r in own_reads if r.start < 0}
+            if below:
+                halo = (max([0] + [lo for name, lo, _ in dd.reads if name not in below]), halo[1])
             if not call.domain.explicit:
                 more_starts = [ir.Bound(r.start + r.lo, False) for r in own]
                 more_stops = [ir.Bound(-(r.gap + r.hi), True) for r in own]
+                if below:  # the start again from the halo and the regions written before
+                    starts = (ir.Bound(halo[0], False),)
                 for name, lo, hi in dd.reads:
-                    if name in temporaries and name in written:
+                    if name in written and (name in temporaries or below):
                         wd = next(w for w in written[name].dims if w.dim == dd.dim)
                         more_starts += [ir.Bound(b.value + lo, b.from_end) for b in wd.starts]
-                        more_stops += [ir.Bound(b.value - hi, b.from_end) for b in wd.stops]
+                        if name in temporaries:
+                            more_stops += [ir.Bound(b.value - hi, b.from_end) for b in wd.stops]
                 starts = tightest([*starts, *more_starts], max)
                 stops = tightest([*stops, *more_stops], min)
             elif len(starts) == 1 and len(stops) == 1:
@@ -217,13 +275,13 @@ def specialise_ranges(
                         f"{err} (for arguments over their own ranges {dict(ranges)!r})"
                     ) from None
             window_range = (
-                (max(r.start for r in own_reads), max(r.gap for r in own_reads))
+                (max(0, *(r.start for r in own_reads)), max(r.gap for r in own_reads))
                 if dd.windows and own_reads
                 else (0, 0)
             )
             dims.append(
                 ir.DimDomain(
-                    dd.dim, starts, stops, dd.halo, dd.windows, dd.reads, tuple(own), window_range
+                    dd.dim, starts, stops, halo, dd.windows, dd.reads, tuple(own), window_range
                 )
             )
         domain = ir.Domain(tuple(dims), call.domain.explicit)
@@ -241,4 +299,11 @@ def specialise_ranges(
     )
 
 
-__all__ = ["RangeKey", "RangeKeys", "fixed_dimensions", "specialise_ranges"]
+__all__ = [
+    "RangeKey",
+    "RangeKeys",
+    "below_zero_offsets",
+    "concat_where_dimensions",
+    "fixed_dimensions",
+    "specialise_ranges",
+]

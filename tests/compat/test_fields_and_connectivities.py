@@ -124,13 +124,18 @@ def test_bad_connectivities(
         gtx.as_connectivity(*args, **kwargs)  # type: ignore[arg-type]
 
 
-def test_a_field_with_an_origin_is_refused_by_name_for_now() -> None:
+def test_an_input_with_an_origin_is_read_and_an_output_with_one_refused_by_name() -> None:
     @gtx.field_operator
     def same(
         a: gtx.Field[gtx.Dims[Cell, K], gtx.float64],
     ) -> gtx.Field[gtx.Dims[Cell, K], gtx.float64]:
         return a
 
-    a = gtx.as_field([Cell, K], np.zeros((2, 4)), origin={K: 1})
-    with pytest.raises(sc.ArgumentError, match="'a'"):
-        same(a, out=np.zeros((2, 4)), offset_provider={})
+    data = np.arange(8.0).reshape(2, 4)
+    a = gtx.as_field([Cell, K], data, origin={K: 1})  # over K [-1, 3)
+    out = np.full((2, 4), -7.0)
+    same(a, out=out, offset_provider={})  # the inferred domain: K [0, 3)
+    np.testing.assert_array_equal(out, np.concatenate([data[:, 1:], np.full((2, 1), -7.0)], 1))
+    with_origin = gtx.as_field([Cell, K], np.zeros((2, 4)), origin={K: 1})
+    with pytest.raises(sc.ArgumentError, match=r"'out'.*below 0, for an output"):
+        same(gtx.as_field([Cell, K], data), out=with_origin, offset_provider={})

@@ -1,5 +1,5 @@
 """sc.FieldValue passed wherever an array is, on the embedded executor: program arguments,
-out=, tables and offset fields; and the misuse errors (other dimensions, an origin below 0)."""
+out=, tables and offset fields; and the misuse errors (other dimensions, an output's origin below 0)."""
 
 from __future__ import annotations
 
@@ -66,10 +66,15 @@ def test_a_field_value_over_other_dimensions() -> None:
         diff(sc.as_field((K, I), a.T), b, np.zeros_like(a))
 
 
-def test_an_origin_below_zero_is_refused() -> None:
-    # origins of 0 or more: tests/program/test_own_ranges.py
+def test_an_origin_below_zero_is_refused_for_an_output() -> None:
+    # other origins: tests/program/test_own_ranges.py
     a, b = inputs()
     out = np.zeros_like(a)
-    with pytest.raises(sc.ArgumentError, match=r"argument 'a' .*starts at K -1, below 0"):
-        diff(sc.as_field((I, K), a, start={K: -1}), b, out)
+    with pytest.raises(sc.ArgumentError, match=r"argument 'out' .*starts at K -1, below 0"):
+        diff(a, b, sc.as_field((I, K), out, start={K: -1}))
     assert not out.any()
+    # an input may start below 0: `a` over K [-1, 5), read at K + 1 up to K 4
+    diff(sc.as_field((I, K), a, start={K: -1}), b, out)
+    expected = np.zeros_like(a)
+    expected[:, :4] = a[:, 2:] - b[:, :4]
+    np.testing.assert_array_equal(out, expected)

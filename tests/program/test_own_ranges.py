@@ -1,7 +1,8 @@
 """Fields over their own ranges on the embedded executor, against NumPy references written
 here: ICON's half levels (fields of nlev + 1 and nlev levels in one call), fields whose
 index space starts after 0 (`sc.as_field(..., start=)`, as gt4py's origin tests write
-them), temporaries between such calls, and the errors that name the argument. The compiled
+them) or, for inputs, below 0 (read at negative offsets from the points from 0 on),
+temporaries between such calls, and the errors that name the argument. The compiled
 toolchains run the same programs: tests/runtime/test_own_ranges_compiled.py."""
 
 from __future__ import annotations
@@ -83,6 +84,66 @@ def copy(a: IF, out: IF) -> None:
 @sc.program
 def copy_over(a: IF, out: IF) -> None:
     identity(a, out=out, domain={I: (1, 9)})
+
+
+@sc.field_operator
+def one_below(a: CK) -> CK:
+    return a(K - 1)
+
+
+@sc.program
+def from_below(a: CK, out: CK) -> None:
+    one_below(a, out=out)
+
+
+@sc.field_operator
+def two_below(a: CK) -> CK:
+    return a(K - 2)
+
+
+@sc.program
+def from_two_below_given(a: CK, out: CK, k0: sc.int32) -> None:
+    two_below(a, out=out, domain={K: (k0, None)})
+
+
+@sc.field_operator
+def two_levels_below(a: CK) -> CK:
+    return a(K - 2) + a(K - 1)
+
+
+@sc.program
+def from_two_levels_below(a: CK, out: CK) -> None:
+    two_levels_below(a, out=out)
+
+
+@sc.scan_operator(axis=K, init=0.0)
+def running_sum(total, f: CK):  # type: ignore[no-untyped-def]
+    return total + f
+
+
+@sc.program
+def sums_of(a: CK, out: CK) -> None:
+    running_sum(a, out=out)
+
+
+@sc.field_operator
+def sum_from_below(a: CK) -> CK:
+    return running_sum(a(K - 1))  # type: ignore[no-any-return]
+
+
+@sc.program
+def sums_from_below(a: CK, out: CK) -> None:
+    sum_from_below(a, out=out)
+
+
+@sc.field_operator
+def below_but_at_the_top(a: CK) -> CK:
+    return sc.concat_where(K == 0, a, a(K - 1))
+
+
+@sc.program
+def from_below_but_at_the_top(a: CK, out: CK) -> None:
+    below_but_at_the_top(a, out=out)
 
 
 def levels() -> tuple[np.ndarray, np.ndarray]:
@@ -178,8 +239,8 @@ def test_a_specialisation_is_the_traced_program_with_own_reads() -> None:
 def test_misuse_names_the_argument() -> None:
     w, theta = levels()
     out = np.zeros((N_CELLS, NLEV))
-    with pytest.raises(sc.ArgumentError, match=r"argument 'w' .*starts at K -2, below 0"):
-        to_full_levels(sc.as_field((Cell, K), w, start={K: -2}), theta, out)
+    with pytest.raises(sc.ArgumentError, match=r"argument 'out' .*starts at K -2, below 0"):
+        to_full_levels(w, theta, sc.as_field((Cell, K), out, start={K: -2}))
     with pytest.raises(sc.ArgumentError, match=r"argument 'w' .*over \(K, Cell\)"):
         to_full_levels(sc.as_field((K, Cell), w.T), theta, out)
     with pytest.raises(sc.ArgumentError, match=r"argument 'theta' .*expected dtype float64"):
@@ -233,3 +294,126 @@ def sum_two(
     out: CK,
 ) -> None:
     edge_sum_of_two(e, f, out=out)
+
+
+# --- inputs that start below 0 --------------------------------------------------------
+
+
+def below_zero() -> np.ndarray:
+    """A field over K from -1: NLEV + 1 levels, the first one below 0."""
+    return np.random.default_rng(13).random((N_CELLS, NLEV + 1))
+
+
+def test_an_input_that_starts_below_zero_is_read_below_every_point() -> None:
+    a = below_zero()
+    out = np.full((N_CELLS, NLEV), -7.0)
+    from_below(sc.as_field((Cell, K), a, start={K: -1}), out)
+    # out[k] = a(k - 1), which is a's row k (a's row 0 is K -1)
+    np.testing.assert_array_equal(out, a[:, :NLEV])
+
+
+def test_an_inferred_domain_stops_where_an_input_below_zero_ends() -> None:
+    a = below_zero()[:, :NLEV]  # over K [-1, NLEV - 1)
+    out = np.full((N_CELLS, NLEV), -7.0)
+    from_below(sc.as_field((Cell, K), a, start={K: -1}), out)
+    expected = np.full((N_CELLS, NLEV), -7.0)
+    expected[:, :NLEV] = a  # out[k] = a(k - 1) for k in [0, NLEV)
+    np.testing.assert_array_equal(out, expected)
+    short = below_zero()[:, : NLEV - 2]  # over [-1, NLEV - 3): out's last 2 levels stay
+    out = np.full((N_CELLS, NLEV), -7.0)
+    from_below(sc.as_field((Cell, K), short, start={K: -1}), out)
+    expected = np.full((N_CELLS, NLEV), -7.0)
+    expected[:, : NLEV - 2] = short
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_a_given_domain_reading_below_an_input_below_zero_names_it() -> None:
+    a = below_zero()
+    field = sc.as_field((Cell, K), a, start={K: -1})
+    out = np.full((N_CELLS, NLEV), -7.0)
+    from_two_below_given(field, out, np.int32(1))  # reads from K -1 on: inside
+    expected = np.full((N_CELLS, NLEV), -7.0)
+    expected[:, 1:] = a[:, : NLEV - 1]
+    np.testing.assert_array_equal(out, expected)
+    out = np.full((N_CELLS, NLEV), -7.0)
+    with pytest.raises(
+        sc.DomainError,
+        match=r"domain K: \[0, 6\) with reads from K-2 to K-2 of argument 'a' leaves its "
+        r"range \[-1, 6\) along K",
+    ):
+        from_two_below_given(field, out, np.int32(0))
+    assert (out == -7.0).all()  # nothing written
+
+
+def test_an_output_that_starts_below_zero_is_refused() -> None:
+    a = below_zero()
+    out = np.zeros((N_CELLS, NLEV + 1))
+    with pytest.raises(
+        sc.ArgumentError,
+        match=r"argument 'out' of from_below\(\): .*starts at K -1, below 0, for an output: "
+        r"every domain lies in \[0, size\) along K, so its points below 0 are outside every "
+        r"domain; start it at 0",
+    ):
+        from_below(
+            sc.as_field((Cell, K), a, start={K: -1}), sc.as_field((Cell, K), out, start={K: -1})
+        )
+    assert not out.any()
+
+
+def test_an_input_below_zero_along_one_dimension_and_after_zero_along_another() -> None:
+    a = np.random.default_rng(17).random((N_CELLS - 1, NLEV + 2))  # Cell [1, 5), K [-2, 6)
+    out = np.full((N_CELLS, NLEV), -7.0)
+    from_two_levels_below(sc.as_field((Cell, K), a, start={Cell: 1, K: -2}), out)
+    expected = np.full((N_CELLS, NLEV), -7.0)
+    # out[c, k] = a(c, k - 2) + a(c, k - 1): a's rows c - 1, columns k and k + 1
+    expected[1:, :] = a[:, :NLEV] + a[:, 1 : NLEV + 1]
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_a_specialisation_for_an_input_below_zero_starts_at_zero() -> None:
+    from stencilchain.program.own_ranges import specialise_ranges
+
+    program = from_two_levels_below.ir
+    k = next(dd for dd in program.calls[0].domain.dims if dd.dim == K)
+    assert k.resolve(10) == (2, 10) and k.halo == (2, 0)
+    spec = specialise_ranges(program, {"a": ((0, 0), (-2, 0))})
+    k = next(dd for dd in spec.calls[0].domain.dims if dd.dim == K)
+    assert k.resolve(10) == (0, 10) and k.halo == (0, 0)
+    spec = specialise_ranges(program, {"a": ((0, 0), (-1, 0))})  # a reads K -2 from K 1 on
+    k = next(dd for dd in spec.calls[0].domain.dims if dd.dim == K)
+    assert k.resolve(10) == (1, 10)
+    spec = specialise_ranges(program, {"a": ((0, 0), (-3, 0))})  # never below 0
+    k = next(dd for dd in spec.calls[0].domain.dims if dd.dim == K)
+    assert k.resolve(10) == (0, 10)
+
+
+def test_a_scan_over_an_input_below_zero() -> None:
+    a = below_zero()
+    out = np.full((N_CELLS, NLEV), -7.0)
+    sums_of(sc.as_field((Cell, K), a, start={K: -1}), out)  # reads levels 0 on
+    np.testing.assert_allclose(out, np.cumsum(a[:, 1:], axis=1), rtol=1e-14)
+    # a scan that a field operator calls runs over the levels traced for fields from 0
+    # (K from 1 for a(K - 1)): reads below 0 do not widen it (docs/dsl.md)
+    out = np.full((N_CELLS, NLEV), -7.0)
+    sums_from_below(sc.as_field((Cell, K), a, start={K: -1}), out)
+    expected = np.full((N_CELLS, NLEV), -7.0)
+    expected[:, 1:] = np.cumsum(a[:, 1:NLEV], axis=1)
+    np.testing.assert_allclose(out, expected, rtol=1e-14)
+
+
+def test_an_input_below_zero_along_a_concat_where_dimension_is_refused() -> None:
+    a = below_zero()
+    out = np.zeros((N_CELLS, NLEV))
+    with pytest.raises(
+        sc.ArgumentError,
+        match=r"argument 'a' of from_below_but_at_the_top\(\): .*starts at K -1, below 0, "
+        r"while a concat_where of from_below_but_at_the_top\(\) selects along K",
+    ):
+        from_below_but_at_the_top(sc.as_field((Cell, K), a, start={K: -1}), out)
+    assert not out.any()
+    # below 0 along another dimension (Cell [-1, 4)), from 0 along K, it runs
+    from_below_but_at_the_top(sc.as_field((Cell, K), a[:, 1:], start={Cell: -1}), out)
+    expected = np.zeros((N_CELLS, NLEV))
+    expected[:-1, 0] = a[1:, 1]
+    expected[:-1, 1:] = a[1:, 1:NLEV]
+    np.testing.assert_array_equal(out, expected)

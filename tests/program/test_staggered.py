@@ -144,8 +144,16 @@ def test_whole_shift_within_the_staggered_dimension() -> None:
 
 
 def test_half_shift_minus_reads_the_point_below() -> None:
-    """`a(IHalf - 0.5)` reads a[h - 1]: gt4py's `a` starts at -1; here `out` starts at 1
-    (a start below 0 is refused), which asks the same of the shift."""
+    """`a(IHalf - 0.5)` reads a[h - 1]: gt4py's `a` over I (-1, size - 1), an input starting
+    below 0, for `out` over IHalf (0, size)."""
+    a = _ints(SIZE)
+    out = np.zeros(SIZE, np.int32)
+    half_shift_minus(sc.as_field([I], a, start={I: -1}), out)
+    np.testing.assert_array_equal(out, a)
+
+
+def test_half_shift_minus_into_an_output_from_one() -> None:
+    """The same shift with `a` from 0 and `out` starting at 1."""
     a = _ints(SIZE)
     out = sc.as_field([IHalf], np.zeros(SIZE, np.int32), start={IHalf: 1})
     half_shift_minus(a, out)

@@ -196,7 +196,8 @@ CALLS: dict[str, tuple[Callable[[], tuple[Any, ...]], str | None]] = {
     # fields over their own ranges: run where every read stays inside its field
     "shape-differs": (_with(1, lambda g: g[:, :4]), None),
     "shape-transposed": (_with(1, lambda g: g.T.copy()), None),
-    "start-below-zero": (_with(1, lambda g: sc.as_field((I, J), g, start={I: -1})), ERR),
+    "start-below-zero-input": (_with(1, lambda g: sc.as_field((I, J), g, start={I: -1})), None),
+    "start-below-zero-output": (_with(2, lambda o: sc.as_field((I, J), o, start={I: -1})), ERR),
     "device-gpu-array": (_with(0, lambda f: FakeGpuArray(f.shape)), ERR),
     "device-list": (_with(0, lambda f: f.tolist()), ERR),
     "stride-zero-input": (_with(0, lambda f: np.broadcast_to(f[:1], f.shape)), None),

@@ -132,7 +132,8 @@ def test_broadcasting(run: Any) -> None:
                     got, want, rtol=1e-14, atol=0, err_msg=f"output {k}, {order}, {shape}"
                 )
     # a longer broadcast field is a field over its own range (docs/dsl.md): the outputs'
-    # levels read its first ones; one starting below 0 is an ArgumentError naming it
+    # levels read its first ones; one starting below 0 is read from 0 on (an input), and an
+    # output starting below 0 is an ArgumentError naming it
     inputs = column_inputs((6, 5, 7), "C")
     want = column_reference(**inputs)
     inputs["nu"] = np.concatenate([inputs["nu"], [np.nan]])
@@ -140,10 +141,16 @@ def test_broadcasting(run: Any) -> None:
     bound(*inputs.values(), *outs)
     for got, expected in zip(outs, want):
         np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
-    inputs["nu"] = sc.as_field((K,), inputs["nu"], start={K: -1})
+    nu = np.asarray(inputs["nu"])[:-1]  # the 7 levels again, and a NaN at level -1
+    inputs["nu"] = sc.as_field((K,), np.concatenate([[np.nan], nu]), start={K: -1})
     outs = column_outputs((6, 5, 7), "C")
-    with pytest.raises(sc.ArgumentError, match=r"argument 'nu'"):
-        bound(*inputs.values(), *outs)
+    bound(*inputs.values(), *outs)  # its level -1 (NaN) is never read
+    for got, expected in zip(outs, want):
+        np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
+    outs = column_outputs((6, 5, 7), "C")
+    below = (sc.as_field((I, J, K), outs[0], start={K: -1}), *outs[1:])
+    with pytest.raises(sc.ArgumentError, match=r"argument 'o1' .*below 0, for an output"):
+        bound(*inputs.values(), *below)
     assert all(np.isnan(o).all() for o in outs)
 
 

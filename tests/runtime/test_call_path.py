@@ -89,8 +89,8 @@ def test_a_compiled_bound_program_calls_the_bound_entry(
         lambda f, g, out: (f, g, out),  # a missing argument
         lambda f, g, out: (f, g, out, 0.5, 1.0),  # one too many
         lambda f, g, out: (f.astype(np.float32), g, out, 0.5),  # a dtype
-        # a start below 0 (other sizes are fields over their own ranges: test_own_ranges*)
-        lambda f, g, out: (f, sc.as_field((I, J), g, start={J: -1}), out, 0.5),
+        # an output starting below 0 (other starts and sizes: test_own_ranges*)
+        lambda f, g, out: (f, g, sc.as_field((I, J), out, start={J: -1}), 0.5),
         lambda f, g, out: (f, g, out[np.newaxis], 0.5),  # an ndim
         lambda f, g, out: (f, g, f, 0.5),  # an output that is an input
         lambda f, g, out: (f, g, out, "0.5"),  # a scalar

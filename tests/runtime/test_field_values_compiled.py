@@ -40,8 +40,8 @@ def test_field_value_misuse(fixture: str, request: pytest.FixtureRequest) -> Non
     run = cases.diff.with_backend(request.getfixturevalue(fixture))
     a, b = cases.inputs()
     out = np.zeros_like(a)
-    with pytest.raises(sc.ArgumentError, match=r"argument 'a' .*starts at K -1, below 0"):
-        run(sc.as_field((I, K), a, start={K: -1}), b, out)
+    with pytest.raises(sc.ArgumentError, match=r"argument 'out' .*starts at K -1, below 0"):
+        run(a, b, sc.as_field((I, K), out, start={K: -1}))
     with pytest.raises(sc.ArgumentError, match=r"argument 'a' .*over \(K, I\)"):
         run(sc.as_field((K, I), a.T), b, out)
     with pytest.raises(sc.ArgumentError, match=r"argument 'b' .*expected dtype float64"):

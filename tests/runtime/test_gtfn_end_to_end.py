@@ -636,8 +636,9 @@ BAD_CALLS: dict[str, Callable[[dict[str, Any]], list[Any]]] = {
     "dtype_big_endian": _replace("f", lambda v: v.astype(">f8")),
     "ndim_too_few": _replace("b", lambda v: v[0]),
     "ndim_too_many": _replace("o32", lambda v: v[..., None]),
-    # other sizes are fields over their own ranges (tests/runtime/test_own_ranges_compiled.py)
-    "start_below_zero": _replace("y32", lambda v: sc.as_field((I, J), v, start={J: -1})),
+    # other sizes and starts are fields over their own ranges (an input may start below 0:
+    # tests/runtime/test_own_ranges_compiled.py)
+    "output_start_below_zero": _replace("oi32", lambda v: sc.as_field((I, J), v, start={J: -1})),
     "output_over_other_dimensions": _replace("ob", lambda v: sc.as_field((J, I), v.T)),
     "read_only_output": _replace("o64", read_only),
     "list_for_a_field": _replace("x", lambda v: v.tolist()),

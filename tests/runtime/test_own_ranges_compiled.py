@@ -1,7 +1,7 @@
 """Fields over their own ranges on every CPU toolchain, in C, Fortran and sliced layouts,
 equal to the embedded executor (which tests/program/test_own_ranges.py checks against
-NumPy): half levels, origins, a temporary between them, keyword calls, the same program
-called with one size again, and the errors, which name the argument as on the embedded
+NumPy): half levels, origins (inputs starting below 0 too), a temporary between them,
+keyword calls, the same program called with one size again, and the errors, which name the argument as on the embedded
 executor and leave the outputs untouched."""
 
 from __future__ import annotations
@@ -118,10 +118,95 @@ def test_errors_name_the_argument(fixture: str, request: pytest.FixtureRequest) 
     assert (half == -7.0).all()
     run = cases.to_full_levels.with_backend(toolchain)
     out = np.zeros_like(theta)
-    with pytest.raises(sc.ArgumentError, match=r"argument 'w' .*starts at K -2, below 0"):
-        run(sc.as_field((Cell, K), w, start={K: -2}), theta, out)
+    with pytest.raises(sc.ArgumentError, match=r"argument 'out' .*starts at K -2, below 0"):
+        run(w, theta, sc.as_field((Cell, K), out, start={K: -2}))
     with pytest.raises(sc.ArgumentError, match=r"argument 'theta' .*expected dtype float64"):
         run(w, theta.astype(np.float32), out)
     with pytest.raises(sc.ArgumentError, match=r"argument 'out' .*shares memory"):
         run(w, theta, w[:, : cases.NLEV])
     assert not out.any()
+
+
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_inputs_below_zero(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
+    toolchain = request.getfixturevalue(fixture)
+    a = cases.below_zero()
+    mixed = np.random.default_rng(17).random((cases.N_CELLS - 1, cases.NLEV + 2))
+
+    def out() -> np.ndarray:
+        return _layout(np.full((cases.N_CELLS, cases.NLEV), -7.0), kind)
+
+    def below(data: np.ndarray, start: dict[sc.Dimension, int]) -> sc.FieldValue:
+        return sc.as_field((Cell, K), _layout(data, kind), start=start)
+
+    _both(
+        cases.from_below.with_backend(toolchain),
+        cases.from_below,
+        lambda: (below(a, {K: -1}), out()),
+        (1,),
+    )
+    _both(  # over K [-1, NLEV - 3): the inferred domain stops 2 levels early
+        cases.from_below.with_backend(toolchain),
+        cases.from_below,
+        lambda: (below(a[:, : cases.NLEV - 2], {K: -1}), out()),
+        (1,),
+    )
+    _both(
+        cases.from_two_below_given.with_backend(toolchain),
+        cases.from_two_below_given,
+        lambda: (below(a, {K: -1}), out(), np.int32(1)),
+        (1,),
+    )
+    _both(
+        cases.from_two_levels_below.with_backend(toolchain),
+        cases.from_two_levels_below,
+        lambda: (below(mixed, {Cell: 1, K: -2}), out()),
+        (1,),
+    )
+    _both(  # below 0 along Cell, beside a concat_where along K
+        cases.from_below_but_at_the_top.with_backend(toolchain),
+        cases.from_below_but_at_the_top,
+        lambda: (below(a[:, 1:], {Cell: -1}), out()),
+        (1,),
+    )
+    for program in (cases.sums_of, cases.sums_from_below):  # scans
+        _both(program.with_backend(toolchain), program, lambda: (below(a, {K: -1}), out()), (1,))
+    # and against the reference of the embedded tests
+    got = out()
+    cases.from_two_levels_below.with_backend(toolchain)(below(mixed, {Cell: 1, K: -2}), got)
+    expected = np.full((cases.N_CELLS, cases.NLEV), -7.0)
+    expected[1:, :] = mixed[:, : cases.NLEV] + mixed[:, 1 : cases.NLEV + 1]
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_inputs_below_zero_errors(fixture: str, request: pytest.FixtureRequest) -> None:
+    toolchain = request.getfixturevalue(fixture)
+    a = sc.as_field((Cell, K), cases.below_zero(), start={K: -1})
+    out = np.full((cases.N_CELLS, cases.NLEV), -7.0)
+    with pytest.raises(sc.DomainError) as embedded:
+        cases.from_two_below_given(a, out, np.int32(0))
+    with pytest.raises(sc.DomainError) as compiled:
+        cases.from_two_below_given.with_backend(toolchain)(a, out, np.int32(0))
+    assert str(compiled.value) == str(embedded.value)
+    assert "of argument 'a' leaves its range [-1, 6) along K" in str(compiled.value)
+    assert (out == -7.0).all()
+    with pytest.raises(sc.ArgumentError) as embedded_arg:
+        cases.from_below(a, sc.as_field((Cell, K), np.zeros((cases.N_CELLS, 7)), start={K: -1}))
+    with pytest.raises(sc.ArgumentError) as compiled_arg:
+        cases.from_below.with_backend(toolchain)(
+            a, sc.as_field((Cell, K), np.zeros((cases.N_CELLS, 7)), start={K: -1})
+        )
+    assert str(compiled_arg.value) == str(embedded_arg.value)
+    assert "argument 'out' of from_below()" in str(compiled_arg.value)
+    assert "for an output" in str(compiled_arg.value)
+    with pytest.raises(sc.ArgumentError) as embedded_arg:
+        cases.from_below_but_at_the_top(a, out)
+    with pytest.raises(sc.ArgumentError) as compiled_arg:
+        cases.from_below_but_at_the_top.with_backend(toolchain)(a, out)
+    assert str(compiled_arg.value) == str(embedded_arg.value)
+    assert "a concat_where of from_below_but_at_the_top() selects along K" in str(
+        compiled_arg.value
+    )
+    assert (out == -7.0).all()

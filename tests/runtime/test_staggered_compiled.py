@@ -35,6 +35,12 @@ def _cartesian() -> list[tuple[Any, Callable[[], tuple[Any, ...]], tuple[int, ..
         (cases.half_shift_plus1, lambda: (origin(a), zeros()), (1,)),
         (cases.half_shift_minus, lambda: (a.copy(), origin(zeros())), (1,)),
         (cases.half_shift_minus, lambda: (a.copy(), zeros()), (1,)),
+        # gt4py's test_cartesian_half_shift_minus: `a` over I (-1, size - 1)
+        (
+            cases.half_shift_minus,
+            lambda: (sc.as_field([cases.I], a.copy(), start={cases.I: -1}), zeros()),
+            (1,),
+        ),
         (cases.half_shift_half2center, lambda: (origin(a), zeros()), (1,)),
         (cases.half_shift_vertical, lambda: (a.copy(), zeros()), (1,)),
         (cases.half_shift_multi_dim, lambda: (b.copy(), np.zeros_like(b)), (1,)),

@@ -15,6 +15,7 @@ import math
 from typing import TYPE_CHECKING
 
 from stencilchain.program import ir
+from stencilchain.program.own_ranges import below_zero_offsets
 from stencilchain.steps.dace.build_context import BuildContext
 from stencilchain.steps.dace.call_blocks import dace_dtype
 from stencilchain.steps.dace.calling_convention import (
@@ -53,9 +54,20 @@ def program_sdfg(ctx: BuildContext) -> dace.SDFG:
                 else 1
                 for axis in range(len(ftype.dims))
             ]
+            # an input starting below 0 (program/own_ranges.py) is read from its start on:
+            # DaCe's offset, and the shim passes a pointer to its first element
+            offset = below_zero_offsets(program).get(param.name)
+            if offset is not None:
+                shape = [n + o for n, o in zip(shape, offset)]
             if not ftype.dims:  # a zero-dimensional field: an array of one element
                 shape, strides = [1], [1]
-            sdfg.add_array(param.name, shape, dace_dtype(ftype.dtype), strides=strides)
+            sdfg.add_array(
+                param.name,
+                shape,
+                dace_dtype(ftype.dtype),
+                strides=strides,
+                offset=None if offset is None else list(offset),
+            )
         else:
             sdfg.add_scalar(param.name, dace_dtype(param.type))
     widest_first = sorted(

@@ -176,20 +176,32 @@ def add_columns(
         entry = exit_ = None
     for name in [*reads, *scalar_reads]:
         access = state.add_access(name)
-        memlet = dace.Memlet.from_array(name, sdfg.arrays[name])
+        memlet = whole_memlet(name, sdfg.arrays[name])
         if entry is None:
             state.add_edge(access, None, nested, name, memlet)
         else:
             state.add_memlet_path(access, entry, nested, dst_conn=name, memlet=memlet)
     for name in writes:
         access = state.add_access(name)
-        subset = dace.Memlet.from_array(name, sdfg.arrays[name])
+        subset = whole_memlet(name, sdfg.arrays[name])
         if exit_ is None:
             state.add_edge(nested, name, access, None, subset)
         else:
             state.add_memlet_path(nested, exit_, access, src_conn=name, memlet=subset)
     if entry is not None and not reads and not scalar_reads:
         state.add_nedge(entry, nested, dace.Memlet())
+
+
+def whole_memlet(name: str, desc: dace.data.Data) -> dace.Memlet:
+    """`dace.Memlet.from_array`, from below 0 along the axes of an array with an offset
+    (an input starting below 0, program_sdfg)."""
+    import dace
+
+    offset = getattr(desc, "offset", None)
+    if not offset or not any(offset):
+        return dace.Memlet.from_array(name, desc)
+    ranges = [(-o, n - 1 - o, 1) for n, o in zip(desc.shape, offset)]
+    return dace.Memlet(data=name, subset=dace.subsets.Range(ranges))
 
 
 def scan_sdfg(

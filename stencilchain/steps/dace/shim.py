@@ -51,6 +51,7 @@ import string
 
 from stencilchain.program import ir
 from stencilchain.program.device import Device
+from stencilchain.program.own_ranges import below_zero_offsets
 from stencilchain.steps.cpp.domain_checks import domain_checks, parameter_bound
 from stencilchain.steps.cpp.package_text import package_text
 from stencilchain.steps.cpp.signature import ProgramSignature, size_var
@@ -95,9 +96,13 @@ def shim_members(program: ir.Program) -> tuple[ShimMember, ...]:
     translator's calling convention (`size_symbol`, `stride_symbol`)."""
     sig = ProgramSignature.of(program)
     members: list[ShimMember] = []
+    below = below_zero_offsets(program)
     for f in sig.fields:
         cpp = f.type.dtype.cpp
         pointer = f.pointer if f.written else f"const_cast<{cpp}*>({f.pointer})"
+        if f.name in below:  # to its first element, below index 0: the array's DaCe offset
+            back = [f"{o} * {f.stride(a)}" for a, o in enumerate(below[f.name]) if o]
+            pointer = f"({pointer} - ({' + '.join(back)}))"
         members.append(ShimMember(f.name, f"{cpp}*", pointer))
         members += [
             ShimMember(stride_symbol(f.name, a), "std::int64_t", f.stride(a))

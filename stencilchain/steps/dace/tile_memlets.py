@@ -34,11 +34,13 @@ def box_of(memlet: dace.Memlet) -> Box:
 
 
 def whole_of(desc: dace.data.Data) -> Box:
-    """All of an array, as a Box."""
+    """All of an array, as a Box (from below 0 for an array with an offset: an input
+    starting below 0, program_sdfg)."""
     import dace
 
     sympify = dace.symbolic.sympy.sympify
-    return tuple((sympify(0), sympify(extent) - 1) for extent in desc.shape)
+    offset = getattr(desc, "offset", None) or [0] * len(desc.shape)
+    return tuple((sympify(-o), sympify(extent) - 1 - o) for extent, o in zip(desc.shape, offset))
 
 
 def _nondecreasing(expr: Any, params: frozenset[str]) -> bool:

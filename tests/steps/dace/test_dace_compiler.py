@@ -258,8 +258,9 @@ BAD_CALLS: dict[str, Callable[[list[Any]], list[Any]]] = {
     "dtype_big_endian": _replace(0, lambda v: v.astype(">f8")),
     "dtype_of_an_output": _replace(8, lambda v: v.astype(np.int32)),
     "ndim": _replace(1, lambda v: v[0]),
-    # differing sizes are fields over their own ranges (tests/runtime/test_own_ranges_compiled.py)
-    "start_below_zero": _replace(2, lambda v: sc.as_field((I, J), v, start={I: -1})),
+    # differing sizes and starts are fields over their own ranges (an input may start below
+    # 0: tests/runtime/test_own_ranges_compiled.py)
+    "output_start_below_zero": _replace(7, lambda v: sc.as_field((I, J), v, start={I: -1})),
     "read_only_output": _replace(5, read_only),
     "list_for_a_field": _replace(3, lambda v: v.tolist()),
     "float_for_int32": _replace(12, lambda v: 1.5),
