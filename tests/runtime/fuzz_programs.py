@@ -1121,7 +1121,12 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
         force: frozenset[str] = frozenset()
         if draw(st.integers(0, 4)) == 0:  # a scan called from the program
             candidates = sorted(n for n, (_, dims, _) in fields.items() if dims == "IJK")
-            args = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=2))
+            # now and then every result of a tuple call before (a tuple of temporaries)
+            before = [r for r in calls[-1]["results"] if r in fields] if calls else []
+            if len(before) > 1 and calls[-1]["temporary"] and draw(st.booleans()):
+                args = before
+            else:
+                args = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=2))
             arg_dtypes = [fields[a][0] for a in args]
             name = f"scan{len(scans)}"
             source, exact, coarse, state = draw(scan_definitions(name, arg_dtypes))
