@@ -943,7 +943,9 @@ def _left_out(staggered: bool, d: str, domain: dict[str, Any]) -> bool:
     """Whether a staggered program's call must give its domain along K, `d`, too: one that
     gives it along I or J only gets the whole index space along K, nlev + 1 points, not the
     inferred range ("Dimensions left out are inferred", docs/dsl.md, "Domain"; a finding of
-    the fuzzer, tests/runtime/test_fuzz_findings.py), and writes beyond its outputs."""
+    the fuzzer, tests/runtime/test_fuzz_findings.py), and writes beyond its outputs. So does
+    the scan a field operator calls, when the call's domain is inferred (another finding):
+    such calls are given their domain along K."""
     return staggered and d == "K" and bool(domain)
 
 
@@ -1143,6 +1145,8 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
             text, structure, results, nodes = draw(_operator_body(ctx, depth))
             used = frozenset().union(*(n.names for n in nodes))
             force = frozenset().union(*(n.explicit for n in nodes))
+            if staggered and any(n.has_scan for n in nodes):  # see _left_out
+                force |= {"K"}
             names = [
                 n
                 for n in [*INPUTS, *STAGGERED_INPUTS, *fields]
@@ -1235,7 +1239,13 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
         explicit = _margins_of(node.reads, readable, dims_of)
         domain = {}
         for axis, d in enumerate(DIMS):
-            if d in node.explicit or _left_out(True, d, domain) or draw(st.integers(0, 2)) == 0:
+            scan = node.has_scan and d == "K"  # see _left_out
+            if (
+                d in node.explicit
+                or scan
+                or _left_out(True, d, domain)
+                or draw(st.integers(0, 2)) == 0
+            ):
                 lo = explicit[axis][0] + draw(st.integers(0, 1))
                 hi = explicit[axis][1] + draw(st.integers(0, 1))
                 margins[axis] = [lo, hi]

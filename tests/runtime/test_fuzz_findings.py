@@ -265,3 +265,49 @@ def test_a_branch_reads_checked_against_the_field_it_reads(run: Any) -> None:
     x = np.zeros(SHAPE)
     run(window_beside_shorter)(a, wh, x)
     np.testing.assert_array_equal(x, a + wh[:, :, 1:])
+
+
+# --- Fields over their own ranges: a scan called in a field operator, domain inferred ----
+# Found (fuzzer, staggered programs): `op(c, out=x)` with `op` returning `scan(c)`, in a
+# program with a field over KHalf (so the index space along K is nlev + 1 points), was a
+# DomainError "call of scan in ...: domain K: [0, nlev + 1) ... of argument 'c' leaves its
+# range [0, nlev)": the scan's lowered call takes the whole index space along K, not the
+# call's inferred range. With a given domain (`domain={K: (0, -1)}`), or the scan called
+# from the program, it runs. The fuzzer gives such calls their domain along K
+# (fuzz_programs.py, `_left_out`).
+
+
+@sc.scan_operator(axis=K, forward=False, init=0.0)
+def falling_sum(s, x: F):
+    return 0.5 * s + x
+
+
+@sc.field_operator
+def scanned(c: F) -> F:
+    return falling_sum(c)
+
+
+@sc.program
+def scan_beside_half_levels(c: F, wh: FH, x: F, y: F) -> None:
+    full_from_half(wh, out=y)
+    scanned(c, out=x)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=sc.DomainError,
+    reason="a scan in a field operator takes the whole index space, not the inferred range",
+)
+def test_a_scan_in_a_field_operator_keeps_to_the_inferred_range(run: Any) -> None:
+    rng = np.random.default_rng(9)
+    c = rng.uniform(-1.0, 1.0, SHAPE)
+    wh = rng.uniform(-1.0, 1.0, (SHAPE[0], SHAPE[1], SHAPE[2] + 1))
+    x, y = np.zeros(SHAPE), np.zeros(SHAPE)
+    run(scan_beside_half_levels)(c, wh, x, y)
+    expected = np.zeros(SHAPE)
+    s = np.zeros(SHAPE[:2])
+    for k in reversed(range(SHAPE[2])):
+        s = 0.5 * s + c[:, :, k]
+        expected[:, :, k] = s
+    np.testing.assert_allclose(x, expected, rtol=1e-15, atol=1e-15)
+    np.testing.assert_array_equal(y, wh[:, :, 1:])
