@@ -25,6 +25,13 @@ random set of the program's integer scalars); a K-only field broadcast implicitl
 J) broadcast along K; float64, float32, int64 and int32 fields and scalars; literals that
 need all their digits; arrays in C order, Fortran order or strided, one program in five on
 arrays large enough (80 000 points and more) for the compiled code's parallel loops.
+Staggered dimensions, in about one program in four: inputs over (I, J, KHalf), `KHalf =
+sc.staggered(K)`, on nlev + 1 half levels (float64 `wh` and int64 `nh`), read at full
+levels with half shifts (`wh(K + 0.5)` reads wh[k + 1], `wh(K - 0.5)` wh[k], `K ± 1.5`),
+fields over K sent through KHalf and back (`x(KHalf - 0.5)(K + 0.5)`), and an output over
+KHalf (nlev + 1 levels) made from expressions over K read at half levels (`e(KHalf -
+0.5)`, averaged) and `wh`, whole shifts along KHalf (`wh(KHalf + 1)`); the index space along
+K is then nlev + 1 points, so the stops of given domains along K count from there.
 Meshes are in fuzz_mesh_programs.py.
 
 Exactness: every node records whether its value is bit-for-bit reproducible across
@@ -71,6 +78,8 @@ ANNOTATION = {
     ("int64", "IJK"): "N",
     ("float64", "K"): "FK",
     ("float64", "IJ"): "FIJ",
+    ("float64", "IJH"): "FH",
+    ("int64", "IJH"): "NH",
     ("float32", "IJK"): "F32",
     ("int32", "IJK"): "N32",
     ("float64", ""): "sc.float64",
@@ -83,12 +92,15 @@ PRELUDE = """\
 import stencilchain as sc
 
 I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
+KHalf = sc.staggered(K)
 F = sc.Field[[I, J, K], sc.float64]
 N = sc.Field[[I, J, K], sc.int64]
 FK = sc.Field[[K], sc.float64]
 FIJ = sc.Field[[I, J], sc.float64]
 F32 = sc.Field[[I, J, K], sc.float32]
 N32 = sc.Field[[I, J, K], sc.int32]
+FH = sc.Field[[I, J, KHalf], sc.float64]
+NH = sc.Field[[I, J, KHalf], sc.int64]
 """
 
 #: The program's inputs: name -> (dtype, dims).
@@ -107,6 +119,13 @@ INPUTS = {
     "k0": ("int32", ""),  # in [-size(K), size(K)]: concat_where bounds
     "k1": ("int64", ""),
 }
+#: The inputs over (I, J, KHalf) of a staggered program (nlev + 1 half levels; dims "IJH"),
+#: read at full levels with half shifts (`wh(K + 0.5)` reads wh[k + 1], `wh(K - 0.5)` wh[k]).
+STAGGERED_INPUTS = {"wh": ("float64", "IJH"), "nh": ("int64", "IJH")}
+#: A half shift of a field over KHalf onto K: the text and the whole offset it reads at.
+HALF_TO_FULL = {"K + 0.5": 1, "K - 0.5": 0, "K + 1.5": 2, "K - 1.5": -1}
+#: A half shift of a field over K onto KHalf: the text and the whole offset it reads at.
+FULL_TO_HALF = {"KHalf + 0.5": 0, "KHalf - 0.5": -1, "KHalf + 1.5": 1, "KHalf - 1.5": -2}
 FLOATS = ("float64", "float32")
 INTS = ("int64", "int32")
 #: A scalar of each dtype, broadcast by `sc.broadcast`.
@@ -206,6 +225,7 @@ class Context:
     scans: list[str] = dataclasses.field(default_factory=list)  # source of scan operators
     recent: frozenset[str] = frozenset()  # the results of the call before
     allow_scans: bool = True  # at most one scan per field operator: set False by the first
+    staggered: bool = False  # a staggered program: half shifts through KHalf and back
 
 
 def _has(ctx: Context, dtype: str) -> bool:
@@ -238,7 +258,13 @@ def leaf(draw: st.DrawFn, ctx: Context, dtype: str, *, traced: bool = False) -> 
     """A field, a scalar, a literal (unless `traced`), an index or a broadcast scalar."""
     options: list[Node] = []
     for name, (fdtype, dims, exact) in sorted(ctx.fields.items()):
-        if fdtype == dtype:
+        if fdtype == dtype and dims == "IJH":  # over KHalf: read at full levels
+            text = draw(st.sampled_from([*HALF_TO_FULL, "K + 0.5", "K - 0.5"]))
+            reads = frozenset({(name, (0, 0, HALF_TO_FULL[text]))})
+            options.append(
+                Node(f"{name}({text})", dtype, "field", "IJK", exact, reads, frozenset({name}))
+            )
+        elif fdtype == dtype:
             reads = frozenset() if ctx.in_scan else frozenset({(name, (0, 0, 0))})
             kind = "scalar" if ctx.in_scan else "field"
             options.append(
@@ -366,6 +392,8 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
             ops.append("branch")
         if "koff" in ctx.fields and any(o in ctx.fields for o in DYNAMIC_OPERANDS[dtype]):
             ops.append("dynamic")
+        if ctx.staggered:
+            ops.append("half")
     op = draw(st.sampled_from(ops))
     if op == "binary":
         sym = draw(st.sampled_from(["+", "-", "*"]))
@@ -498,6 +526,14 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
         return _cast(draw, ctx, dtype, sub)
     if op == "scan":
         return draw(scan_in_field_operator(ctx, depth, dtype))
+    if op == "half":  # onto KHalf and back: x(KHalf - 0.5)(K + 0.5) reads x[k]
+        x = draw(sub())
+        if x.kind != "field" or "K" not in x.dims:
+            return x
+        up = draw(st.sampled_from(["KHalf + 0.5", "KHalf - 0.5"]))
+        down = draw(st.sampled_from(["K + 0.5", "K - 0.5"]))
+        node = shift(x, (0, 0, FULL_TO_HALF[up] + HALF_TO_FULL[down]))
+        return dataclasses.replace(node, text=f"({x.text})({up})({down})")
     assert op == "shift"
     x = draw(sub())
     if ctx.in_scan or x.kind != "field":
@@ -611,7 +647,9 @@ def scan_in_field_operator(draw: st.DrawFn, ctx: Context, depth: int, dtype: str
     arg = "float32" if dtype == "float32" else "float64"
     source, exact, coarse, state = draw(scan_definitions(name, [arg], state))
     ctx.scans[int(name[4:])] = source
-    inner = Context(ctx.fields, ctx.scalars, scans=ctx.scans, allow_scans=False)
+    inner = Context(
+        ctx.fields, ctx.scalars, scans=ctx.scans, allow_scans=False, staggered=ctx.staggered
+    )
     x = draw(expressions(inner, arg, max(depth - 1, 0)))
     if x.kind != "field" or x.dims != "IJK":
         x = leaf(draw, ctx, arg, traced=True)
@@ -666,15 +704,20 @@ def resolve_bound(form: str, value: int, size: int, lo_min: int) -> tuple[int, i
     return r(value), r(value) + 1
 
 
-def bound_values(form: str, size: int, lo: int, hi: int, static: bool = False) -> list[int]:
+def bound_values(
+    form: str, size: int, lo: int, hi: int, static: bool = False, space: int | None = None
+) -> list[int]:
     """The parameter values for which the bound's range is non-empty and inside [lo, size -
-    hi). A static parameter means what the same value means as a scalar parameter
-    (`static` is kept for the callers)."""
+    hi), a negative value counting from the end of the index space, `space` points (one
+    more than `size` where a field is over KHalf; `size` if not given). A static parameter
+    means what the same value means as a scalar parameter (`static` is kept for the
+    callers)."""
+    space = size if space is None else space
     values = []
-    for v in range(-size, size + 1):
+    for v in range(-space, space + 1):
         if v == 0 or (form == "c" and v < 0):  # 0: an empty stop; c: one plain value
             continue
-        start, stop = resolve_bound(form, v, size, lo)
+        start, stop = resolve_bound(form, v, space, lo)
         if lo <= start < stop <= size - hi:
             values.append(v)
     return values
@@ -696,12 +739,15 @@ class FuzzProgram:
     # "I" or "J": every input field over it one point longer along it than the outputs
     # (fields over their own ranges, docs/dsl.md); "" for none
     longer: str = ""
+    # whether a parameter is over (I, J, KHalf) (dims "IJH"): nlev + 1 points along it, one
+    # more than the fields over K (so the index space along K is one longer)
+    staggered: bool = False
 
     def __repr__(self) -> str:
         return (
             f"FuzzProgram(shape={self.shape}, layout={self.layout!r}, outputs={self.outputs}, "
             f"exact={self.exact}, coarse={self.coarse}, bounds={self.bounds}, "
-            f"longer={self.longer!r}, source=\n"
+            f"longer={self.longer!r}, staggered={self.staggered}, source=\n"
             f"{self.source})"
         )
 
@@ -721,12 +767,15 @@ class FuzzProgram:
         for name, dtype, dims in self.params:
             shape = tuple(
                 self.shape[DIMS.index(d)] + (d == self.longer and name not in self.outputs)
+                if d != "H"
+                else n_k + 1
                 for d in dims
             )
             if not dims:
                 if name in bounds:
                     form, lo, hi = bounds[name]
-                    valid = bound_values(form, n_k, lo, hi, name in self.static)
+                    space = n_k + self.staggered
+                    valid = bound_values(form, n_k, lo, hi, name in self.static, space=space)
                     value: Any = int(rng.choice(valid))
                 elif name in ("k0", "k1"):
                     value = int(rng.integers(-n_k, n_k + 1))
@@ -798,6 +847,13 @@ CONSTRUCTS = {
     "sc.broadcast": r"sc\.broadcast\(",
     "index": r"sc\.index\(K\)",
     "fields over their own ranges": r"^# inputs one point longer along [IJ]",
+    "staggered fields": r"^# fields over \(I, J, KHalf\)",
+    "half shifts to full levels": r"\bwh\(K [+-] 0\.5\)",
+    "int64 fields over KHalf": r"nh: NH",
+    "half shifts by 1.5": r"\(K(Half)? [+-] 1\.5\)",
+    "half shifts through KHalf and back": r"\)\(KHalf [+-] 0\.5\)\(K [+-] 0\.5\)",
+    "outputs over KHalf": r"-> FH:",
+    "whole shifts along KHalf": r"\bwh\(KHalf [+-] 1\)",
     "int64 results": r"-> (N|tuple\[.*N\b.*\])",
     "float64 results": r"-> (F|tuple\[.*F\b.*\])",
 }
@@ -866,6 +922,43 @@ def _margins_of(
             margins[axis][0] = max(margins[axis][0], lo - offset[axis])
             margins[axis][1] = max(margins[axis][1], hi + offset[axis])
     return margins
+
+
+def _windowed(
+    written: dict[str, Margins], fields: dict[str, tuple[str, str, bool]], windows: frozenset[str]
+) -> dict[str, Margins]:
+    """`written`, but for a call with a concat_where (`windows`, the dimensions of its
+    conditions) the fields over KHalf as long as those over K: a branch's reads are checked
+    against the narrowest range of the fields the call reads, whichever field the branch
+    reads (stencilchain/program/own_ranges.py, `window_range`; a finding of the fuzzer,
+    tests/runtime/test_fuzz_findings.py)."""
+    if not windows:
+        return written
+    return {
+        n: ((0, 0),) * 3 if n in fields and fields[n][1] == "IJH" else m for n, m in written.items()
+    }
+
+
+def _left_out(staggered: bool, d: str, domain: dict[str, Any]) -> bool:
+    """Whether a staggered program's call must give its domain along K, `d`, too: one that
+    gives it along I or J only gets the whole index space along K, nlev + 1 points, not the
+    inferred range ("Dimensions left out are inferred", docs/dsl.md, "Domain"; a finding of
+    the fuzzer, tests/runtime/test_fuzz_findings.py), and writes beyond its outputs. So does
+    the scan a field operator calls, when the call's domain is inferred (another finding):
+    such calls are given their domain along K."""
+    return staggered and d == "K" and bool(domain)
+
+
+def _domain_text(domain: tuple[Any, ...], longer: bool) -> str:
+    """A call's range along one dimension: `("explicit", lo, hi)` (margins from the first and
+    the last of the outputs' points; a stop counting from the end counts from the end of the
+    index space, one point further when it is `longer`, fields over KHalf along K) or
+    `("bound", start, stop)` (texts)."""
+    if domain[0] == "bound":
+        return f"({domain[1]}, {domain[2]})"
+    _, lo, hi = domain
+    hi += longer
+    return f"({lo}, {-hi if hi else None})"
 
 
 def _structure_text(structure: Any, names: list[str]) -> str:
@@ -966,17 +1059,54 @@ def _operator_body(
 
 
 @st.composite
+def _half_level_body(draw: st.DrawFn, ctx: Context, depth: int) -> Node:
+    """A float64 expression over (I, J, KHalf): expressions over K read at half levels
+    (`e(KHalf - 0.5)` reads e[h - 1]), perhaps averaged, plus a field over KHalf perhaps
+    (whole shifts along KHalf). Its reads are in K's points (index h is level h)."""
+    terms: list[Node] = []
+    for _ in range(draw(st.integers(1, 2))):
+        e = _full(draw(expressions(ctx, "float64", depth)))
+        at = draw(st.sampled_from([*FULL_TO_HALF, "KHalf + 0.5", "KHalf - 0.5"]))
+        node = shift(e, (0, 0, FULL_TO_HALF[at]))
+        terms.append(dataclasses.replace(node, text=f"({e.text})({at})"))
+    text = terms[0].text if len(terms) == 1 else f"(0.5 * ({terms[0].text} + {terms[1].text}))"
+    node = Node(text, "float64", "field", "IJH", **_union(*terms))
+    if "wh" in ctx.fields and draw(st.booleans()):
+        whole = draw(st.sampled_from([0, 0, 1, -1]))
+        read = "wh" if not whole else f"wh(KHalf {'+' if whole > 0 else '-'} 1)"
+        wh = Node(read, "float64", "field", "IJH", True, frozenset({("wh", (0, 0, whole))}))
+        wh = dataclasses.replace(wh, names=frozenset({"wh"}))
+        sym = draw(st.sampled_from(["+", "-", "*"]))
+        node = Node(f"({text} {sym} {read})", "float64", "field", "IJH", **_union(node, wh))
+    return node
+
+
+@st.composite
 def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram:
     """A random valid program (see the module's docstring)."""
     longer = draw(st.sampled_from(["", "", "", "I", "J"]))
+    # staggered: inputs over (I, J, KHalf) on nlev + 1 half levels (and perhaps an output
+    # over them), so the index space along K is nlev + 1 points: no dynamic offsets (they
+    # need one size along K), and a domain's stop along K counts from nlev + 1
+    staggered = draw(st.integers(0, 2)) == 0  # drawn in one in three, used in one in four
     fields: dict[str, tuple[str, str, bool]] = {
-        name: (dtype, dims, True) for name, (dtype, dims) in INPUTS.items() if dims
+        name: (dtype, dims, True)
+        for name, (dtype, dims) in INPUTS.items()
+        if dims and not (staggered and name == "koff")
     }
+    if staggered:
+        fields.update(
+            {name: (dtype, dims, True) for name, (dtype, dims) in STAGGERED_INPUTS.items()}
+        )
     coarse_of: dict[str, bool] = {}
     result_of: dict[str, tuple[str, bool]] = {}
     scalars = {name: dtype for name, (dtype, dims) in INPUTS.items() if not dims}
-    written: dict[str, Margins] = {name: ((0, 0),) * 3 for name in fields}
-    dims_of = {name: dims for name, (_, dims, _) in fields.items()}
+    # over KHalf: one level more than the outputs over K (in the margins of K's points)
+    written: dict[str, Margins] = {
+        name: ((0, 0), (0, 0), (0, -1 if dims == "IJH" else 0))
+        for name, (_, dims, _) in fields.items()
+    }
+    dims_of = {name: dims.replace("H", "K") for name, (_, dims, _) in fields.items()}
     scans: list[str] = []
     fops: list[str] = []
     temporary_candidates: set[str] = set()
@@ -989,11 +1119,16 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
     n_calls = draw(st.integers(1, max_calls))
     for index in range(n_calls):
         recent = frozenset(calls[-1]["results"]) if calls else frozenset()
-        ctx = Context(dict(fields), dict(scalars), scans=scans, recent=recent)
+        ctx = Context(dict(fields), dict(scalars), scans=scans, recent=recent, staggered=staggered)
         force: frozenset[str] = frozenset()
         if draw(st.integers(0, 4)) == 0:  # a scan called from the program
             candidates = sorted(n for n, (_, dims, _) in fields.items() if dims == "IJK")
-            args = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=2))
+            # now and then every result of a tuple call before (a tuple of temporaries)
+            before = [r for r in calls[-1]["results"] if r in fields] if calls else []
+            if len(before) > 1 and calls[-1]["temporary"] and draw(st.booleans()):
+                args = before
+            else:
+                args = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=2))
             arg_dtypes = [fields[a][0] for a in args]
             name = f"scan{len(scans)}"
             source, exact, coarse, state = draw(scan_definitions(name, arg_dtypes))
@@ -1010,7 +1145,13 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
             text, structure, results, nodes = draw(_operator_body(ctx, depth))
             used = frozenset().union(*(n.names for n in nodes))
             force = frozenset().union(*(n.explicit for n in nodes))
-            names = [n for n in [*INPUTS, *fields] if n in used and n in {**fields, **scalars}]
+            if staggered and any(n.has_scan for n in nodes):  # see _left_out
+                force |= {"K"}
+            names = [
+                n
+                for n in [*INPUTS, *STAGGERED_INPUTS, *fields]
+                if n in used and n in {**fields, **scalars}
+            ]
             names = list(dict.fromkeys(names))
             callee = f"op{index}"
             params = ", ".join(
@@ -1022,10 +1163,11 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
                 f"@sc.field_operator\ndef {callee}({params}) -> {annotation}:\n    return {text}\n"
             )
             reads = frozenset().union(*(n.reads for n in nodes))
-        margins = _margins_of(reads, written, dims_of)
+        margins = _margins_of(reads, _windowed(written, fields, force), dims_of)
         # an explicit domain may read an output parameter's points that no call wrote
         readable = {
-            n: m if n in temporary_candidates else ((0, 0),) * 3 for n, m in written.items()
+            n: m if n in temporary_candidates or n not in result_of else ((0, 0),) * 3
+            for n, m in _windowed(written, fields, force).items()
         }
         explicit = _margins_of(reads, readable, dims_of)
         domain = {}
@@ -1040,15 +1182,14 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
                 param = f"kd{len(bounds)}"
                 bounds.append((param, form, lo, hi))
                 bound_dtypes[param] = draw(st.sampled_from(["int32", "int64"]))
-                start, stop = (t.format(p=param, lo=lo) for t in BOUND_FORMS[form])
-                domain[d] = f"({start}, {stop})"
+                domain[d] = ("bound", *(t.format(p=param, lo=lo) for t in BOUND_FORMS[form]))
                 margins[axis] = [lo, hi]
                 extra_need[axis] = max(extra_need[axis], (2 * lo if form == "c" else lo) + hi + 1)
-            elif d in force or draw(st.integers(0, 2)) == 0:  # explicit along d
+            elif d in force or _left_out(staggered, d, domain) or draw(st.integers(0, 2)) == 0:
                 lo = explicit[axis][0] + draw(st.integers(0, 1))
                 hi = explicit[axis][1] + draw(st.integers(0, 1))
                 margins[axis] = [lo, hi]
-                domain[d] = f"({lo}, {-hi if hi else None})"
+                domain[d] = ("explicit", lo, hi)
         temporary = draw(st.booleans()) and not bounded  # if every later call reads them
         out_names: list[str] = []
         for dtype, exact, coarse in results:
@@ -1069,17 +1210,70 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
                 "structure": structure,
                 "domain": domain,
                 "temporary": temporary,
+                "dims": "IJK",
             }
         )
         if bounded:  # written where only the call knows: no later call reads them
             for out_name in out_names:
                 del fields[out_name]
+    if staggered and draw(st.booleans()):  # an output over KHalf, which no call reads
+        ctx = Context(dict(fields), dict(scalars), scans=scans, staggered=staggered)
+        node = draw(_half_level_body(ctx, depth - 1))
+        names = [
+            n
+            for n in [*INPUTS, *STAGGERED_INPUTS, *fields]
+            if n in node.names and n in {**fields, **scalars}
+        ]
+        names = list(dict.fromkeys(names))
+        callee = f"op{len(calls)}"
+        params = ", ".join(
+            f"{n}: {ANNOTATION[(fields[n][0], fields[n][1]) if n in fields else (scalars[n], '')]}"
+            for n in names
+        )
+        fops.append(f"@sc.field_operator\ndef {callee}({params}) -> FH:\n    return {node.text}\n")
+        margins = _margins_of(node.reads, _windowed(written, fields, node.explicit), dims_of)
+        readable = {
+            n: m if n in temporary_candidates or n not in result_of else ((0, 0),) * 3
+            for n, m in _windowed(written, fields, node.explicit).items()
+        }
+        explicit = _margins_of(node.reads, readable, dims_of)
+        domain = {}
+        for axis, d in enumerate(DIMS):
+            scan = node.has_scan and d == "K"  # see _left_out
+            if (
+                d in node.explicit
+                or scan
+                or _left_out(True, d, domain)
+                or draw(st.integers(0, 2)) == 0
+            ):
+                lo = explicit[axis][0] + draw(st.integers(0, 1))
+                hi = explicit[axis][1] + draw(st.integers(0, 1))
+                margins[axis] = [lo, hi]
+                domain[d] = ("explicit", lo, hi)
+        out_name = f"x{len(calls)}_0"
+        result_of[out_name] = ("float64", node.exact)
+        coarse_of[out_name] = node.coarse
+        written[out_name] = tuple((lo, hi) for lo, hi in margins)
+        calls.append(
+            {
+                "callee": callee,
+                "args": names,
+                "results": [out_name],
+                "structure": 0,
+                "domain": domain,
+                "temporary": False,
+                "dims": "IJH",
+            }
+        )
+    # the programs's fields over KHalf, which make the index space along K one longer
+    half_fields = [n for n in STAGGERED_INPUTS if any(n in c["args"] for c in calls)]
+    half_fields += [r for c in calls if c["dims"] == "IJH" for r in c["results"]]
     # the names each call reads, to know which results become temporaries
     read_later: set[str] = set()
     for call in calls:
         read_later.update(call["args"])
     program_params: list[tuple[str, str, str]] = []
-    for name, (dtype, dims) in INPUTS.items():
+    for name, (dtype, dims) in {**INPUTS, **STAGGERED_INPUTS}.items():
         if any(name in c["args"] for c in calls):
             program_params.append((name, dtype, dims))
     program_params += [(name, bound_dtypes[name], "") for name, _, _, _ in bounds]
@@ -1091,7 +1285,10 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
         temporary = (
             call["temporary"] and call["args"] and all(r in read_later for r in call["results"])
         )
-        domain = ", ".join(f"{d}: {v}" for d, v in call["domain"].items())
+        domain = ", ".join(
+            f"{d}: {_domain_text(v, bool(half_fields) and d == 'K')}"
+            for d, v in call["domain"].items()
+        )
         extra = [f"domain={{{domain}}}"] if domain else []
         targets = _structure_text(call["structure"], call["results"])
         if temporary:
@@ -1103,7 +1300,7 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
             lines.append(f"    {call['callee']}({arguments})")
             for result in call["results"]:
                 dtype, exact = result_of[result]
-                program_params.append((result, dtype, "IJK"))
+                program_params.append((result, dtype, call["dims"]))
                 outputs.append(result)
                 exact_outputs.append(exact)
                 coarse_outputs.append(coarse_of[result])
@@ -1118,6 +1315,11 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
     program = f"{decorator}\ndef fuzz_program({signature}):\n" + "\n".join(lines) + "\n"
     if longer:
         program = f"# inputs one point longer along {longer} than the outputs\n{program}"
+    if half_fields:
+        program = (
+            f"# fields over (I, J, KHalf), on nlev + 1 half levels: {', '.join(half_fields)}\n"
+            f"{program}"
+        )
     source = "\n\n".join([PRELUDE, *[s for s in scans if s], *fops, program])
     # a shape in which every domain holds at least one point
     need = [
@@ -1138,4 +1340,5 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
         bounds=tuple(bounds),
         static=static,
         longer=longer,
+        staggered=bool(half_fields),
     )

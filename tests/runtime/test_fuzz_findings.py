@@ -221,3 +221,125 @@ def test_a_scan_in_a_branch_its_enclosing_branch_never_selects_runs_nowhere(run:
     expected[..., 4:] = 2.0 * f[..., 4:]
     np.testing.assert_array_equal(out, expected)
     assert "K: [0, min(end, 0))" in str(scan_in_an_empty_branch.ir)  # the scan's domain
+
+
+# --- Fields over their own ranges: a dimension a given domain leaves out -----------------
+# Found (fuzzer, staggered programs): a call that gives its domain along I only, in a
+# program with a field over KHalf (nlev + 1 half levels, so the index space along K is
+# nlev + 1 points), ran along K over the whole index space, not the inferred range
+# ("Dimensions left out are inferred", docs/dsl.md, "Domain"): its write to an output over
+# the nlev full levels was a DomainError. stencilchain/program/own_ranges.py tightens the
+# bounds to the fields' own ranges only when no dimension of the call's domain is given
+# (`call.domain.explicit` is the whole call's). The same along I or J with inputs one point
+# longer (the fuzzer's `longer` programs, whose DomainErrors it accepts). The fuzzer gives
+# such calls a domain along K too (fuzz_programs.py, `_left_out`).
+
+KHalf = sc.staggered(K)
+FH = sc.Field[[I, J, KHalf], sc.float64]
+
+
+@sc.field_operator
+def full_from_half(wh: FH) -> F:
+    return wh(K + 0.5)
+
+
+@sc.program
+def left_out_along_k(wh: FH, a: F, x: F, y: F) -> None:
+    full_from_half(wh, out=x)
+    plus_one(a, out=y, domain={I: (0, None)})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=sc.DomainError,
+    reason="a dimension a given domain leaves out is not inferred from the fields' own ranges",
+)
+def test_a_dimension_the_given_domain_leaves_out_is_inferred_over_own_ranges(run: Any) -> None:
+    rng = np.random.default_rng(7)
+    wh = rng.uniform(-1.0, 1.0, (SHAPE[0], SHAPE[1], SHAPE[2] + 1))
+    a = rng.uniform(-1.0, 1.0, SHAPE)
+    x, y = np.zeros(SHAPE), np.zeros(SHAPE)
+    run(left_out_along_k)(wh, a, x, y)
+    np.testing.assert_array_equal(x, wh[:, :, 1:])
+    np.testing.assert_array_equal(y, a + 1.0)
+
+
+# --- Fields over their own ranges: a concat_where branch beside a shorter field ----------
+# Found (fuzzer, staggered programs): `a + sc.concat_where(K < sc.size(K) - 1, wh(K + 0.5),
+# 1.0)` over the nlev full levels (domain {K: (0, -1)}, the index space nlev + 1) was
+# a DomainError "reads from K+1 to K+1 in a concat_where branch ... leaves the array of size
+# nlev + 1", although the branch reads wh[k + 1] inside wh's nlev + 1 levels: a branch's
+# reads are checked against the narrowest range of all the fields the call reads (here a's
+# nlev levels; stencilchain/program/own_ranges.py, `window_range`), not against the field
+# the branch reads. Without `a`, or with `a` on nlev + 1 levels, the call runs. The fuzzer
+# counts fields over KHalf as nlev long in calls with a concat_where (`_windowed`).
+
+
+@sc.field_operator
+def branch_beside_shorter(a: F, wh: FH) -> F:
+    return a + sc.concat_where(K < sc.size(K) - 1, wh(K + 0.5), 1.0)  # noqa: SIM300
+
+
+@sc.program
+def window_beside_shorter(a: F, wh: FH, x: F) -> None:
+    branch_beside_shorter(a, wh, out=x, domain={K: (0, -1)})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=sc.DomainError,
+    reason="a concat_where branch's reads are checked against the narrowest field of the call",
+)
+def test_a_branch_reads_checked_against_the_field_it_reads(run: Any) -> None:
+    rng = np.random.default_rng(8)
+    a = rng.uniform(-1.0, 1.0, SHAPE)
+    wh = rng.uniform(-1.0, 1.0, (SHAPE[0], SHAPE[1], SHAPE[2] + 1))
+    x = np.zeros(SHAPE)
+    run(window_beside_shorter)(a, wh, x)
+    np.testing.assert_array_equal(x, a + wh[:, :, 1:])
+
+
+# --- Fields over their own ranges: a scan called in a field operator, domain inferred ----
+# Found (fuzzer, staggered programs): `op(c, out=x)` with `op` returning `scan(c)`, in a
+# program with a field over KHalf (so the index space along K is nlev + 1 points), was a
+# DomainError "call of scan in ...: domain K: [0, nlev + 1) ... of argument 'c' leaves its
+# range [0, nlev)": the scan's lowered call takes the whole index space along K, not the
+# call's inferred range. With a given domain (`domain={K: (0, -1)}`), or the scan called
+# from the program, it runs. The fuzzer gives such calls their domain along K
+# (fuzz_programs.py, `_left_out`).
+
+
+@sc.scan_operator(axis=K, forward=False, init=0.0)
+def falling_sum(s, x: F):
+    return 0.5 * s + x
+
+
+@sc.field_operator
+def scanned(c: F) -> F:
+    return falling_sum(c)
+
+
+@sc.program
+def scan_beside_half_levels(c: F, wh: FH, x: F, y: F) -> None:
+    full_from_half(wh, out=y)
+    scanned(c, out=x)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=sc.DomainError,
+    reason="a scan in a field operator takes the whole index space, not the inferred range",
+)
+def test_a_scan_in_a_field_operator_keeps_to_the_inferred_range(run: Any) -> None:
+    rng = np.random.default_rng(9)
+    c = rng.uniform(-1.0, 1.0, SHAPE)
+    wh = rng.uniform(-1.0, 1.0, (SHAPE[0], SHAPE[1], SHAPE[2] + 1))
+    x, y = np.zeros(SHAPE), np.zeros(SHAPE)
+    run(scan_beside_half_levels)(c, wh, x, y)
+    expected = np.zeros(SHAPE)
+    s = np.zeros(SHAPE[:2])
+    for k in reversed(range(SHAPE[2])):
+        s = 0.5 * s + c[:, :, k]
+        expected[:, :, k] = s
+    np.testing.assert_allclose(x, expected, rtol=1e-15, atol=1e-15)
+    np.testing.assert_array_equal(y, wh[:, :, 1:])
