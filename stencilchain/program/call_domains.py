@@ -56,7 +56,9 @@ def domain_of_call(
             starts, stops = _inferred_bounds(trace, where, dim, read, lo, hi)
         held = dim_windows(windows.get(dim, {}), lo, hi)
         reads = field_reads(read, dim)
-        result.append(ir.DimDomain(dim, starts, stops, (lo, hi), held, reads))
+        result.append(
+            ir.DimDomain(dim, starts, stops, (lo, hi), held, reads, inferred=dim not in given)
+        )
     return ir.Domain(tuple(result), explicit=bool(given))
 
 

@@ -177,6 +177,10 @@ class DimDomain:
     # fields the call reads, which the reads of its windows must stay inside
     own: tuple[OwnRange, ...] = ()
     window_range: tuple[int, int] = (0, 0)
+    # inferred (not given) in a call's domain: a program specialised for its arguments'
+    # ranges narrows it to them even where the call gives its range along another
+    # dimension (not part of the canonical IR: the same program)
+    inferred: bool = dataclasses.field(default=False, compare=False, metadata={"canonical": False})
 
     def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> tuple[int, int]:
         """[start, stop) for this size; `scalars` gives the values of parameter bounds."""

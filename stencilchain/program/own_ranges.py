@@ -219,7 +219,8 @@ def specialise_ranges(
     program: ir.Program, ranges: Mapping[str, tuple[tuple[int, int], ...]]
 ) -> ir.Program:
     """`program` for arguments over these ranges (per field parameter named, per axis its
-    (start, gap)): each call's inferred domain narrowed to where its reads of each
+    (start, gap)): each call's inferred domain (and each dimension a given domain leaves
+    out) narrowed to where its reads of each
     argument stay inside that argument's range, and every call's reads and writes
     checked against each argument's own range (`ir.DimDomain.own`)."""
     temporaries = {t.name for t in program.temporaries}
@@ -251,7 +252,7 @@ def specialise_ranges(
             below = {r.name for r in own_reads if r.start < 0}
             if below:
                 halo = (max([0] + [lo for name, lo, _ in dd.reads if name not in below]), halo[1])
-            if not call.domain.explicit:
+            if not call.domain.explicit or dd.inferred:  # a dimension not given
                 more_starts = [ir.Bound(r.start + r.lo, False) for r in own]
                 more_stops = [ir.Bound(-(r.gap + r.hi), True) for r in own]
                 if below:  # the start again from the halo and the regions written before
@@ -281,7 +282,15 @@ def specialise_ranges(
             )
             dims.append(
                 ir.DimDomain(
-                    dd.dim, starts, stops, halo, dd.windows, dd.reads, tuple(own), window_range
+                    dd.dim,
+                    starts,
+                    stops,
+                    halo,
+                    dd.windows,
+                    dd.reads,
+                    tuple(own),
+                    window_range,
+                    dd.inferred,
                 )
             )
         domain = ir.Domain(tuple(dims), call.domain.explicit)

@@ -228,11 +228,12 @@ def test_a_scan_in_a_branch_its_enclosing_branch_never_selects_runs_nowhere(run:
 # program with a field over KHalf (nlev + 1 half levels, so the index space along K is
 # nlev + 1 points), ran along K over the whole index space, not the inferred range
 # ("Dimensions left out are inferred", docs/dsl.md, "Domain"): its write to an output over
-# the nlev full levels was a DomainError. stencilchain/program/own_ranges.py tightens the
-# bounds to the fields' own ranges only when no dimension of the call's domain is given
-# (`call.domain.explicit` is the whole call's). The same along I or J with inputs one point
-# longer (the fuzzer's `longer` programs, whose DomainErrors it accepts). The fuzzer gives
-# such calls a domain along K too (fuzz_programs.py, `_left_out`).
+# the nlev full levels was a DomainError. stencilchain/program/own_ranges.py tightened the
+# bounds to the fields' own ranges only when no dimension of the call's domain was given
+# (`call.domain.explicit` is the whole call's). Fixed: each dimension a given domain leaves
+# out is marked (`ir.DimDomain.inferred`) and narrowed like an inferred domain's. The same
+# held along I or J with inputs one point longer (the fuzzer's `longer` programs). The
+# fuzzer still gives such calls a domain along K too (fuzz_programs.py, `_left_out`).
 
 KHalf = sc.staggered(K)
 FH = sc.Field[[I, J, KHalf], sc.float64]
@@ -249,11 +250,6 @@ def left_out_along_k(wh: FH, a: F, x: F, y: F) -> None:
     plus_one(a, out=y, domain={I: (0, None)})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=sc.DomainError,
-    reason="a dimension a given domain leaves out is not inferred from the fields' own ranges",
-)
 def test_a_dimension_the_given_domain_leaves_out_is_inferred_over_own_ranges(run: Any) -> None:
     rng = np.random.default_rng(7)
     wh = rng.uniform(-1.0, 1.0, (SHAPE[0], SHAPE[1], SHAPE[2] + 1))
