@@ -12,10 +12,10 @@ import numpy as np
 
 from stencilchain.app.errors import CLIError
 from stencilchain.program import ir
-from stencilchain.program.arguments import written_fields
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.ir_walk import written_fields
 from stencilchain.program.program import Program
 from stencilchain.runtime.toolchain import Toolchain
 

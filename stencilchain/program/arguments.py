@@ -18,6 +18,7 @@ from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, is_finite_as
 from stencilchain.program.field_values import FieldValue, unwrap_field
+from stencilchain.program.ir_walk import written_fields
 from stencilchain.program.own_ranges import RangeKey, RangeKeys
 from stencilchain.program.tables import check_table_entries
 
@@ -37,10 +38,6 @@ class ScalarParam:
 
     name: str
     dtype: ScalarType
-
-
-def written_fields(program: ir.Program) -> frozenset[str]:
-    return frozenset(name for call in program.calls for name in call.outs)
 
 
 def overlap_message(other: str) -> str:

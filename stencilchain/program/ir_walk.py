@@ -56,6 +56,11 @@ def refs_in(*exprs: ir.Expr) -> tuple[ir.Ref, ...]:
     return tuple(found.values())
 
 
+def written_fields(program: ir.Program) -> frozenset[str]:
+    """The fields (parameters and temporaries) that a call of `program` writes."""
+    return frozenset(name for call in program.calls for name in call.outs)
+
+
 def condition_scalars(*exprs: ir.Expr) -> tuple[str, ...]:
     """The scalars that the bounds of `exprs`' concat_where conditions name (`K < k_start`),
     each once, in the order they first appear."""

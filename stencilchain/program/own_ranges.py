@@ -32,7 +32,7 @@ from stencilchain.program import ir
 from stencilchain.program.call_domains import check_temporary_reads_of, tightest
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.field_values import FieldValue, check_field_dims
-from stencilchain.program.ir_walk import distinct_nodes
+from stencilchain.program.ir_walk import distinct_nodes, written_fields
 
 # per field parameter (in parameter order, tables excluded), per axis (start, gap)
 RangeKey = tuple[tuple[tuple[int, int], ...], ...]
@@ -138,9 +138,8 @@ class RangeKeys:
 
     @functools.cached_property
     def written(self) -> frozenset[str]:
-        """The fields a call of the program writes (`arguments.written_fields`, which
-        imports this module)."""
-        return frozenset(name for call in self.program.calls for name in call.outs)
+        """The fields a call of the program writes."""
+        return written_fields(self.program)
 
     @functools.cached_property
     def split(self) -> frozenset[Dimension]:

@@ -535,8 +535,8 @@ def _entry_for_shapes(
 ) -> Callable[..., Any] | None:
     """The entry of the specialisation that ran `args` (fields over their own ranges), when
     every field of its range key starts at 0: the shapes of the arrays alone then give
-    the key, so the BoundEntry may try that entry first on a later rejected call (it
-    rejects any other shapes). None for a call of other starts or of one size per
+    the key, so the BoundEntry calls that entry for every later call of arrays of these
+    shapes (module_entry.h). None for a call of other starts or of one size per
     dimension."""
     _, key = compiled.checker.keys.of(args)
     if key is None or compiled.over_ranges is None:

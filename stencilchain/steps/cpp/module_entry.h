@@ -231,9 +231,16 @@ PyObject* sc_bound_keywords_hook(sc_bound* self, PyObject* const* args, Py_ssize
     return result;
 }
 
-// A member of a field value at `offset` (a slot: never null once the value is made).
+// A member of a field value at `offset` (a slot: null only in a value made without its
+// __init__, which the explain hook then reports).
 PyObject* sc_member(PyObject* value, Py_ssize_t offset) {
     return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(value) + offset);
+}
+
+// Whether member `offset` of field value `value` is set and equals `expected`.
+bool sc_member_is(PyObject* value, Py_ssize_t offset, PyObject* expected) {
+    PyObject* member = sc_member(value, offset);
+    return member != nullptr && PyObject_RichCompareBool(member, expected, Py_EQ) == 1;
 }
 
 // A call holding at least one field value: each one over the dims and starts that its
@@ -247,9 +254,9 @@ PyObject* sc_bound_field_values(sc_bound* self, PyObject* const* args, Py_ssize_
         plain[k] = args[k];
         if (reinterpret_cast<PyObject*>(Py_TYPE(args[k])) != self->field_value) continue;
         PyObject* expected = PyTuple_GET_ITEM(self->fields, k);
-        native = expected != Py_None &&
-                 PyObject_RichCompareBool(sc_member(args[k], self->dims_at), PyTuple_GET_ITEM(expected, 0), Py_EQ) == 1 &&
-                 PyObject_RichCompareBool(sc_member(args[k], self->start_at), PyTuple_GET_ITEM(expected, 1), Py_EQ) == 1;
+        native = expected != Py_None && sc_member_is(args[k], self->dims_at, PyTuple_GET_ITEM(expected, 0)) &&
+                 sc_member_is(args[k], self->start_at, PyTuple_GET_ITEM(expected, 1)) &&
+                 sc_member(args[k], self->array_at) != nullptr;
         plain[k] = sc_member(args[k], self->array_at);
     }
     if (!native) {

@@ -23,9 +23,9 @@ from __future__ import annotations
 import dataclasses
 
 from stencilchain.program import ir
-from stencilchain.program.arguments import written_fields
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.ir_walk import written_fields
 
 
 @dataclasses.dataclass(frozen=True)
