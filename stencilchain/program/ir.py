@@ -212,6 +212,22 @@ class Domain:
 
 
 @dataclasses.dataclass(frozen=True)
+class Lowered:
+    """Where a call made by lowering the scans of a field-operator call (program/
+    program_trace.py) got its domain: from the domain of that field-operator call
+    (`domain`, its reads those of the whole body), as the domain of the scan `scan` read at
+    `offsets` (in `branch`, see scan_lowering.scan_domain) or of that scan's arguments, or
+    (`scan` None) as that domain itself, for the call that reads the scans' results. A
+    program specialised for its arguments' ranges narrows `domain` and derives the call's
+    domain from it again (program/own_ranges.py)."""
+
+    domain: Domain
+    scan: str | None = None
+    offsets: tuple[tuple[Dimension, tuple[int, int]], ...] = ()
+    branch: tuple[Interval, int] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class ProgramCall:
     """`callee(*args, out=outs, domain=domain)`; args are `Ref`s to program params or `Literal`s."""
 
@@ -219,6 +235,11 @@ class ProgramCall:
     args: tuple[Expr, ...]
     outs: tuple[str, ...]
     domain: Domain
+    # made by lowering a field-operator call's scans: how its domain was found (not part
+    # of the canonical IR: the same program)
+    lowered: Lowered | None = dataclasses.field(
+        default=None, compare=False, metadata={"canonical": False}
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -364,6 +385,7 @@ __all__ = [
     "Interval",
     "Literal",
     "LocalSlot",
+    "Lowered",
     "MakeTuple",
     "MathCall",
     "NeighborReduce",

@@ -23,6 +23,7 @@ docs/adr/0032-fields-over-their-own-ranges.md.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +34,7 @@ from stencilchain.program.call_domains import check_temporary_reads_of, tightest
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.field_values import FieldValue, check_field_dims
 from stencilchain.program.ir_walk import distinct_nodes, written_fields
+from stencilchain.program.scan_lowering import scan_domain
 
 # per field parameter (in parameter order, tables excluded), per axis (start, gap)
 RangeKey = tuple[tuple[tuple[int, int], ...], ...]
@@ -219,60 +221,146 @@ def specialise_ranges(
 ) -> ir.Program:
     """`program` for arguments over these ranges (per field parameter named, per axis its
     (start, gap)): each call's inferred domain (and each dimension a given domain leaves
-    out) narrowed to where its reads of each
-    argument stay inside that argument's range, and every call's reads and writes
-    checked against each argument's own range (`ir.DimDomain.own`)."""
-    temporaries = {t.name for t in program.temporaries}
-    by_axis: dict[tuple[str, Dimension], tuple[int, int]] = {}
-    for name, axes in ranges.items():
-        for dim, sg in zip(program.field_type(name).dims, axes):
-            by_axis[(name, dim)] = sg
-    written: dict[str, ir.Domain] = {}
-    calls = []
-    for call in program.calls:
-        where = f"call of {call.callee} in {program.name}()"
+    out) narrowed to where its reads of each argument stay inside that argument's range,
+    and every call's reads and writes checked against each argument's own range
+    (`ir.DimDomain.own`). The calls that lowering a field-operator call's scans made
+    (`ir.ProgramCall.lowered`) take their domains from that call's domain narrowed so."""
+    return _RangeSpecialisation(program, ranges).program()
+
+
+class _RangeSpecialisation:
+    """The work of `specialise_ranges`, call by call in program order."""
+
+    def __init__(
+        self, program: ir.Program, ranges: Mapping[str, tuple[tuple[int, int], ...]]
+    ) -> None:
+        self.source = program
+        self.ranges = ranges
+        self.temporaries = {t.name for t in program.temporaries}
+        self.by_axis: dict[tuple[str, Dimension], tuple[int, int]] = {}
+        for name, axes in ranges.items():
+            for dim, sg in zip(program.field_type(name).dims, axes):
+                self.by_axis[(name, dim)] = sg
+        # the domains the calls of the specialisation write, by field written so far
+        self.written: dict[str, ir.Domain] = {}
+        # per field-operator call whose scans were lowered (by its traced domain's id), its
+        # domain narrowed, and the fields that call writes
+        self.narrowed: dict[int, ir.Domain] = {}
+        self.outs_of: dict[int, tuple[str, ...]] = {
+            id(call.lowered.domain): call.outs
+            for call in program.calls
+            if call.lowered is not None and call.lowered.scan is None
+        }
+
+    def program(self) -> ir.Program:
+        calls = []
+        for call in self.source.calls:
+            domain = self.domain_of(call)
+            for name in call.outs:
+                self.written[name] = domain
+            calls.append(ir.ProgramCall(call.callee, call.args, call.outs, domain, call.lowered))
+        return dataclasses.replace(
+            self.source, calls=tuple(calls), ranges=tuple(sorted(self.ranges.items()))
+        )
+
+    def own_reads(self, dd: ir.DimDomain) -> list[ir.OwnRange]:
+        """The reads of `dd` of fields over their own ranges along its dimension."""
+        return [
+            ir.OwnRange(name, lo, hi, *self.by_axis[(name, dd.dim)])
+            for name, lo, hi in dd.reads
+            if self.by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
+        ]
+
+    def own_writes(self, dd: ir.DimDomain, outs: tuple[str, ...]) -> list[ir.OwnRange]:
+        return [
+            ir.OwnRange(name, 0, 0, *self.by_axis[(name, dd.dim)])
+            for name in outs
+            if self.by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
+        ]
+
+    def below(self, dd: ir.DimDomain) -> set[str]:
+        """The fields that `dd` reads and that start below 0 along its dimension (inputs
+        only: RangeKeys.of)."""
+        return {r.name for r in self.own_reads(dd) if r.start < 0}
+
+    def halo(self, dd: ir.DimDomain) -> tuple[int, int]:
+        """`dd`'s halo: the traced one assumed that every field starts at 0; the reads of
+        fields starting below 0 are checked against their own ranges instead (no
+        concat_where selects along such a dimension, so the halo is the reads' alone)."""
+        below = self.below(dd)
+        if not below:
+            return dd.halo
+        return (max([0] + [lo for name, lo, _ in dd.reads if name not in below]), dd.halo[1])
+
+    def inferred(
+        self, dd: ir.DimDomain, outs: tuple[str, ...]
+    ) -> tuple[tuple[ir.Bound, ...], tuple[ir.Bound, ...]]:
+        """The bounds of `dd`, a dimension that a call's domain does not give, narrowed to
+        where the call's reads (and its writes of `outs`) stay inside the fields' ranges
+        and the regions of temporaries written before."""
+        own = self.own_reads(dd) + self.own_writes(dd, outs)
+        below = self.below(dd)
+        starts, stops = dd.starts, dd.stops
+        more_starts = [ir.Bound(r.start + r.lo, False) for r in own]
+        more_stops = [ir.Bound(-(r.gap + r.hi), True) for r in own]
+        if below:  # the start again from the halo and the regions written before
+            starts = (ir.Bound(self.halo(dd)[0], False),)
+        for name, lo, hi in dd.reads:
+            if name in self.written and (name in self.temporaries or below):
+                wd = next(w for w in self.written[name].dims if w.dim == dd.dim)
+                more_starts += [ir.Bound(b.value + lo, b.from_end) for b in wd.starts]
+                if name in self.temporaries:
+                    more_stops += [ir.Bound(b.value - hi, b.from_end) for b in wd.stops]
+        return tightest([*starts, *more_starts], max), tightest([*stops, *more_stops], min)
+
+    def lowered_bounds(
+        self, lowered: ir.Lowered
+    ) -> dict[Dimension, tuple[tuple[ir.Bound, ...], tuple[ir.Bound, ...]]]:
+        """Per dimension, the bounds of a call that lowering a field-operator call's scans
+        made: derived, as the trace derived them, from that call's domain narrowed (found
+        at the first call of its lowering, before any of them writes)."""
+        traced = lowered.domain
+        domain = self.narrowed.get(id(traced))
+        if domain is None:
+            outs = self.outs_of.get(id(traced), ())
+            dims = []
+            for dd in traced.dims:
+                if not traced.explicit or dd.inferred:
+                    starts, stops = self.inferred(dd, outs)
+                    dd = dataclasses.replace(dd, starts=starts, stops=stops)
+                dims.append(dd)
+            domain = self.narrowed[id(traced)] = dataclasses.replace(traced, dims=tuple(dims))
+        if lowered.scan is not None:
+            scan = self.source.scan_operator(lowered.scan)
+            assert scan is not None, lowered.scan
+            domain = scan_domain(domain, scan, dict(lowered.offsets), lowered.branch)
+        return {dd.dim: (dd.starts, dd.stops) for dd in domain.dims}
+
+    def domain_of(self, call: ir.ProgramCall) -> ir.Domain:
+        """The domain of `call` in the specialisation."""
+        where = f"call of {call.callee} in {self.source.name}()"
+        lowered = self.lowered_bounds(call.lowered) if call.lowered is not None else None
         dims = []
         for dd in call.domain.dims:
-            own_reads = [
-                ir.OwnRange(name, lo, hi, *by_axis[(name, dd.dim)])
-                for name, lo, hi in dd.reads
-                if by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
-            ]
-            own = own_reads + [
-                ir.OwnRange(name, 0, 0, *by_axis[(name, dd.dim)])
-                for name in call.outs
-                if by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
-            ]
-            starts, stops, halo = dd.starts, dd.stops, dd.halo
-            # fields starting below 0 along this dimension (inputs only: RangeKeys.of): the
-            # traced halo and inferred start assumed they start at 0; their reads are
-            # checked against their own ranges instead (no concat_where selects along
-            # such a dimension, so the halo is the reads' alone)
-            below = {r.name for r in own_reads if r.start < 0}
-            if below:
-                halo = (max([0] + [lo for name, lo, _ in dd.reads if name not in below]), halo[1])
-            if not call.domain.explicit or dd.inferred:  # a dimension not given
-                more_starts = [ir.Bound(r.start + r.lo, False) for r in own]
-                more_stops = [ir.Bound(-(r.gap + r.hi), True) for r in own]
-                if below:  # the start again from the halo and the regions written before
-                    starts = (ir.Bound(halo[0], False),)
-                for name, lo, hi in dd.reads:
-                    if name in written and (name in temporaries or below):
-                        wd = next(w for w in written[name].dims if w.dim == dd.dim)
-                        more_starts += [ir.Bound(b.value + lo, b.from_end) for b in wd.starts]
-                        if name in temporaries:
-                            more_stops += [ir.Bound(b.value - hi, b.from_end) for b in wd.stops]
-                starts = tightest([*starts, *more_starts], max)
-                stops = tightest([*stops, *more_stops], min)
+            own_reads = self.own_reads(dd)
+            own = own_reads + self.own_writes(dd, call.outs)
+            starts, stops = dd.starts, dd.stops
+            if lowered is not None and dd.dim in lowered:
+                starts, stops = lowered[dd.dim]
+                given = True
+            else:
+                given = call.domain.explicit and not dd.inferred
+            if not given:
+                starts, stops = self.inferred(dd, call.outs)
             elif len(starts) == 1 and len(stops) == 1:
                 read = {name: {dd.dim: (-lo, hi)} for name, lo, hi in dd.reads}
                 try:
                     check_temporary_reads_of(
-                        temporaries, written, where, dd.dim, starts[0], stops[0], read
+                        self.temporaries, self.written, where, dd.dim, starts[0], stops[0], read
                     )
                 except DefinitionError as err:
                     raise DomainError(
-                        f"{err} (for arguments over their own ranges {dict(ranges)!r})"
+                        f"{err} (for arguments over their own ranges {dict(self.ranges)!r})"
                     ) from None
             window_range = (
                 (max(0, *(r.start for r in own_reads)), max(r.gap for r in own_reads))
@@ -284,7 +372,7 @@ def specialise_ranges(
                     dd.dim,
                     starts,
                     stops,
-                    halo,
+                    self.halo(dd),
                     dd.windows,
                     dd.reads,
                     tuple(own),
@@ -292,19 +380,7 @@ def specialise_ranges(
                     dd.inferred,
                 )
             )
-        domain = ir.Domain(tuple(dims), call.domain.explicit)
-        for name in call.outs:
-            written[name] = domain
-        calls.append(ir.ProgramCall(call.callee, call.args, call.outs, domain))
-    return ir.Program(
-        program.name,
-        program.params,
-        program.field_operators,
-        tuple(calls),
-        program.temporaries,
-        program.scan_operators,
-        tuple(sorted(ranges.items())),
-    )
+        return ir.Domain(tuple(dims), call.domain.explicit)
 
 
 __all__ = [

@@ -320,8 +320,9 @@ class ProgramTrace:
             branch = scan_branch(body, scan_call, where)
             offsets = read_offsets(body, scan_call)
             domain_of_scan = scan_domain(call_domain, scan, offsets, branch)
-            args = self._scan_arguments(fop, scan, scan_call, domain_of_scan, where)
-            results = self._record_lowered(where, scan, args, None, domain_of_scan)
+            lowered = ir.Lowered(call_domain, scan.name, tuple(offsets.items()), branch)
+            args = self._scan_arguments(fop, scan, scan_call, domain_of_scan, where, lowered)
+            results = self._record_lowered(where, scan, args, None, domain_of_scan, lowered)
             if branch is not None:  # written where the branch reads it, by construction
                 self.branch_covered.update(results)
             refs = tuple(ir.Ref(name, self._field_type(name)) for name in results)
@@ -333,7 +334,7 @@ class ProgramTrace:
             body,
         )
         args = tuple(ir.Ref(p.name, p.type) for p in final.params)
-        outs = self._record_lowered(where, final, args, outs, call_domain)
+        outs = self._record_lowered(where, final, args, outs, call_domain, ir.Lowered(call_domain))
         if out is not None:
             return None
         # the user's values keep the staggered dimensions of the result's type
@@ -352,6 +353,7 @@ class ProgramTrace:
         scan_call: ir.ScanCall,
         scan_domain: ir.Domain,
         where: str,
+        lowered: ir.Lowered,
     ) -> tuple[ir.Expr, ...]:
         """The arguments of a program call of `scan` for `scan_call`: program fields and
         scalars as they are; every other field argument computed into a temporary by one
@@ -388,7 +390,7 @@ class ProgramTrace:
             domain = dataclasses.replace(
                 scan_domain, dims=tuple(dd for dd in scan_domain.dims if dd.dim in dims)
             )
-            made.update(zip(ks, self._record_lowered(where, args_fop, refs, None, domain)))
+            made.update(zip(ks, self._record_lowered(where, args_fop, refs, None, domain, lowered)))
         return tuple(
             ir.Ref(made[k], param.type) if k in made else arg
             for k, (param, arg) in enumerate(zip(scan.params, scan_call.args))
@@ -414,10 +416,11 @@ class ProgramTrace:
         args: tuple[ir.Expr, ...],
         outs: tuple[str, ...] | None,
         domain: ir.Domain,
+        lowered: ir.Lowered,
     ) -> tuple[str, ...]:
         """Record a call that lowering a scan made, over `domain` (its bounds given, its
-        halo set here from the call's reads), writing `outs` or new temporaries (None);
-        returns the names written."""
+        halo set here from the call's reads; `lowered`: how it was found), writing `outs`
+        or new temporaries (None); returns the names written."""
         if isinstance(definition, ir.FieldOperatorDef):
             self.fops[definition.name] = definition
         if outs is None:
@@ -435,7 +438,7 @@ class ProgramTrace:
             reads = field_reads(read, dd.dim)
             dims.append(ir.DimDomain(dd.dim, dd.starts, dd.stops, (lo, hi), held, reads))
         call_domain = ir.Domain(tuple(dims), explicit=domain.explicit)
-        self.calls.append(ir.ProgramCall(definition.name, args, outs, call_domain))
+        self.calls.append(ir.ProgramCall(definition.name, args, outs, call_domain, lowered))
         for name in outs:
             self.written[name] = call_domain
         return outs

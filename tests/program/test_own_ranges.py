@@ -146,6 +146,29 @@ def from_below_but_at_the_top(a: CK, out: CK) -> None:
     below_but_at_the_top(a, out=out)
 
 
+@sc.scan_operator(axis=K, forward=False, init=0.0)
+def falling_sum(total, f: CK):  # type: ignore[no-untyped-def]
+    return 0.5 * total + f
+
+
+@sc.field_operator
+def sums_of_differences(w: CK) -> CK:
+    """A scan of a computed argument (made by a call of its own) of half levels."""
+    return running_sum(w(K + 1) - w)  # type: ignore[no-any-return]
+
+
+@sc.field_operator
+def falling_above_the_top(theta: CK) -> CK:
+    """A backward scan in a branch from level 1 on, its result read one level up."""
+    return sc.concat_where(K >= 1, falling_sum(theta)(K - 1), theta)  # type: ignore[no-any-return]
+
+
+@sc.program
+def scans_beside_half_levels(w: CK, theta: CK, out: CK, out2: CK) -> None:
+    sums_of_differences(w, out=out)
+    falling_above_the_top(theta, out=out2)
+
+
 def levels() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(11)
     return rng.random((N_CELLS, NLEV + 1)), rng.random((N_CELLS, NLEV))
@@ -174,6 +197,25 @@ def test_half_levels_over_a_domain_from_a_scalar() -> None:
     expected = np.full((N_CELLS, NLEV + 1), -7.0)
     expected[:, 1:NLEV] = 0.5 * (theta[:, 1:] + theta[:, :-1])
     np.testing.assert_array_equal(w, expected)
+
+
+def test_scans_in_field_operators_run_over_their_calls_narrowed_domains() -> None:
+    """Scans that field operators call (lowered into calls of their own: the scan's
+    computed argument, the scan, the rest) beside half levels run over the nlev full
+    levels that their calls' domains are narrowed to, not the nlev + 1 of the index space."""
+    w, theta = levels()
+    out, out2 = np.full((N_CELLS, NLEV), -7.0), np.full((N_CELLS, NLEV), -7.0)
+    scans_beside_half_levels(w, theta, out, out2)
+    np.testing.assert_allclose(out, np.cumsum(np.diff(w, axis=1), axis=1), rtol=1e-13)
+    falling = np.zeros((N_CELLS, NLEV))
+    total = np.zeros(N_CELLS)
+    for k in reversed(range(NLEV)):  # from the branch's last level down
+        total = 0.5 * total + theta[:, k]
+        falling[:, k] = total
+    expected = np.empty((N_CELLS, NLEV))
+    expected[:, 0] = theta[:, 0]
+    expected[:, 1:] = falling[:, :-1]
+    np.testing.assert_allclose(out2, expected, rtol=1e-13)
 
 
 def test_a_domain_beyond_an_arguments_range_names_it() -> None:
@@ -392,10 +434,14 @@ def test_a_scan_over_an_input_below_zero() -> None:
     out = np.full((N_CELLS, NLEV), -7.0)
     sums_of(sc.as_field((Cell, K), a, start={K: -1}), out)  # reads levels 0 on
     np.testing.assert_allclose(out, np.cumsum(a[:, 1:], axis=1), rtol=1e-14)
-    # a scan that a field operator calls runs over the levels traced for fields from 0
-    # (K from 1 for a(K - 1)): reads below 0 do not widen it (docs/dsl.md)
+    # a scan that a field operator calls starts where its call's domain, narrowed by the
+    # fields' ranges, starts: at level 0, reading a(K - 1) at level -1 (docs/dsl.md) ...
     out = np.full((N_CELLS, NLEV), -7.0)
     sums_from_below(sc.as_field((Cell, K), a, start={K: -1}), out)
+    np.testing.assert_allclose(out, np.cumsum(a[:, :NLEV], axis=1), rtol=1e-14)
+    # ... and at level 1 when a starts at 0
+    out = np.full((N_CELLS, NLEV), -7.0)
+    sums_from_below(a[:, 1:], out)
     expected = np.full((N_CELLS, NLEV), -7.0)
     expected[:, 1:] = np.cumsum(a[:, 1:NLEV], axis=1)
     np.testing.assert_allclose(out, expected, rtol=1e-14)

@@ -300,9 +300,9 @@ def test_a_branch_reads_checked_against_the_field_it_reads(run: Any) -> None:
 # program with a field over KHalf (so the index space along K is nlev + 1 points), was a
 # DomainError "call of scan in ...: domain K: [0, nlev + 1) ... of argument 'c' leaves its
 # range [0, nlev)": the scan's lowered call takes the whole index space along K, not the
-# call's inferred range. With a given domain (`domain={K: (0, -1)}`), or the scan called
-# from the program, it runs. The fuzzer gives such calls their domain along K
-# (fuzz_programs.py, `_left_out`).
+# call's inferred range. Fixed: the calls that lowering a scan makes keep how their
+# domains were found (`ir.ProgramCall.lowered`), and a range specialisation derives them
+# again from the field-operator call's narrowed domain (program/own_ranges.py).
 
 
 @sc.scan_operator(axis=K, forward=False, init=0.0)
@@ -321,11 +321,6 @@ def scan_beside_half_levels(c: F, wh: FH, x: F, y: F) -> None:
     scanned(c, out=x)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=sc.DomainError,
-    reason="a scan in a field operator takes the whole index space, not the inferred range",
-)
 def test_a_scan_in_a_field_operator_keeps_to_the_inferred_range(run: Any) -> None:
     rng = np.random.default_rng(9)
     c = rng.uniform(-1.0, 1.0, SHAPE)

@@ -1,7 +1,7 @@
 """Fields over their own ranges on every CPU toolchain, in C, Fortran and sliced layouts,
 equal to the embedded executor (which tests/program/test_own_ranges.py checks against
 NumPy): half levels, origins (inputs starting below 0 too), a temporary between them,
-keyword calls, the same program called with one size again, and the errors, which name the argument as on the embedded
+scans in field operators, keyword calls, the same program called with one size again, and the errors, which name the argument as on the embedded
 executor and leave the outputs untouched."""
 
 from __future__ import annotations
@@ -90,6 +90,19 @@ def test_origins(fixture: str, request: pytest.FixtureRequest) -> None:
 
     _both(cases.copy.with_backend(toolchain), cases.copy, out_after_zero, (1,))
     _both(cases.copy_over.with_backend(toolchain), cases.copy_over, in_after_zero, (1,))
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_scans_in_field_operators(fixture: str, request: pytest.FixtureRequest) -> None:
+    """Scans that field operators call, beside half levels: over the calls' narrowed domains."""
+    toolchain = request.getfixturevalue(fixture)
+    w, theta = cases.levels()
+
+    def make() -> tuple[Any, ...]:
+        return w, theta, np.full_like(theta, -7.0), np.full_like(theta, -7.0)
+
+    program = cases.scans_beside_half_levels
+    _both(program.with_backend(toolchain), program, make, (2, 3))
 
 
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
