@@ -18,9 +18,10 @@ from stencilchain.program.program_scalars import ProgramScalar
 if TYPE_CHECKING:
     from stencilchain.program.program_trace import ProgramTrace
 
-# per dimension, per (interval, shift) of a concat_where branch, the (min, max) offsets of
-# its reads from the point where the concat_where is evaluated (see ir.Window)
-WindowReads = dict[Dimension, dict[tuple[ir.Interval, int], tuple[int, int]]]
+# per dimension, per (interval, shift) of a concat_where branch and field it reads, the
+# (min, max) offsets of its reads of the field from the point where the concat_where is
+# evaluated (see ir.Window)
+WindowReads = dict[Dimension, dict[tuple[ir.Interval, int, str], tuple[int, int]]]
 
 
 def domain_of_call(
@@ -254,13 +255,13 @@ def _inferred_bounds(
 
 
 def dim_windows(
-    windows: Mapping[tuple[ir.Interval, int], tuple[int, int]], lo: int, hi: int
+    windows: Mapping[tuple[ir.Interval, int, str], tuple[int, int]], lo: int, hi: int
 ) -> tuple[ir.Window, ...]:
     """The windows of one dimension that a call's check must hold: not those that no domain
     inside the array reaches, nor those whose reads stay inside the halo (lo, hi)."""
     return tuple(
-        ir.Window(interval, shift, reads)
-        for (interval, shift), reads in windows.items()
+        ir.Window(interval, shift, reads, name)
+        for (interval, shift, name), reads in windows.items()
         if not _outside_every_domain(interval, shift)
         and (shift + reads[0] < -lo or shift + reads[1] > hi)
     )

@@ -41,17 +41,17 @@ def resolve_domain(
                         call.callee, program_name, dd.dim, own, (start, stop, size - own.gap)
                     )
                 )
-        first, gap = dd.window_range
         for window in dd.windows:
             where = window.resolve(start, stop, size, scalars)
             if where is None:
                 continue
             ws, we = where
             rlo, rhi = window.reads
+            first, gap = window.range
             if ws + rlo < first or we + rhi > size - gap:
                 raise DomainError(
                     window_message(
-                        call.callee, program_name, dd.dim, window, (start, stop, ws, we, size)
+                        call.callee, program_name, dd.dim, window, (start, stop, ws, we, size - gap)
                     )
                 )
     return box
@@ -120,17 +120,23 @@ def window_message(
     window: ir.Window,
     values: tuple[int | str, int | str, int | str, int | str, int | str],
 ) -> str:
-    """The DomainError of a window's reads that leave the array, from the domain's start
-    and stop, the window's evaluation points [ws, we) and the size (`values`; the C++ check
-    passes printf conversions)."""
-    start, stop, ws, we, size = values
+    """The DomainError of a window's reads that leave the array (or, in a program
+    specialised for its arguments' ranges, the read field's own range), from the domain's
+    start and stop, the window's evaluation points [ws, we) and the size (the range's end;
+    `values`; the C++ check passes printf conversions)."""
+    start, stop, ws, we, end = values
     d = dim.name
     rlo, rhi = window.reads
+    if window.range == (0, 0):
+        leaves = f"leaves the array of size {end} along {d}"
+    else:
+        leaves = (
+            f"of argument '{window.field}' leaves its range [{window.range[0]}, {end}) along {d}"
+        )
     return (
         f"call of {callee} in {program_name}(): domain {d}: [{start}, {stop}) with reads from "
         f"{d}{rlo:+d} to {d}{rhi:+d} in a concat_where branch selected where {d} is in "
-        f"{window.interval!r}, at {d} in [{ws}, {we}), leaves the array of size {size} "
-        f"along {d}"
+        f"{window.interval!r}, at {d} in [{ws}, {we}), {leaves}"
     )
 
 

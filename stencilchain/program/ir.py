@@ -122,11 +122,16 @@ class ScanOperatorDef:
 class Window:
     """Reads that happen only where a branch of a concat_where is selected: at the points
     `p` of the call's domain with `p + shift` in `interval` (`shift`: the offset of the point
-    where the concat_where is evaluated), each reading `p + shift + lo` to `p + shift + hi`."""
+    where the concat_where is evaluated), each reading field `field` from `p + shift + lo`
+    to `p + shift + hi`. In a program specialised for its arguments' ranges, `range` is the
+    (start, gap) of the field's own range `[start, size - gap)` that the reads must stay
+    inside (program/own_ranges.py); (0, 0), the array, otherwise."""
 
     interval: Interval
     shift: int
     reads: tuple[int, int]
+    field: str = ""
+    range: tuple[int, int] = (0, 0)
 
     def resolve(
         self, start: int, stop: int, size: int, scalars: Mapping[str, Any] | None = None
@@ -173,10 +178,8 @@ class DimDomain:
     # domains equal: the same box with the same checks)
     reads: tuple[tuple[str, int, int], ...] = dataclasses.field(default=(), compare=False)
     # in a program specialised for its arguments' ranges: the reads (and writes) that
-    # must stay inside an argument's own range, and the tightest (start, gap) of the
-    # fields the call reads, which the reads of its windows must stay inside
+    # must stay inside an argument's own range (those of windows: `Window.range`)
     own: tuple[OwnRange, ...] = ()
-    window_range: tuple[int, int] = (0, 0)
     # inferred (not given) in a call's domain: a program specialised for its arguments'
     # ranges narrows it to them even where the call gives its range along another
     # dimension (not part of the canonical IR: the same program)
@@ -194,7 +197,7 @@ class DimDomain:
 
         text = f"{self.dim.name}: [{side(self.starts, 'max')}, {side(self.stops, 'min')})"
         for w in self.windows:
-            text += f" reading {self.dim.name}{w.reads[0]:+d}..{self.dim.name}{w.reads[1]:+d}"
+            text += f" reading {w.field} at {self.dim.name}{w.reads[0]:+d}..{self.dim.name}{w.reads[1]:+d}"
             text += f" where {self.dim.name}{w.shift:+d} in {w.interval!r}"
         return text
 

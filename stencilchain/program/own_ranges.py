@@ -362,10 +362,9 @@ class _RangeSpecialisation:
                     raise DomainError(
                         f"{err} (for arguments over their own ranges {dict(self.ranges)!r})"
                     ) from None
-            window_range = (
-                (max(0, *(r.start for r in own_reads)), max(r.gap for r in own_reads))
-                if dd.windows and own_reads
-                else (0, 0)
+            windows = tuple(
+                dataclasses.replace(w, range=self.by_axis.get((w.field, dd.dim), (0, 0)))
+                for w in dd.windows
             )
             dims.append(
                 ir.DimDomain(
@@ -373,10 +372,9 @@ class _RangeSpecialisation:
                     starts,
                     stops,
                     self.halo(dd),
-                    dd.windows,
+                    windows,
                     dd.reads,
                     tuple(own),
-                    window_range,
                     dd.inferred,
                 )
             )

@@ -267,7 +267,8 @@ class ProgramTrace:
                         continue
                     _widen(windowed, name, dim, shift + lo, shift + hi)
                     by_dim = windows.setdefault(dim, {})
-                    by_dim[(interval, shift)] = widen(by_dim.get((interval, shift)), lo, hi)
+                    at = (interval, shift, name)
+                    by_dim[at] = widen(by_dim.get(at), lo, hi)
         return read, windows, windowed
 
     def _check_outputs_not_read_around(

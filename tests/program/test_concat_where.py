@@ -82,9 +82,9 @@ def test_the_printout_shows_the_condition_and_the_windows() -> None:
     text = str(advect.ir)
     assert "concat_where(K in [0, 1), " in text
     assert "concat_where(K in [end-1, end), " in text
-    assert "K: [0, end) reading K+0..K+1 where K+0 in [0, 1)" in text
+    assert "K: [0, end) reading f at K+0..K+1 where K+0 in [0, 1)" in text
     # the interior's reads: where neither the outer nor the inner condition holds
-    assert "reading K-1..K+1 where K+0 in [1, end-1)" in text
+    assert "reading f at K-1..K+1 where K+0 in [1, end-1)" in text
 
 
 # --- conditions ----------------------------------------------------------------------------

@@ -169,6 +169,23 @@ def scans_beside_half_levels(w: CK, theta: CK, out: CK, out2: CK) -> None:
     falling_above_the_top(theta, out=out2)
 
 
+@sc.field_operator
+def half_above_in_a_branch(w: CK, theta: CK) -> CK:
+    """A branch reading a half-level field beyond the full levels' range, and theta."""
+    return sc.concat_where(K < sc.size(K) - 1, w(K + 1) + theta, theta)  # noqa: SIM300
+
+
+@sc.field_operator
+def two_above_in_a_branch(w: CK, theta: CK) -> CK:
+    return sc.concat_where(K >= 1, theta(K + 1), w)
+
+
+@sc.program
+def branches_beside_half_levels(w: CK, theta: CK, out: CK, out2: CK, n: sc.int32) -> None:
+    half_above_in_a_branch(w, theta, out=out)
+    two_above_in_a_branch(w, theta, out=out2, domain={K: (0, n)})
+
+
 def levels() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(11)
     return rng.random((N_CELLS, NLEV + 1)), rng.random((N_CELLS, NLEV))
@@ -216,6 +233,29 @@ def test_scans_in_field_operators_run_over_their_calls_narrowed_domains() -> Non
     expected[:, 0] = theta[:, 0]
     expected[:, 1:] = falling[:, :-1]
     np.testing.assert_allclose(out2, expected, rtol=1e-13)
+
+
+def test_a_branchs_reads_stay_inside_the_field_it_reads() -> None:
+    """A concat_where branch's reads of a half-level field are checked against that field's
+    nlev + 1 levels, not against the nlev of the other fields the call reads."""
+    w, theta = levels()
+    out, out2 = np.full((N_CELLS, NLEV), -7.0), np.full((N_CELLS, NLEV), -7.0)
+    branches_beside_half_levels(w, theta, out, out2, np.int32(NLEV - 1))
+    np.testing.assert_array_equal(out, w[:, 1:] + theta)
+    expected = np.full((N_CELLS, NLEV), -7.0)
+    expected[:, 0] = w[:, 0]
+    expected[:, 1 : NLEV - 1] = theta[:, 2:NLEV]
+    np.testing.assert_array_equal(out2, expected)
+    out, out2 = np.full((N_CELLS, NLEV), -7.0), np.full((N_CELLS, NLEV), -7.0)
+    with pytest.raises(
+        sc.DomainError,
+        match=r"call of two_above_in_a_branch in branches_beside_half_levels\(\): domain K: "
+        r"\[0, 6\) with reads from K\+1 to K\+1 in a concat_where branch selected where K is "
+        r"in \[1, inf\), at K in \[1, 6\), of argument 'theta' leaves its range \[0, 6\) "
+        r"along K",
+    ):
+        branches_beside_half_levels(w, theta, out, out2, np.int32(NLEV))
+    assert (out == -7.0).all() and (out2 == -7.0).all()
 
 
 def test_a_domain_beyond_an_arguments_range_names_it() -> None:

@@ -924,31 +924,6 @@ def _margins_of(
     return margins
 
 
-def _windowed(
-    written: dict[str, Margins], fields: dict[str, tuple[str, str, bool]], windows: frozenset[str]
-) -> dict[str, Margins]:
-    """`written`, but for a call with a concat_where (`windows`, the dimensions of its
-    conditions) the fields over KHalf as long as those over K: a branch's reads are checked
-    against the narrowest range of the fields the call reads, whichever field the branch
-    reads (stencilchain/program/own_ranges.py, `window_range`; a finding of the fuzzer,
-    tests/runtime/test_fuzz_findings.py)."""
-    if not windows:
-        return written
-    return {
-        n: ((0, 0),) * 3 if n in fields and fields[n][1] == "IJH" else m for n, m in written.items()
-    }
-
-
-def _left_out(staggered: bool, d: str, domain: dict[str, Any]) -> bool:
-    """Whether a staggered program's call must give its domain along K, `d`, too: one that
-    gives it along I or J only gets the whole index space along K, nlev + 1 points, not the
-    inferred range ("Dimensions left out are inferred", docs/dsl.md, "Domain"; a finding of
-    the fuzzer, tests/runtime/test_fuzz_findings.py), and writes beyond its outputs. So does
-    the scan a field operator calls, when the call's domain is inferred (another finding):
-    such calls are given their domain along K."""
-    return staggered and d == "K" and bool(domain)
-
-
 def _domain_text(domain: tuple[Any, ...], longer: bool) -> str:
     """A call's range along one dimension: `("explicit", lo, hi)` (margins from the first and
     the last of the outputs' points; a stop counting from the end counts from the end of the
@@ -1082,13 +1057,17 @@ def _half_level_body(draw: st.DrawFn, ctx: Context, depth: int) -> Node:
 
 
 @st.composite
-def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram:
-    """A random valid program (see the module's docstring)."""
+def programs(
+    draw: st.DrawFn, max_calls: int = 4, depth: int = 3, staggered: bool | None = None
+) -> FuzzProgram:
+    """A random valid program (see the module's docstring); `staggered`: whether it has
+    fields over KHalf (None: drawn)."""
     longer = draw(st.sampled_from(["", "", "", "I", "J"]))
     # staggered: inputs over (I, J, KHalf) on nlev + 1 half levels (and perhaps an output
     # over them), so the index space along K is nlev + 1 points: no dynamic offsets (they
     # need one size along K), and a domain's stop along K counts from nlev + 1
-    staggered = draw(st.integers(0, 2)) == 0  # drawn in one in three, used in one in four
+    drawn = draw(st.integers(0, 2)) == 0  # drawn in one in three, used in one in four
+    staggered = drawn if staggered is None else staggered
     fields: dict[str, tuple[str, str, bool]] = {
         name: (dtype, dims, True)
         for name, (dtype, dims) in INPUTS.items()
@@ -1145,8 +1124,6 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
             text, structure, results, nodes = draw(_operator_body(ctx, depth))
             used = frozenset().union(*(n.names for n in nodes))
             force = frozenset().union(*(n.explicit for n in nodes))
-            if staggered and any(n.has_scan for n in nodes):  # see _left_out
-                force |= {"K"}
             names = [
                 n
                 for n in [*INPUTS, *STAGGERED_INPUTS, *fields]
@@ -1163,11 +1140,11 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
                 f"@sc.field_operator\ndef {callee}({params}) -> {annotation}:\n    return {text}\n"
             )
             reads = frozenset().union(*(n.reads for n in nodes))
-        margins = _margins_of(reads, _windowed(written, fields, force), dims_of)
+        margins = _margins_of(reads, written, dims_of)
         # an explicit domain may read an output parameter's points that no call wrote
         readable = {
             n: m if n in temporary_candidates or n not in result_of else ((0, 0),) * 3
-            for n, m in _windowed(written, fields, force).items()
+            for n, m in written.items()
         }
         explicit = _margins_of(reads, readable, dims_of)
         domain = {}
@@ -1185,7 +1162,7 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
                 domain[d] = ("bound", *(t.format(p=param, lo=lo) for t in BOUND_FORMS[form]))
                 margins[axis] = [lo, hi]
                 extra_need[axis] = max(extra_need[axis], (2 * lo if form == "c" else lo) + hi + 1)
-            elif d in force or _left_out(staggered, d, domain) or draw(st.integers(0, 2)) == 0:
+            elif d in force or draw(st.integers(0, 2)) == 0:
                 lo = explicit[axis][0] + draw(st.integers(0, 1))
                 hi = explicit[axis][1] + draw(st.integers(0, 1))
                 margins[axis] = [lo, hi]
@@ -1231,21 +1208,15 @@ def programs(draw: st.DrawFn, max_calls: int = 4, depth: int = 3) -> FuzzProgram
             for n in names
         )
         fops.append(f"@sc.field_operator\ndef {callee}({params}) -> FH:\n    return {node.text}\n")
-        margins = _margins_of(node.reads, _windowed(written, fields, node.explicit), dims_of)
+        margins = _margins_of(node.reads, written, dims_of)
         readable = {
             n: m if n in temporary_candidates or n not in result_of else ((0, 0),) * 3
-            for n, m in _windowed(written, fields, node.explicit).items()
+            for n, m in written.items()
         }
         explicit = _margins_of(node.reads, readable, dims_of)
         domain = {}
         for axis, d in enumerate(DIMS):
-            scan = node.has_scan and d == "K"  # see _left_out
-            if (
-                d in node.explicit
-                or scan
-                or _left_out(True, d, domain)
-                or draw(st.integers(0, 2)) == 0
-            ):
+            if d in node.explicit or draw(st.integers(0, 2)) == 0:
                 lo = explicit[axis][0] + draw(st.integers(0, 1))
                 hi = explicit[axis][1] + draw(st.integers(0, 1))
                 margins[axis] = [lo, hi]

@@ -267,8 +267,9 @@ def test_a_dimension_the_given_domain_leaves_out_is_inferred_over_own_ranges(run
 # nlev + 1", although the branch reads wh[k + 1] inside wh's nlev + 1 levels: a branch's
 # reads are checked against the narrowest range of all the fields the call reads (here a's
 # nlev levels; stencilchain/program/own_ranges.py, `window_range`), not against the field
-# the branch reads. Without `a`, or with `a` on nlev + 1 levels, the call runs. The fuzzer
-# counts fields over KHalf as nlev long in calls with a concat_where (`_windowed`).
+# the branch reads. Without `a`, or with `a` on nlev + 1 levels, the call ran. Fixed: each
+# window holds the reads of one field (`ir.Window.field`), checked against that field's
+# range (`ir.Window.range`).
 
 
 @sc.field_operator
@@ -281,11 +282,6 @@ def window_beside_shorter(a: F, wh: FH, x: F) -> None:
     branch_beside_shorter(a, wh, out=x, domain={K: (0, -1)})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=sc.DomainError,
-    reason="a concat_where branch's reads are checked against the narrowest field of the call",
-)
 def test_a_branch_reads_checked_against_the_field_it_reads(run: Any) -> None:
     rng = np.random.default_rng(8)
     a = rng.uniform(-1.0, 1.0, SHAPE)

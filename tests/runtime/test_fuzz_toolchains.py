@@ -21,7 +21,8 @@ the chain (a float32 output, or a float32 value widened into a float64 one): `2e
 float64's. The long runs of 2026-11-30 (424 programs) measured at most 4.2 float64 eps;
 tests/runtime/fuzz_long_run.py prints the largest difference per dtype of each run.
 
-Budget: in CI, 8 derandomized examples (and 4 mesh programs) (the same programs every run) on `gtfn_cpu` and
+Budget: in CI, 8 derandomized examples (and 4 mesh programs, and 2 programs with staggered
+fields) (the same programs every run) on `gtfn_cpu` and
 `dace_cpu`; each example is one new program, compiled once per toolchain into the session
 cache, and a program of several calls and scans takes a few seconds per toolchain.
 `SC_TESTS_FUZZ_EXAMPLES=<n>` runs n examples and adds `gtfn_cpu_no_transforms` and
@@ -55,6 +56,7 @@ EXAMPLES = int(os.environ.get("SC_TESTS_FUZZ_EXAMPLES", "8"))
 SEED = os.environ.get("SC_TESTS_FUZZ_SEED")
 LONG = "SC_TESTS_FUZZ_EXAMPLES" in os.environ or SEED is not None
 MESH_EXAMPLES = max(EXAMPLES // 2, 1)
+STAGGERED_EXAMPLES = max(EXAMPLES // 4, 1)  # beside the staggered draws of the others
 DRAWS = 300  # of the construct test
 
 # The default toolchains of each family; a longer run adds their variants.
@@ -156,6 +158,18 @@ def _seeded(test: Any) -> Any:
 def test_random_programs_agree_on_every_toolchain(
     toolchains: dict[str, Any], program: FuzzProgram, data_seed: int
 ) -> None:
+    DIFFERENCES.extend(compare(program, toolchains, data_seed))
+
+
+@pytest.mark.slow
+@_seeded
+@settings(FUZZ_SETTINGS, max_examples=STAGGERED_EXAMPLES)
+@given(program=programs(staggered=True), data_seed=st.integers(0, 2**16))
+def test_random_staggered_programs_agree_on_every_toolchain(
+    toolchains: dict[str, Any], program: FuzzProgram, data_seed: int
+) -> None:
+    """Programs with fields over KHalf (so the index space along K is nlev + 1 points),
+    which the derandomized CI run of the test above happens to draw none of."""
     DIFFERENCES.extend(compare(program, toolchains, data_seed))
 
 

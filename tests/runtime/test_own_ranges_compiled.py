@@ -106,6 +106,28 @@ def test_scans_in_field_operators(fixture: str, request: pytest.FixtureRequest) 
 
 
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_branches_beside_half_levels(fixture: str, request: pytest.FixtureRequest) -> None:
+    """A branch's reads checked against the field it reads, and the error naming it."""
+    toolchain = request.getfixturevalue(fixture)
+    w, theta = cases.levels()
+    program = cases.branches_beside_half_levels
+    run = program.with_backend(toolchain)
+
+    def make() -> tuple[Any, ...]:
+        return (w, theta, np.full_like(theta, -7.0), np.full_like(theta, -7.0), np.int32(5))
+
+    _both(run, program, make, (2, 3))
+    out, out2 = np.full_like(theta, -7.0), np.full_like(theta, -7.0)
+    with pytest.raises(sc.DomainError) as embedded:
+        program(w, theta, out, out2, np.int32(cases.NLEV))
+    with pytest.raises(sc.DomainError) as compiled:
+        run(w, theta, out, out2, np.int32(cases.NLEV))
+    assert str(compiled.value) == str(embedded.value)
+    assert "of argument 'theta' leaves its range [0, 6) along K" in str(compiled.value)
+    assert (out == -7.0).all() and (out2 == -7.0).all()
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
 def test_keywords_and_one_size_again(fixture: str, request: pytest.FixtureRequest) -> None:
     run = cases.to_full_levels.with_backend(request.getfixturevalue(fixture))
     w, theta = cases.levels()

@@ -93,7 +93,7 @@ def halo_checks(program_name: str, call: ir.ProgramCall) -> list[str]:
                 "}",
             ]
         for window in dd.windows:
-            lines += _window_check(program_name, call, dd.dim, window, dd.window_range)
+            lines += _window_check(program_name, call, dd.dim, window)
     return lines
 
 
@@ -102,24 +102,25 @@ def _window_check(
     call: ir.ProgramCall,
     dim: Dimension,
     window: ir.Window,
-    inside: tuple[int, int] = (0, 0),
 ) -> list[str]:
     """The check of reads that happen only where a concat_where's branch is selected: at
-    the points [ws, we) where it is evaluated and selected, if any, reads stay inside."""
+    the points [ws, we) where it is evaluated and selected, if any, reads stay inside the
+    array (or the read field's own range, `window.range`)."""
     start, stop, n = bound_var(dim, "start"), bound_var(dim, "stop"), size_var(dim)
     ws = [f"{start} + ({window.shift})"] + [bound_value(dim, b) for b in window.interval.starts]
     we = [f"{stop} + ({window.shift})"] + [bound_value(dim, b) for b in window.interval.stops]
     lo, hi = window.reads
-    end = f"{n} - {inside[1]}" if inside[1] else n
+    first, gap = window.range
+    end = f"{n} - {gap}" if gap else n
     message = window_message(
         call.callee, program_name, dim, window, ("%lld", "%lld", "%lld", "%lld", "%lld")
     )
-    values = ", ".join(f"(long long){v}" for v in (start, stop, "sc_ws", "sc_we", n))
+    values = ", ".join(f"(long long)({v})" for v in (start, stop, "sc_ws", "sc_we", end))
     return [
         "{",
         f"    const std::int64_t sc_ws = std::max<std::int64_t>({{{', '.join(ws)}}});",
         f"    const std::int64_t sc_we = std::min<std::int64_t>({{{', '.join(we)}}});",
-        f"    if (sc_ws < sc_we && (sc_ws + ({lo}) < {inside[0]} || sc_we + ({hi}) > {end})) {{",
+        f"    if (sc_ws < sc_we && (sc_ws + ({lo}) < {first} || sc_we + ({hi}) > {end})) {{",
         f'        std::snprintf(err, err_len, "{message}", {values});',
         "        return 1;",
         "    }",
