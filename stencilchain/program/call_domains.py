@@ -58,7 +58,16 @@ def domain_of_call(
         held = dim_windows(windows.get(dim, {}), lo, hi)
         reads = field_reads(read, dim)
         result.append(
-            ir.DimDomain(dim, starts, stops, (lo, hi), held, reads, inferred=dim not in given)
+            ir.DimDomain(
+                dim,
+                starts,
+                stops,
+                (lo, hi),
+                held,
+                reads,
+                inferred=dim not in given,
+                branch_reads=branch_windows(windows.get(dim, {})),
+            )
         )
     return ir.Domain(tuple(result), explicit=bool(given))
 
@@ -265,6 +274,33 @@ def dim_windows(
         if not _outside_every_domain(interval, shift)
         and (shift + reads[0] < -lo or shift + reads[1] > hi)
     )
+
+
+def branch_windows(
+    windows: Mapping[tuple[ir.Interval, int, str], tuple[int, int]],
+) -> tuple[ir.Window, ...]:
+    """Every window of one dimension that some domain inside the array reaches
+    (`ir.DimDomain.branch_reads`)."""
+    return tuple(
+        ir.Window(interval, shift, reads, name)
+        for (interval, shift, name), reads in windows.items()
+        if not _outside_every_domain(interval, shift)
+    )
+
+
+def window_bounds(
+    window: ir.Window, first: int, gap: int
+) -> tuple[ir.Bound | None, ir.Bound | None]:
+    """The start and stop (None: no bound) to which a window's reads narrow an inferred
+    domain so that they stay inside `[first, size - gap)` (a field's own range), on the
+    sides where its interval does not keep them inside (as `_window_halo` for the array)."""
+    rlo, rhi = window.reads
+    starts, stops = window.interval.starts, window.interval.stops
+    low_inside = any(b.from_end or b.param is not None or b.value + rlo >= first for b in starts)
+    high_inside = any(not b.from_end or b.value + rhi <= -gap for b in stops)
+    start = None if low_inside else ir.Bound(first - (window.shift + rlo), False)
+    stop = None if high_inside else ir.Bound(-(gap + window.shift + rhi), True)
+    return start, stop
 
 
 def _outside_every_domain(interval: ir.Interval, shift: int) -> bool:

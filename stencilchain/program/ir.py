@@ -184,6 +184,13 @@ class DimDomain:
     # ranges narrows it to them even where the call gives its range along another
     # dimension (not part of the canonical IR: the same program)
     inferred: bool = dataclasses.field(default=False, compare=False, metadata={"canonical": False})
+    # every window of the call along this dimension, also those whose reads stay inside
+    # the halo (so inside every field spanning the index space): a program specialised
+    # for its arguments' ranges checks those of fields over their own ranges (not part of
+    # the canonical IR: derived from the program)
+    branch_reads: tuple[Window, ...] = dataclasses.field(
+        default=(), compare=False, metadata={"canonical": False}
+    )
 
     def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> tuple[int, int]:
         """[start, stop) for this size; `scalars` gives the values of parameter bounds."""

@@ -30,7 +30,7 @@ from typing import Any
 
 from stencilchain.errors import ArgumentError, DefinitionError, DomainError
 from stencilchain.program import ir
-from stencilchain.program.call_domains import check_temporary_reads_of, tightest
+from stencilchain.program.call_domains import check_temporary_reads_of, tightest, window_bounds
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.field_values import FieldValue, check_field_dims
 from stencilchain.program.ir_walk import distinct_nodes, written_fields
@@ -143,28 +143,16 @@ class RangeKeys:
         """The fields a call of the program writes."""
         return written_fields(self.program)
 
-    @functools.cached_property
-    def split(self) -> frozenset[Dimension]:
-        """The dimensions along which a concat_where of the program selects its branches."""
-        return concat_where_dimensions(self.program)
-
     def _check_below_zero(self, where: str, name: str, dim: Dimension, start: int) -> None:
-        """A field may start below 0 only where nothing writes it and no concat_where
-        selects along the dimension: the index space of every call is `[0, size)`, so
-        its points below 0 are only ever read, at offsets below points from 0 on."""
+        """A field may start below 0 only where nothing writes it: the index space of
+        every call is `[0, size)`, so its points below 0 are only ever read, at offsets
+        below points from 0 on."""
         if name in self.written:
             raise ArgumentError(
                 f"{where}: a field value whose index space starts at {dim.name} {start}, "
                 f"below 0, for an output: every domain lies in [0, size) along {dim.name}, "
                 "so its points below 0 are outside every domain; start it at 0 (only a "
                 "field that no call writes may start below 0)"
-            )
-        if dim in self.split:
-            raise ArgumentError(
-                f"{where}: a field value whose index space starts at {dim.name} {start}, "
-                f"below 0, while a concat_where of {self.program_name}() selects along "
-                f"{dim.name}; a field may start below 0 only along a dimension that no "
-                "concat_where selects along (not supported yet)"
             )
 
     def named(self, key: RangeKey) -> dict[str, tuple[tuple[int, int], ...]]:
@@ -202,18 +190,6 @@ def below_zero_offsets(program: ir.Program) -> dict[str, tuple[int, ...]]:
         for name, axes in program.ranges
         if any(s < 0 for s, _ in axes)
     }
-
-
-def concat_where_dimensions(program: ir.Program) -> frozenset[Dimension]:
-    """The dimensions along which a concat_where of `program` selects its branches."""
-    bodies = [f.body for f in program.field_operators]
-    bodies += [e for scan in program.scan_operators for e in scan.body]
-    return frozenset(
-        node.dim
-        for body in bodies
-        for node in distinct_nodes(body)
-        if isinstance(node, ir.ConcatWhere)
-    )
 
 
 def specialise_ranges(
@@ -278,19 +254,55 @@ class _RangeSpecialisation:
             if self.by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
         ]
 
+    def own_windows(self, dd: ir.DimDomain) -> list[ir.Window]:
+        """The windows of `dd` that read fields over their own ranges along its dimension,
+        each with that range (also those whose reads stay inside the traced halo: the
+        field may end before the array does)."""
+        return [
+            dataclasses.replace(w, range=self.by_axis[(w.field, dd.dim)])
+            for w in dd.branch_reads
+            if self.by_axis.get((w.field, dd.dim), (0, 0)) != (0, 0)
+        ]
+
+    def windows(self, dd: ir.DimDomain) -> tuple[ir.Window, ...]:
+        """The windows the specialisation checks: every one of fields over their own
+        ranges, and those of the other fields whose reads leave the halo (the traced ones,
+        unless fields starting below 0 made the halo smaller)."""
+        own = self.own_windows(dd)
+        fields = {w.field for w in own}
+        lo, hi = self.halo(dd)
+        return (
+            *own,
+            *(
+                w
+                for w in dd.branch_reads or dd.windows
+                if w.field not in fields
+                and (w.shift + w.reads[0] < -lo or w.shift + w.reads[1] > hi)
+            ),
+        )
+
     def below(self, dd: ir.DimDomain) -> set[str]:
-        """The fields that `dd` reads and that start below 0 along its dimension (inputs
-        only: RangeKeys.of)."""
-        return {r.name for r in self.own_reads(dd) if r.start < 0}
+        """The fields that `dd` reads (everywhere or in a branch) and that start below 0
+        along its dimension (inputs only: RangeKeys.of)."""
+        names = {name for name, _, _ in dd.reads} | {w.field for w in dd.branch_reads}
+        return {n for n in names if self.by_axis.get((n, dd.dim), (0, 0))[0] < 0}
 
     def halo(self, dd: ir.DimDomain) -> tuple[int, int]:
         """`dd`'s halo: the traced one assumed that every field starts at 0; the reads of
-        fields starting below 0 are checked against their own ranges instead (no
-        concat_where selects along such a dimension, so the halo is the reads' alone)."""
+        fields starting below 0 are checked against their own ranges instead, so below
+        the start it is that of the other fields' reads (and, for a dimension the call
+        does not give, of their windows that leave the array, as the trace widened it:
+        call_domains.domain_of_call)."""
         below = self.below(dd)
         if not below:
             return dd.halo
-        return (max([0] + [lo for name, lo, _ in dd.reads if name not in below]), dd.halo[1])
+        lo = max([0] + [lo for name, lo, _ in dd.reads if name not in below])
+        if dd.inferred:
+            for window in dd.branch_reads:
+                start, _ = window_bounds(window, 0, 0)
+                if window.field not in below and start is not None:
+                    lo = max(lo, start.value)
+        return (lo, dd.halo[1])
 
     def inferred(
         self, dd: ir.DimDomain, outs: tuple[str, ...]
@@ -303,6 +315,10 @@ class _RangeSpecialisation:
         starts, stops = dd.starts, dd.stops
         more_starts = [ir.Bound(r.start + r.lo, False) for r in own]
         more_stops = [ir.Bound(-(r.gap + r.hi), True) for r in own]
+        for window in self.own_windows(dd):
+            start, stop = window_bounds(window, *window.range)
+            more_starts += [start] if start is not None else []
+            more_stops += [stop] if stop is not None else []
         if below:  # the start again from the halo and the regions written before
             starts = (ir.Bound(self.halo(dd)[0], False),)
         for name, lo, hi in dd.reads:
@@ -362,20 +378,14 @@ class _RangeSpecialisation:
                     raise DomainError(
                         f"{err} (for arguments over their own ranges {dict(self.ranges)!r})"
                     ) from None
-            windows = tuple(
-                dataclasses.replace(w, range=self.by_axis.get((w.field, dd.dim), (0, 0)))
-                for w in dd.windows
-            )
             dims.append(
-                ir.DimDomain(
-                    dd.dim,
-                    starts,
-                    stops,
-                    self.halo(dd),
-                    windows,
-                    dd.reads,
-                    tuple(own),
-                    dd.inferred,
+                dataclasses.replace(
+                    dd,
+                    starts=starts,
+                    stops=stops,
+                    halo=self.halo(dd),
+                    windows=self.windows(dd),
+                    own=tuple(own),
                 )
             )
         return ir.Domain(tuple(dims), call.domain.explicit)
@@ -385,7 +395,6 @@ __all__ = [
     "RangeKey",
     "RangeKeys",
     "below_zero_offsets",
-    "concat_where_dimensions",
     "fixed_dimensions",
     "specialise_ranges",
 ]

@@ -15,6 +15,7 @@ from stencilchain.errors import DefinitionError, user_location
 from stencilchain.program import ir
 from stencilchain.program.call_domains import (
     WindowReads,
+    branch_windows,
     check_temporary_reads,
     dim_windows,
     domain_of_call,
@@ -437,7 +438,10 @@ class ProgramTrace:
                 check_temporary_reads(self, where, dd.dim, dd.starts[0], dd.stops[0], read)
             held = dim_windows(windows.get(dd.dim, {}), lo, hi)
             reads = field_reads(read, dd.dim)
-            dims.append(ir.DimDomain(dd.dim, dd.starts, dd.stops, (lo, hi), held, reads))
+            every = branch_windows(windows.get(dd.dim, {}))
+            dims.append(
+                ir.DimDomain(dd.dim, dd.starts, dd.stops, (lo, hi), held, reads, branch_reads=every)
+            )
         call_domain = ir.Domain(tuple(dims), explicit=domain.explicit)
         self.calls.append(ir.ProgramCall(definition.name, args, outs, call_domain, lowered))
         for name in outs:

@@ -146,6 +146,21 @@ def from_below_but_at_the_top(a: CK, out: CK) -> None:
     below_but_at_the_top(a, out=out)
 
 
+@sc.field_operator
+def below_in_a_low_branch(a: CK) -> CK:
+    return sc.concat_where(K >= 2, a, a(K - 1))
+
+
+@sc.program
+def from_below_in_a_low_branch(a: CK, out: CK) -> None:
+    below_in_a_low_branch(a, out=out)
+
+
+@sc.program
+def from_below_in_a_low_branch_given(a: CK, out: CK, k0: sc.int32) -> None:
+    below_in_a_low_branch(a, out=out, domain={K: (k0, NLEV)})
+
+
 @sc.scan_operator(axis=K, forward=False, init=0.0)
 def falling_sum(total, f: CK):  # type: ignore[no-untyped-def]
     return 0.5 * total + f
@@ -184,6 +199,18 @@ def two_above_in_a_branch(w: CK, theta: CK) -> CK:
 def branches_beside_half_levels(w: CK, theta: CK, out: CK, out2: CK, n: sc.int32) -> None:
     half_above_in_a_branch(w, theta, out=out)
     two_above_in_a_branch(w, theta, out=out2, domain={K: (0, n)})
+
+
+@sc.field_operator
+def full_levels_from_one(theta: CK, w: CK) -> CK:
+    """A branch reading a full-level field at its point only (no offset)."""
+    return sc.concat_where(K >= 1, theta, w)
+
+
+@sc.program
+def half_levels_from_full_ones(theta: CK, w: CK, out: CK, out2: CK, n: sc.int32) -> None:
+    full_levels_from_one(theta, w, out=out)
+    full_levels_from_one(theta, w, out=out2, domain={K: (0, n)})
 
 
 def levels() -> tuple[np.ndarray, np.ndarray]:
@@ -255,6 +282,29 @@ def test_a_branchs_reads_stay_inside_the_field_it_reads() -> None:
         r"along K",
     ):
         branches_beside_half_levels(w, theta, out, out2, np.int32(NLEV))
+    assert (out == -7.0).all() and (out2 == -7.0).all()
+
+
+def test_a_branch_reading_a_shorter_field_at_its_point_is_checked() -> None:
+    """Found while fixing the fuzzer's findings: a branch reading a full-level field with
+    no offset, over half levels, read past the field's last level (its window was dropped
+    as inside the halo) and wrote what lay beyond; now an inferred domain stops at the
+    field's last level and a given one beyond it is the DomainError naming the field."""
+    w, theta = levels()
+    out, out2 = np.full_like(w, -7.0), np.full_like(w, -7.0)
+    half_levels_from_full_ones(theta, w, out, out2, np.int32(NLEV))
+    expected = np.full_like(w, -7.0)
+    expected[:, 0] = w[:, 0]
+    expected[:, 1:NLEV] = theta[:, 1:]
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(out2, expected)
+    out, out2 = np.full_like(w, -7.0), np.full_like(w, -7.0)
+    with pytest.raises(
+        sc.DomainError,
+        match=r"call of full_levels_from_one in half_levels_from_full_ones\(\): domain K: "
+        r"\[0, 7\) .* of argument 'theta' leaves its range \[0, 6\) along K",
+    ):
+        half_levels_from_full_ones(theta, w, out, out2, np.int32(NLEV + 1))
     assert (out == -7.0).all() and (out2 == -7.0).all()
 
 
@@ -487,17 +537,40 @@ def test_a_scan_over_an_input_below_zero() -> None:
     np.testing.assert_allclose(out, expected, rtol=1e-14)
 
 
-def test_an_input_below_zero_along_a_concat_where_dimension_is_refused() -> None:
+def test_an_input_below_zero_along_a_concat_where_dimension() -> None:
     a = below_zero()
-    out = np.zeros((N_CELLS, NLEV))
+    out = np.full((N_CELLS, NLEV), -7.0)
+    # concat_where(K == 0, a, a(K - 1)): level 0 reads a at 0, the others at K - 1
+    from_below_but_at_the_top(sc.as_field((Cell, K), a, start={K: -1}), out)
+    expected = np.empty((N_CELLS, NLEV))
+    expected[:, 0] = a[:, 1]
+    expected[:, 1:] = a[:, 1:NLEV]
+    np.testing.assert_array_equal(out, expected)
+    # concat_where(K >= 2, a, a(K - 1)) reads level -1 at level 0, so starts there (over
+    # fields from 0 it starts at level 1)
+    out = np.full((N_CELLS, NLEV), -7.0)
+    from_below_in_a_low_branch(sc.as_field((Cell, K), a, start={K: -1}), out)
+    expected[:, :2] = a[:, :2]
+    expected[:, 2:] = a[:, 3:]
+    np.testing.assert_array_equal(out, expected)
+    out = np.full((N_CELLS, NLEV), -7.0)
+    from_below_in_a_low_branch(a[:, 1:], out)
+    expected[:, 0] = -7.0
+    expected[:, 1] = a[:, 1]
+    np.testing.assert_array_equal(out, expected)
+    # a given domain reading below 0 in a branch: the DomainError, unless the field is there
+    out = np.full((N_CELLS, NLEV), -7.0)
     with pytest.raises(
-        sc.ArgumentError,
-        match=r"argument 'a' of from_below_but_at_the_top\(\): .*starts at K -1, below 0, "
-        r"while a concat_where of from_below_but_at_the_top\(\) selects along K",
+        sc.DomainError,
+        match=r"in a concat_where branch .* at K in \[0, 2\), leaves the array of size 6 along K",
     ):
-        from_below_but_at_the_top(sc.as_field((Cell, K), a, start={K: -1}), out)
-    assert not out.any()
-    # below 0 along another dimension (Cell [-1, 4)), from 0 along K, it runs
+        from_below_in_a_low_branch_given(a[:, 1:], out, np.int32(0))
+    assert (out == -7.0).all()
+    from_below_in_a_low_branch_given(sc.as_field((Cell, K), a, start={K: -1}), out, np.int32(0))
+    expected[:, 0] = a[:, 0]
+    np.testing.assert_array_equal(out, expected)
+    # below 0 along another dimension (Cell [-1, 4)), from 0 along K
+    out = np.zeros((N_CELLS, NLEV))
     from_below_but_at_the_top(sc.as_field((Cell, K), a[:, 1:], start={Cell: -1}), out)
     expected = np.zeros((N_CELLS, NLEV))
     expected[:-1, 0] = a[1:, 1]

@@ -125,6 +125,21 @@ def test_branches_beside_half_levels(fixture: str, request: pytest.FixtureReques
     assert str(compiled.value) == str(embedded.value)
     assert "of argument 'theta' leaves its range [0, 6) along K" in str(compiled.value)
     assert (out == -7.0).all() and (out2 == -7.0).all()
+    # a branch reading the shorter field at its point only
+    program = cases.half_levels_from_full_ones
+    run = program.with_backend(toolchain)
+
+    def at_the_point(n: int) -> tuple[Any, ...]:
+        return (theta, w, np.full_like(w, -7.0), np.full_like(w, -7.0), np.int32(n))
+
+    _both(run, program, lambda: at_the_point(cases.NLEV), (2, 3))
+    embedded_args, compiled_args = at_the_point(cases.NLEV + 1), at_the_point(cases.NLEV + 1)
+    with pytest.raises(sc.DomainError) as embedded:
+        program(*embedded_args)
+    with pytest.raises(sc.DomainError) as compiled:
+        run(*compiled_args)
+    assert str(compiled.value) == str(embedded.value)
+    assert (compiled_args[2] == -7.0).all() and (compiled_args[3] == -7.0).all()
 
 
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
@@ -205,6 +220,9 @@ def test_inputs_below_zero(fixture: str, kind: str, request: pytest.FixtureReque
         lambda: (below(a[:, 1:], {Cell: -1}), out()),
         (1,),
     )
+    # below 0 along K, the dimension of a concat_where
+    for program in (cases.from_below_but_at_the_top, cases.from_below_in_a_low_branch):
+        _both(program.with_backend(toolchain), program, lambda: (below(a, {K: -1}), out()), (1,))
     for program in (cases.sums_of, cases.sums_from_below):  # scans
         _both(program.with_backend(toolchain), program, lambda: (below(a, {K: -1}), out()), (1,))
     # and against the reference of the embedded tests
@@ -236,12 +254,4 @@ def test_inputs_below_zero_errors(fixture: str, request: pytest.FixtureRequest) 
     assert str(compiled_arg.value) == str(embedded_arg.value)
     assert "argument 'out' of from_below()" in str(compiled_arg.value)
     assert "for an output" in str(compiled_arg.value)
-    with pytest.raises(sc.ArgumentError) as embedded_arg:
-        cases.from_below_but_at_the_top(a, out)
-    with pytest.raises(sc.ArgumentError) as compiled_arg:
-        cases.from_below_but_at_the_top.with_backend(toolchain)(a, out)
-    assert str(compiled_arg.value) == str(embedded_arg.value)
-    assert "a concat_where of from_below_but_at_the_top() selects along K" in str(
-        compiled_arg.value
-    )
     assert (out == -7.0).all()
