@@ -19,6 +19,7 @@ before and after. Prints the load average: the figures of a shared machine are n
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -104,10 +105,8 @@ def _own_ranges(run: Any, calls: int) -> dict[str, float | None]:
     mismatch = entry.__self__.ArgumentMismatch
 
     def rejected() -> None:
-        try:
+        with contextlib.suppress(mismatch):
             entry(longer, out)
-        except mismatch:
-            pass
 
     rejected()
     timed = (
