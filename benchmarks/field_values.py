@@ -8,7 +8,10 @@ a program of 2 fields and one of 25 fields + 2 scalars, called with plain NumPy 
 native BoundEntry path) and with every field an `sc.FieldValue` (rejected by the native
 check, unwrapped in Python, run again); and the 2-field program over its own ranges (`a`
 one point longer than `out`, ICON's half levels: rejected by the native check, its range
-key looked up, the specialisation's entry run; docs/adr/0032). Run it on a tree without field values too (the
+key looked up, the specialisation's entry run; docs/adr/0032), once remembered by shapes and over
+5 pairs of shapes in turn (each call rejected by the plain program's check and explained:
+the rejection path, docs/adr/0037), and the raw entry point rejecting that call (raising
+its ArgumentMismatch). Run it on a tree without field values too (the
 plain-array lines; the field-value lines print n/a there) to compare the plain call path
 before and after. Prints the load average: the figures of a shared machine are noisy.
 """
@@ -16,6 +19,8 @@ before and after. Prints the load average: the figures of a shared machine are n
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import json
 import os
 import sys
@@ -83,16 +88,40 @@ def _times(
 
 
 def _own_ranges(run: Any, calls: int) -> dict[str, float | None]:
-    """Per-call seconds of the 2-field program with `a` one point longer than `out` (None
-    where the tree runs no fields over their own ranges)."""
+    """Per-call seconds of the 2-field program with `a` one point longer than `out`, of the
+    same over 5 pairs of shapes in turn (one more than the BoundEntry remembers: every call
+    is rejected by the plain program's check and run by the explain hook), and of the raw
+    entry point rejecting such a call (None where the tree runs no own ranges)."""
     longer, out = np.ones(3), np.zeros(2)
     try:
         run(longer, out)
     except sc.ArgumentError:  # a tree without own ranges
-        return {"2 fields, own ranges (a longer)": None}
-    return {
-        "2 fields, own ranges (a longer)": per_call_seconds(lambda: run(longer, out), calls // 10)
-    }
+        return {key: None for key in _OWN_RANGES}
+    pairs = [(np.ones(n + 1), np.zeros(n)) for n in range(2, 7)]
+    for pair in pairs:
+        run(*pair)
+    turn = itertools.cycle(pairs)
+    entry = run.compile().entry
+    mismatch = entry.__self__.ArgumentMismatch
+
+    def rejected() -> None:
+        with contextlib.suppress(mismatch):
+            entry(longer, out)
+
+    rejected()
+    timed = (
+        lambda: run(longer, out),
+        lambda: run(*next(turn)),
+        rejected,
+    )
+    return {key: per_call_seconds(fn, calls // 10) for key, fn in zip(_OWN_RANGES, timed)}
+
+
+_OWN_RANGES = (
+    "2 fields, own ranges (a longer)",
+    "2 fields, own ranges, 5 shapes in turn",
+    "2 fields, rejected by the raw entry",
+)
 
 
 def main() -> None:

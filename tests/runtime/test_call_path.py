@@ -7,6 +7,7 @@ threshold) give the embedded executor's results."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -146,3 +147,26 @@ def test_overlapping_outputs_are_rejected_and_disjoint_views_are_not(
         run(f, both[:5], both[4:9])
     empty = np.zeros((0, 4))
     run(empty, empty, empty.copy())  # empty arrays touch no memory
+
+
+def test_outlined_array_checks_reject_as_the_inlined_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A program of many fields checks each array in a call (OUTLINED_FIELDS): it runs and
+    rejects as the inlined checks do, with the embedded executor's messages."""
+    from stencilchain.containers import build_container
+    from stencilchain.steps.cpp import extension_module
+
+    monkeypatch.setattr(extension_module, "OUTLINED_FIELDS", 1)
+    run = mix.with_backend(build_container({}, cache_dir=tmp_path).gtfn.toolchain())
+    f, g, out = np.ones((5, 4)), np.ones((5, 4)), np.zeros((5, 4))
+    run(f, g, out, 0.5)
+    expected = np.zeros((5, 4))
+    mix(f, g, expected, 0.5)
+    np.testing.assert_array_equal(out, expected)
+    for args in [(f, g, out.astype(np.float32), 0.5), (f, np.ones(5), out, 0.5)]:
+        with pytest.raises(sc.ArgumentError) as embedded:
+            mix(*args)
+        with pytest.raises(sc.ArgumentError) as compiled:
+            run(*args)
+        assert str(compiled.value) == str(embedded.value)

@@ -20,6 +20,8 @@ vectorcall object that a bound program calls directly (runtime.toolchain.BoundPr
 handing keyword arguments to `bind` and a rejected call to `explain` (module_entry.h).
 The checks of one argument are inlined (itemsize a template argument), each array's
 address range is computed once, so the overlap test of two arguments is two comparisons.
+A check that rejects an argument returns false with the message in the call's `why`
+string, and `sc_call` returns at once: a rejection throws no C++ exception (docs/adr/0037).
 """
 
 from __future__ import annotations
@@ -93,8 +95,9 @@ class _ModuleWriter:
             if len(self.signature.fields) >= OUTLINED_FIELDS:
                 check += "_outlined"
         return (
-            f'    const sc_array a{index} = {check}<{itemsize}>(args[{index}], "{f.name}", {ndim}, '
-            f"{dtype}, {written}, {unit});"
+            f"    sc_array a{index};\n"
+            f'    if (!{check}<{itemsize}>(args[{index}], "{f.name}", {ndim}, {dtype}, {written}, '
+            f"{unit}, a{index}, why)) return nullptr;"
         )
 
     def entry(self) -> str:
@@ -104,10 +107,13 @@ class _ModuleWriter:
             " and a workspace (or None to ask its size)" if sig.workspace else ""
         )
         lines = [
-            "// The checks and the run of one call; a rejected call throws sc_mismatch (see",
-            "// module_entry.h for the callables around it).",
-            "PyObject* sc_call(PyObject* const* args, Py_ssize_t nargs) {",
-            f'    if (nargs != {n + sig.workspace}) throw sc_mismatch("{self.program.name}() takes {takes}");',
+            "// The checks and the run of one call; a rejected call returns null with the",
+            "// message in `why` (see module_entry.h for the callables around it).",
+            "PyObject* sc_call(PyObject* const* args, Py_ssize_t nargs, std::string& why) {",
+            f"    if (nargs != {n + sig.workspace}) {{",
+            f'        why = "{self.program.name}() takes {takes}";',
+            "        return nullptr;",
+            "    }",
         ]
         lines += [f"    std::int64_t {size_var(d)} = -1;" for d in sig.dims]
         call_args: list[str] = []
@@ -118,7 +124,8 @@ class _ModuleWriter:
                 lines.append(self._field_check(index, p))
                 axes = ranges.get(p.name, ((0, 0),) * len(p.type.dims))
                 lines += [
-                    f'    sc_set_size({size_var(d)}, a{index}.shape[{axis}]{_plus(sum(axes[axis]))}, "{p.name}", "{d.name}");'
+                    f"    if (!sc_set_size({size_var(d)}, a{index}.shape[{axis}]{_plus(sum(axes[axis]))}, "
+                    f'"{p.name}", "{d.name}", why)) return nullptr;'
                     for axis, d in enumerate(p.type.dims)
                 ]
                 const = "" if p.written else "const "
@@ -132,10 +139,11 @@ class _ModuleWriter:
                 call_args += [f"a{index}.strides[{a}]" for a in range(len(p.type.dims))]
             else:
                 assert isinstance(p, ScalarArg)
-                lines.append(
-                    f"    const {p.dtype.cpp} v{index} = "
-                    f'sc_scalar<{p.dtype.cpp}>(args[{index}], "{p.name}");'
-                )
+                lines += [
+                    f"    {p.dtype.cpp} v{index};",
+                    f'    if (!sc_scalar<{p.dtype.cpp}>(args[{index}], "{p.name}", v{index}, why)) '
+                    "return nullptr;",
+                ]
                 scalar_args.append(f"v{index}")
         fields = [(i, p) for i, p in enumerate(sig.params) if isinstance(p, FieldArg)]
         for i, w in fields:
@@ -145,7 +153,8 @@ class _ModuleWriter:
                 if j == i:
                     continue
                 lines.append(
-                    f'    if (sc_overlap(a{i}, a{j})) sc_fail("{w.name}", "{overlap_message(other.name)}");'
+                    f'    if (!sc_disjoint(a{i}, a{j}, "{w.name}", "{overlap_message(other.name)}", '
+                    "why)) return nullptr;"
                 )
         lines += self._table_checks()
         call_args += [size_var(d) for d in sig.dims] + scalar_args
@@ -153,7 +162,8 @@ class _ModuleWriter:
             lines += [
                 "    char* workspace = nullptr;",
                 "    std::size_t workspace_nbytes = 0, workspace_needed = 0;",
-                f"    if (args[{n}] != Py_None) sc_workspace(args[{n}], &workspace, &workspace_nbytes);",
+                f"    if (args[{n}] != Py_None && "
+                f"!sc_workspace(args[{n}], &workspace, &workspace_nbytes, why)) return nullptr;",
             ]
             call_args += ["workspace", "workspace_nbytes", "&workspace_needed"]
         call_args += ["err", "sizeof(err)"]
@@ -199,8 +209,8 @@ class _ModuleWriter:
                 continue
             low = -1 if conn.skip_values else 0
             lines.append(
-                f"    sc_check_table<{p.type.dtype.cpp}>(args[{index}], a{index}, "
-                f'"{p.name}", {low}, {size_var(conn.source)});'
+                f"    if (!sc_check_table<{p.type.dtype.cpp}>(args[{index}], a{index}, "
+                f'"{p.name}", {low}, {size_var(conn.source)}, why)) return nullptr;'
             )
         return lines
 

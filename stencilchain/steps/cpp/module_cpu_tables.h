@@ -110,15 +110,17 @@ SC_VECTORIZED bool sc_entries_in_range(const sc_array& a, std::int64_t low, std:
     return largest < bound;
 }
 
-[[noreturn]] SC_COLD void sc_table_mismatch(const char* name, std::int64_t low, std::int64_t n) {
-    sc_fail(name, "the table holds an entry outside [" + std::to_string(low) + ", " + std::to_string(n) + ")");
+SC_COLD bool sc_table_mismatch(const char* name, std::int64_t low, std::int64_t n, std::string& why) {
+    return sc_fail(why, name, "the table holds an entry outside [" + std::to_string(low) + ", " +
+                                  std::to_string(n) + ")");
 }
 
-// The check of table argument `o` (already checked as array `a` of entries T).
+// The check of table argument `o` (already checked as array `a` of entries T; false: rejected).
 template <class T>
-SC_INLINE void sc_check_table(PyObject* o, const sc_array& a, const char* name, std::int64_t low, std::int64_t n) {
+SC_INLINE bool sc_check_table(PyObject* o, const sc_array& a, const char* name, std::int64_t low, std::int64_t n,
+                              std::string& why) {
     std::int64_t lo = 0, hi = 0;
-    if (sc_frozen_range<T>(o, a, &lo, &hi) && low <= lo && hi < n) return;
-    if (!sc_entries_in_range<T>(a, low, n)) sc_table_mismatch(name, low, n);
+    if (sc_frozen_range<T>(o, a, &lo, &hi) && low <= lo && hi < n) return true;
+    return sc_entries_in_range<T>(a, low, n) || sc_table_mismatch(name, low, n, why);
 }
 }  // namespace

@@ -1,5 +1,7 @@
 // The callables of every argument-checking extension module, around the generated
-// `sc_call(args, nargs)` (which throws sc_mismatch for a rejected call):
+// `sc_call(args, nargs, why)` (which returns null with the message in `why`, and no Python
+// error, for a rejected call; null with `why` empty is an error raised; a C++ exception
+// only an internal error, e.g. std::bad_alloc):
 // - sc_entry, the module's entry point (METH_FASTCALL): a rejected call raises the module's
 //   ArgumentMismatch (a TypeError) with the native check's message;
 // - sc_bind(bind, explain), the module function "_sc_bind": a BoundEntry for a bound program,
@@ -26,16 +28,23 @@
 #include <structmember.h>
 
 namespace {
-PyObject* sc_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+// sc_call, with any C++ exception raised as a RuntimeError (null: rejected, the message in
+// `why`, or an error raised).
+PyObject* sc_checked_call(PyObject* const* args, Py_ssize_t nargs, std::string& why) {
     try {
-        return sc_call(args, nargs);
-    } catch (const sc_mismatch& e) {
-        PyErr_SetString(sc_globals.mismatch, e.what());
-        return nullptr;
+        return sc_call(args, nargs, why);
     } catch (const std::exception& e) {
+        why.clear();
         PyErr_SetString(PyExc_RuntimeError, e.what());
         return nullptr;
     }
+}
+
+PyObject* sc_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+    std::string why;
+    PyObject* result = sc_checked_call(args, nargs, why);
+    if (result == nullptr && !why.empty()) PyErr_SetString(sc_globals.mismatch, why.c_str());
+    return result;
 }
 
 constexpr int sc_remembered_count = 4;
@@ -133,14 +142,10 @@ PyObject* sc_run(sc_bound* self, PyObject* const* args, PyObject* const* plain, 
         PyErr_Clear();
         return sc_explain(self, args, plain, nargs, "rejected by the program specialised for these shapes");
     }
-    try {
-        return sc_call(plain, nargs);
-    } catch (const sc_mismatch& e) {
-        return sc_explain(self, args, plain, nargs, e.what());
-    } catch (const std::exception& e) {
-        PyErr_SetString(PyExc_RuntimeError, e.what());
-        return nullptr;
-    }
+    std::string why;
+    PyObject* result = sc_checked_call(plain, nargs, why);
+    if (result == nullptr && !why.empty()) return sc_explain(self, args, plain, nargs, why.c_str());
+    return result;
 }
 
 // The parameters' names as interned strings (sc_param_names, generated), made when the first

@@ -12,20 +12,20 @@ std::int64_t sc_item(PyObject* seq, Py_ssize_t k) {
     return v;
 }
 
+// The GPU array argument `o` into `out` (false: rejected, the message in `why`).
 template <std::int64_t itemsize>
-sc_array sc_cuda_array(PyObject* o, const char* name, int ndim, const char* typestr, bool written,
-                       bool unit_stride) {
+bool sc_cuda_array(PyObject* o, const char* name, int ndim, const char* typestr, bool written,
+                   bool unit_stride, sc_array& out, std::string& why) {
     PyObject* cai = PyObject_GetAttrString(o, "__cuda_array_interface__");
     if (cai == nullptr || !PyDict_Check(cai)) {
         PyErr_Clear();
         Py_XDECREF(cai);
-        sc_fail(name, "expected a GPU array exposing __cuda_array_interface__ (e.g. cupy)");
+        return sc_fail(why, name, "expected a GPU array exposing __cuda_array_interface__ (e.g. cupy)");
     }
     PyObject* shape = PyDict_GetItemString(cai, "shape");
     PyObject* ts = PyDict_GetItemString(cai, "typestr");
     PyObject* data = PyDict_GetItemString(cai, "data");
     PyObject* strides = PyDict_GetItemString(cai, "strides");
-    sc_array out;
     std::string error;
     if (shape == nullptr || PySequence_Size(shape) != ndim) {
         error = "wrong number of dimensions";
@@ -60,25 +60,24 @@ sc_array sc_cuda_array(PyObject* o, const char* name, int ndim, const char* type
     }
     Py_DECREF(cai);
     if (PyErr_Occurred()) { PyErr_Clear(); error = "malformed __cuda_array_interface__"; }
-    if (!error.empty()) sc_fail(name, error);
-    sc_check_layout(out, ndim, unit_stride, name);
+    if (!error.empty()) return sc_fail(why, name, error);
+    if (!sc_check_layout(out, ndim, unit_stride, name, why)) return false;
     sc_set_bounds(out, ndim, itemsize);
-    return out;
+    return true;
 }
 
-// The workspace: a writeable, contiguous 1-D uint8 GPU array, 8-byte aligned.
-void sc_workspace(PyObject* o, char** data, std::size_t* nbytes) {
+// The workspace: a writeable, contiguous 1-D uint8 GPU array, 8-byte aligned (false: rejected).
+bool sc_workspace(PyObject* o, char** data, std::size_t* nbytes, std::string& why) {
     const char* what = "must be a writeable, contiguous 1-D uint8 GPU array (e.g. "
                        "cupy.empty(nbytes, cupy.uint8)) starting at an 8-byte boundary";
     sc_array a;
-    try {
-        a = sc_cuda_array<1>(o, "workspace", 1, "u1", true, true);
-    } catch (const sc_mismatch&) {
-        sc_fail("workspace", what);
+    std::string array_why;  // replaced by the workspace's own message
+    if (!sc_cuda_array<1>(o, "workspace", 1, "u1", true, true, a, array_why) ||
+        (a.shape[0] > 1 && a.strides[0] != 1) || reinterpret_cast<std::uintptr_t>(a.data) % 8 != 0) {
+        return sc_fail(why, "workspace", what);
     }
-    if (a.shape[0] > 1 && a.strides[0] != 1) sc_fail("workspace", what);
-    if (reinterpret_cast<std::uintptr_t>(a.data) % 8 != 0) sc_fail("workspace", what);
     *data = a.data;
     *nbytes = static_cast<std::size_t>(a.shape[0]);
+    return true;
 }
 }  // namespace

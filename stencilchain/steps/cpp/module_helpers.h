@@ -1,5 +1,8 @@
 // Part of every argument-checking extension module (stencilchain.steps.cpp.extension_module):
 // scalar and array checks, sizes, overlap and layout. Needs SC_PROGRAM (the program's name).
+// A check that rejects its argument writes the message into the call's `why` (a std::string
+// that stays empty otherwise) and returns false; nothing is thrown, as a rejected call is a
+// normal path (a call over fields' own ranges, one the explain hook takes: docs/adr/0037).
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -10,7 +13,6 @@
 #include <exception>
 #include <limits>
 #include <string>
-#include <utility>
 
 #define SC_CAT2(a, b) a##b
 #define SC_CAT(a, b) SC_CAT2(a, b)
@@ -29,14 +31,10 @@
 
 namespace {
 
-struct sc_mismatch : std::exception {
-    explicit sc_mismatch(std::string m) : message(std::move(m)) {}
-    const char* what() const noexcept override { return message.c_str(); }
-    std::string message;
-};
-
-[[noreturn]] SC_COLD void sc_fail(const char* arg, const std::string& what) {
-    throw sc_mismatch{std::string("argument '") + arg + "' of " SC_PROGRAM "(): " + what};
+// Reject argument `arg` of the call: its message into `why`; false, what a check returns.
+SC_COLD bool sc_fail(std::string& why, const char* arg, const std::string& what) {
+    why = std::string("argument '") + arg + "' of " SC_PROGRAM "(): " + what;
+    return false;
 }
 
 enum sc_dtype_id { SC_FLOAT32 = 0, SC_FLOAT64 = 1, SC_INT32 = 2, SC_INT64 = 3, SC_BOOL = 4 };
@@ -93,73 +91,91 @@ bool sc_is_numpy_scalar(PyObject* o, int id) {
     return equal == 1;
 }
 
-float sc_to_float32(double v, const char* name) {
-    const float f = static_cast<float>(v);
-    if (std::isfinite(v) && !std::isfinite(f)) sc_fail(name, "value out of the range of float32");
-    return f;
+bool sc_to_float32(double v, const char* name, float& out, std::string& why) {
+    out = static_cast<float>(v);
+    return !(std::isfinite(v) && !std::isfinite(out)) || sc_fail(why, name, "value out of the range of float32");
 }
 
-template <class T> T sc_scalar(PyObject* o, const char* name);
+// The scalar argument `o` into `out` (false: rejected, the message in `why`).
+template <class T> bool sc_scalar(PyObject* o, const char* name, T& out, std::string& why);
 
-template <> double sc_scalar<double>(PyObject* o, const char* name) {
-    if (PyFloat_Check(o)) return PyFloat_AS_DOUBLE(o);  // float and numpy.float64
-    if (PyLong_CheckExact(o)) {
-        const double v = PyLong_AsDouble(o);
-        if (v == -1.0 && PyErr_Occurred()) { PyErr_Clear(); sc_fail(name, "int too large for float64"); }
-        return v;
+template <> bool sc_scalar<double>(PyObject* o, const char* name, double& out, std::string& why) {
+    if (PyFloat_Check(o)) {  // float and numpy.float64
+        out = PyFloat_AS_DOUBLE(o);
+        return true;
     }
-    sc_fail(name, "expected a float64 scalar");
+    if (PyLong_CheckExact(o)) {
+        out = PyLong_AsDouble(o);
+        if (out == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return sc_fail(why, name, "int too large for float64");
+        }
+        return true;
+    }
+    return sc_fail(why, name, "expected a float64 scalar");
 }
 
-template <> float sc_scalar<float>(PyObject* o, const char* name) {
-    if (PyFloat_CheckExact(o)) return sc_to_float32(PyFloat_AS_DOUBLE(o), name);
+template <> bool sc_scalar<float>(PyObject* o, const char* name, float& out, std::string& why) {
+    if (PyFloat_CheckExact(o)) return sc_to_float32(PyFloat_AS_DOUBLE(o), name, out, why);
     if (Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(sc_globals.float32) || sc_is_numpy_scalar(o, SC_FLOAT32)) {
-        return static_cast<float>(PyFloat_AsDouble(o));
+        out = static_cast<float>(PyFloat_AsDouble(o));
+        return true;
     }
     if (PyLong_CheckExact(o)) {
         const double v = PyLong_AsDouble(o);
-        if (v == -1.0 && PyErr_Occurred()) { PyErr_Clear(); sc_fail(name, "int too large for float32"); }
-        return sc_to_float32(v, name);
+        if (v == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return sc_fail(why, name, "int too large for float32");
+        }
+        return sc_to_float32(v, name, out, why);
     }
-    sc_fail(name, "expected a float32 scalar");
+    return sc_fail(why, name, "expected a float32 scalar");
 }
 
-template <class T> T sc_integer(PyObject* o, const char* name, PyObject* numpy_type, int id) {
+template <class T>
+bool sc_integer(PyObject* o, const char* name, PyObject* numpy_type, int id, T& out, std::string& why) {
     long long v = 0;
     if (PyLong_CheckExact(o)) {
         int overflow = 0;
         v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) sc_fail(name, "int out of range");
+        if (overflow) return sc_fail(why, name, "int out of range");
     } else if (Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(numpy_type) || sc_is_numpy_scalar(o, id)) {
         PyObject* index = PyNumber_Index(o);
-        if (index == nullptr) { PyErr_Clear(); sc_fail(name, "not an integer"); }
+        if (index == nullptr) {
+            PyErr_Clear();
+            return sc_fail(why, name, "not an integer");
+        }
         v = PyLong_AsLongLong(index);
         Py_DECREF(index);
     } else {
-        sc_fail(name, "expected an integer scalar");
+        return sc_fail(why, name, "expected an integer scalar");
     }
     if (v < static_cast<long long>(std::numeric_limits<T>::min()) ||
         v > static_cast<long long>(std::numeric_limits<T>::max())) {
-        sc_fail(name, "int out of range");
+        return sc_fail(why, name, "int out of range");
     }
-    return static_cast<T>(v);
+    out = static_cast<T>(v);
+    return true;
 }
 
-template <> std::int32_t sc_scalar<std::int32_t>(PyObject* o, const char* name) {
-    return sc_integer<std::int32_t>(o, name, sc_globals.int32, SC_INT32);
+template <> bool sc_scalar<std::int32_t>(PyObject* o, const char* name, std::int32_t& out, std::string& why) {
+    return sc_integer<std::int32_t>(o, name, sc_globals.int32, SC_INT32, out, why);
 }
 
-template <> std::int64_t sc_scalar<std::int64_t>(PyObject* o, const char* name) {
-    return sc_integer<std::int64_t>(o, name, sc_globals.int64, SC_INT64);
+template <> bool sc_scalar<std::int64_t>(PyObject* o, const char* name, std::int64_t& out, std::string& why) {
+    return sc_integer<std::int64_t>(o, name, sc_globals.int64, SC_INT64, out, why);
 }
 
-template <> bool sc_scalar<bool>(PyObject* o, const char* name) {
-    if (o == Py_True) return true;
-    if (o == Py_False) return false;
+template <> bool sc_scalar<bool>(PyObject* o, const char* name, bool& out, std::string& why) {
+    if (o == Py_True || o == Py_False) {
+        out = o == Py_True;
+        return true;
+    }
     if (Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(sc_globals.bool_) || sc_is_numpy_scalar(o, SC_BOOL)) {
-        return PyObject_IsTrue(o) == 1;
+        out = PyObject_IsTrue(o) == 1;
+        return true;
     }
-    sc_fail(name, "expected a bool scalar");
+    return sc_fail(why, name, "expected a bool scalar");
 }
 
 // One array argument after every check: data pointer, shape, element strides, and the
@@ -192,29 +208,37 @@ inline bool sc_overlap(const sc_array& a, const sc_array& b) {
     return !a.empty && !b.empty && a.begin < b.end && b.begin < a.end;
 }
 
-[[noreturn]] SC_COLD void sc_size_mismatch(std::int64_t size, std::int64_t value, const char* name,
-                                           const char* dim) {
-    sc_fail(name, std::string("size ") + std::to_string(value) + " along " + dim +
-                      " differs from " + std::to_string(size) + " of another argument");
+// Whether the written argument `a` (`name`) and `b` do not overlap (else `message` of `a`).
+SC_INLINE bool sc_disjoint(const sc_array& a, const sc_array& b, const char* name, const char* message,
+                           std::string& why) {
+    return !sc_overlap(a, b) || sc_fail(why, name, message);
 }
 
-SC_INLINE void sc_set_size(std::int64_t& size, std::int64_t value, const char* name, const char* dim) {
+SC_COLD bool sc_size_mismatch(std::int64_t size, std::int64_t value, const char* name, const char* dim,
+                              std::string& why) {
+    return sc_fail(why, name, std::string("size ") + std::to_string(value) + " along " + dim +
+                                  " differs from " + std::to_string(size) + " of another argument");
+}
+
+SC_INLINE bool sc_set_size(std::int64_t& size, std::int64_t value, const char* name, const char* dim,
+                           std::string& why) {
     if (size < 0) {
         size = value;
-    } else if (size != value) {
-        sc_size_mismatch(size, value, name, dim);
+        return true;
     }
+    return size == value || sc_size_mismatch(size, value, name, dim, why);
 }
 
-[[noreturn]] SC_COLD void sc_layout_mismatch(std::int64_t stride, const char* name) {
-    sc_fail(name, "the toolchain is configured for data_layout=unit_stride, but the innermost "
-                  "dimension has a stride of " + std::to_string(stride) + " elements (needs 1)");
+SC_COLD bool sc_layout_mismatch(std::int64_t stride, const char* name, std::string& why) {
+    return sc_fail(why, name, "the toolchain is configured for data_layout=unit_stride, but the innermost "
+                              "dimension has a stride of " + std::to_string(stride) + " elements (needs 1)");
 }
 
-SC_INLINE void sc_check_layout(const sc_array& a, int ndim, bool unit_stride, const char* name) {
+SC_INLINE bool sc_check_layout(const sc_array& a, int ndim, bool unit_stride, const char* name, std::string& why) {
     if (unit_stride && a.shape[ndim - 1] > 1 && a.strides[ndim - 1] != 1) {
-        sc_layout_mismatch(a.strides[ndim - 1], name);
+        return sc_layout_mismatch(a.strides[ndim - 1], name, why);
     }
+    return true;
 }
 
 }  // namespace
