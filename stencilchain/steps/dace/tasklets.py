@@ -17,7 +17,8 @@ output connector per output.
   the array's strides in elements (`e_s0`). Programs without tables have no such memlet.
 - a `sc.concat_where` is an `if`/`else` in the tasklet's code; DaCe reads every memlet
   before the tasklet runs, so a read inside a branch has its index along the condition's
-  dimension clamped into the array (`Min(Max(i + a, 0), n - 1)`): where the branch is
+  dimension clamped into the array (`Min(Max(i + a, 0), n - 1)`, or into the field's own
+  range `[start, n - gap)` in a program specialised for its arguments' ranges): where the branch is
   selected the index is unchanged (its reads are checked like the halo), and where it is
   not no memlet leaves the array.
 """
@@ -82,6 +83,9 @@ class Tasklet:
     ) -> None:
         self.prefix = prefix
         self.origins = origins or {}
+        # per field parameter over its own range (program/own_ranges.py), per axis
+        # (start, gap): the part [start, n - gap) of the index space its array covers
+        self.ranges = dict(program.ranges)
         self.params = params
         self.dims = dims
         self.strides = strides
@@ -120,12 +124,14 @@ class Tasklet:
 
     def subset(self, name: str, pos: Position, clamped: tuple[Dimension, ...] = ()) -> str:
         """The memlet subset of `name` at `pos`; along the `clamped` dimensions the index is
-        kept inside the array (see `read`)."""
+        kept inside the array (see `read`): inside its own range, for a field over one
+        (from below 0 for one that starts there, the array's DaCe offset)."""
         ftype = self.params[name]
         assert isinstance(ftype, ir.FieldType)
         amounts = dict(pos)
         indices = []
-        for dim in ftype.dims:
+        own = self.ranges.get(name, ((0, 0),) * len(ftype.dims))
+        for dim, (lo, gap) in zip(ftype.dims, own):
             amount = amounts.get(dim, 0)
             if isinstance(amount, Absolute):  # a constant slot, or all of a gathered dimension
                 indices.append(amount.index if _constant(amount) else f"0:{size_symbol(dim)}")
@@ -137,7 +143,7 @@ class Tasklet:
                 index_symbol(dim) if amount == 0 else f"{index_symbol(dim)} {sign} {abs(amount)}"
             )
             if dim in clamped and amount != 0:
-                index = f"Min(Max({index}, 0), {size_symbol(dim)} - 1)"
+                index = f"Min(Max({index}, {lo}), {size_symbol(dim)} - {1 + gap})"
             origin = self.origins.get(name, {}).get(dim)
             if origin is not None:  # a tile buffer, indexed from its first point
                 index = f"{index} - ({origin})"
