@@ -410,6 +410,8 @@ def _run_over_own_ranges(
     starting below 0 is copied over its points below 0 too, and the program runs on the
     part from 0 on, its reads below 0 made in the whole copy (`run_program`'s `below`)."""
     ranges = checker.keys.named(key)
+    if offsets:  # against the fields' own ranges: the copies' padding would hide a bad one
+        check_offsets(program.name, offsets, args, ranges)
     spec = checker.specialisations.get(key)
     if spec is None:
         made = specialise_ranges(program, ranges)
@@ -438,7 +440,7 @@ def _run_over_own_ranges(
             below[name] = (copy, origin)
             copy = copy[tuple(slice(o, None) for o in origin)]
         copies[at] = copy
-    run_program(whole, whole_checker, tuple(copies), offsets, below)
+    run_program(whole, whole_checker, tuple(copies), (), below)
     for (_, name, _dims), axes in zip(checker.keys.fields, key):
         param = params[name]
         if isinstance(param, FieldParam) and param.written:

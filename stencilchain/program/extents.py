@@ -52,11 +52,13 @@ class Reads:
 
 
 def field_operator_reads(
-    fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef]
+    fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef], *, points: bool = False
 ) -> Reads:
     """The reads of every field parameter of `fop`, at exact offsets (calls are walked
-    through, their parameters bound to the caller's arguments)."""
-    walker = ExtentsWalker(fops)
+    through, their parameters bound to the caller's arguments). `points`: only the reads
+    at offsets from the point, leaving out those of a gathered operand along the dimension
+    a table or an offset field picks (its entries are checked instead)."""
+    walker = ExtentsWalker(fops, points=points)
     walker.visit(fop.body, {}, {}, {})
     return Reads(walker.extents, walker.windows, walker.gathered)
 
@@ -81,8 +83,9 @@ class ExtentsWalker(ir.ExprVisitor[None]):
     parameters of the field operators called on the way bound in `scope`, inside the
     branches of `guard`."""
 
-    def __init__(self, fops: Mapping[str, ir.FieldOperatorDef]) -> None:
+    def __init__(self, fops: Mapping[str, ir.FieldOperatorDef], *, points: bool = False) -> None:
         self.fops = fops
+        self.points = points  # see field_operator_reads
         self.extents: Extents = {}
         self.windows: Windows = {}
         self.gathered: dict[str, set[Dimension]] = {}
@@ -187,7 +190,7 @@ class ExtentsWalker(ir.ExprVisitor[None]):
         points) and at the point's offsets along the others (`dropped`: the dimensions the
         read replaces); a shift of a field along `along` before it is `shifted`'s error."""
         pos, scope, guard = at
-        inner = ExtentsWalker(self.fops)
+        inner = ExtentsWalker(self.fops, points=self.points)
         inner.visit(
             operand,
             {d: a for d, a in pos.items() if d not in dropped},
@@ -199,7 +202,8 @@ class ExtentsWalker(ir.ExprVisitor[None]):
                 raise DefinitionError(shifted(name, *dims[along]))
             seen = self.extents.setdefault(name, {})
             for dim, (lo, hi) in dims.items():
-                seen[dim] = widen(seen.get(dim), lo, hi)
+                if not (self.points and dim == along):
+                    seen[dim] = widen(seen.get(dim), lo, hi)
             self.gathered.setdefault(name, set()).add(along)
         for name, windowed in inner.windows.items():
             mine = self.windows.setdefault(name, {})

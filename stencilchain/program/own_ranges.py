@@ -32,8 +32,10 @@ from stencilchain.errors import ArgumentError, DefinitionError, DomainError
 from stencilchain.program import ir
 from stencilchain.program.call_domains import check_temporary_reads_of, tightest, window_bounds
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.dynamic_offsets import shifted_temporaries
+from stencilchain.program.extents import field_operator_reads, widen
 from stencilchain.program.field_values import FieldValue, check_field_dims
-from stencilchain.program.ir_walk import distinct_nodes, written_fields
+from stencilchain.program.ir_walk import written_fields
 from stencilchain.program.scan_lowering import scan_domain
 
 # per field parameter (in parameter order, tables excluded), per axis (start, gap)
@@ -167,18 +169,16 @@ class RangeKeys:
 def fixed_dimensions(program: ir.Program) -> dict[Dimension, str]:
     """The dimensions along which every field must span the whole index space, with why:
     those a neighbour table numbers (its entries index one size) and those a dynamic
-    offset moves along (its values are checked against one size)."""
-    fixed: dict[Dimension, str] = {}
+    offset shifts a temporary along (a temporary holds values where a call wrote it,
+    which a range specialisation may narrow). A dynamic offset's entries are checked
+    against the ranges of the fields it shifts (`dynamic_offsets.check_offsets`)."""
+    fixed: dict[Dimension, str] = dict(shifted_temporaries(program))
     for p in program.params:
         if isinstance(p.type, ir.TableType):
             conn = p.type.connectivity
             why = f"table '{p.name}' of {conn.name} indexes it"
             for dim in (conn.source, *conn.target):
                 fixed.setdefault(dim, why)
-    for fop in program.field_operators:
-        for node in distinct_nodes(fop.body):
-            if isinstance(node, ir.DynamicShift):
-                fixed.setdefault(node.dim, f"a dynamic offset of {fop.name} moves along it")
     return fixed
 
 
@@ -227,6 +227,7 @@ class _RangeSpecialisation:
             for call in program.calls
             if call.lowered is not None and call.lowered.scan is None
         }
+        self.fops = {f.name: f for f in program.field_operators}
 
     def program(self) -> ir.Program:
         calls = []
@@ -246,6 +247,43 @@ class _RangeSpecialisation:
             for name, lo, hi in dd.reads
             if self.by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
         ]
+
+    def point_reads(self, call: ir.ProgramCall) -> ir.Domain:
+        """`call.domain` with each dimension's reads (`ir.DimDomain.reads`) those at offsets
+        from the point: the reads of an operand that an offset field gathers along the
+        dimension (`f(sc.as_offset(K, off))`, anywhere along K) are left out along it,
+        since the offsets' entries are checked against the field's own range instead
+        (`dynamic_offsets.check_offsets`), and they neither narrow the domain nor are
+        checked as if read at the point."""
+        fop = self.fops.get(call.callee)
+        if fop is None:
+            return call.domain
+        every = field_operator_reads(fop, self.fops)
+        if not every.gathered:
+            return call.domain
+        points = field_operator_reads(fop, self.fops, points=True)
+        names = {p.name: a.name for p, a in zip(fop.params, call.args) if isinstance(a, ir.Ref)}
+        gathered: dict[str, set[Dimension]] = {}
+        at: dict[str, dict[Dimension, tuple[int, int]]] = {}
+        for param, name in names.items():
+            gathered.setdefault(name, set()).update(every.gathered.get(param, ()))
+            seen = at.setdefault(name, {})
+            for dim, (lo, hi) in points.extents.get(param, {}).items():
+                seen[dim] = widen(seen.get(dim), lo, hi)
+            for dim, by_window in points.windows.get(param, {}).items():
+                for (_, shift), (lo, hi) in by_window.items():
+                    seen[dim] = widen(seen.get(dim), shift + lo, shift + hi)
+        dims = []
+        for dd in call.domain.dims:
+            reads = []
+            for name, lo, hi in dd.reads:
+                if dd.dim not in gathered.get(name, ()):
+                    reads.append((name, lo, hi))
+                elif dd.dim in at.get(name, {}):
+                    low, high = at[name][dd.dim]
+                    reads.append((name, -low, high))
+            dims.append(dataclasses.replace(dd, reads=tuple(reads)))
+        return dataclasses.replace(call.domain, dims=tuple(dims))
 
     def own_writes(self, dd: ir.DimDomain, outs: tuple[str, ...]) -> list[ir.OwnRange]:
         return [
@@ -357,7 +395,7 @@ class _RangeSpecialisation:
         where = f"call of {call.callee} in {self.source.name}()"
         lowered = self.lowered_bounds(call.lowered) if call.lowered is not None else None
         dims = []
-        for dd in call.domain.dims:
+        for dd in self.point_reads(call).dims:
             own_reads = self.own_reads(dd)
             own = own_reads + self.own_writes(dd, call.outs)
             starts, stops = dd.starts, dd.stops

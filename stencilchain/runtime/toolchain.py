@@ -259,8 +259,10 @@ class Toolchain:
         if offsets:  # nor the entries of the offset fields of sc.as_offset
             unchecked = entry
 
+            ranges = dict(program.ranges)  # a specialisation's: checked against them
+
             def entry(*args: Any) -> Any:
-                check_offsets(program.name, offsets, args)
+                check_offsets(program.name, offsets, args, ranges)
                 return unchecked(*args)
 
         return CompiledProgram(

@@ -1064,14 +1064,13 @@ def programs(
     fields over KHalf (None: drawn)."""
     longer = draw(st.sampled_from(["", "", "", "I", "J"]))
     # staggered: inputs over (I, J, KHalf) on nlev + 1 half levels (and perhaps an output
-    # over them), so the index space along K is nlev + 1 points: no dynamic offsets (they
-    # need one size along K), and a domain's stop along K counts from nlev + 1
+    # over them), so the index space along K is nlev + 1 points: the dynamic offsets are
+    # checked against the nlev levels of the fields they shift, and a domain's stop along
+    # K counts from nlev + 1
     drawn = draw(st.integers(0, 2)) == 0  # drawn in one in three, used in one in four
     staggered = drawn if staggered is None else staggered
     fields: dict[str, tuple[str, str, bool]] = {
-        name: (dtype, dims, True)
-        for name, (dtype, dims) in INPUTS.items()
-        if dims and not (staggered and name == "koff")
+        name: (dtype, dims, True) for name, (dtype, dims) in INPUTS.items() if dims
     }
     if staggered:
         fields.update(

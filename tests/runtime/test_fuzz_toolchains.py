@@ -57,7 +57,7 @@ SEED = os.environ.get("SC_TESTS_FUZZ_SEED")
 LONG = "SC_TESTS_FUZZ_EXAMPLES" in os.environ or SEED is not None
 MESH_EXAMPLES = max(EXAMPLES // 2, 1)
 STAGGERED_EXAMPLES = max(EXAMPLES // 4, 1)  # beside the staggered draws of the others
-DRAWS = 300  # of the construct test
+DRAWS = 400  # of the construct test
 
 # The default toolchains of each family; a longer run adds their variants.
 COMPILED = ["gtfn_cpu"] + (["gtfn_cpu_no_transforms"] if LONG else [])
