@@ -3,9 +3,8 @@
 Only the imports differ from gt4py code: `import gt4py.next as gtx` became the line below,
 and `from gt4py.next import ...` / `from gt4py.next.experimental import concat_where` the
 two after it. Unstructured (C2E, E2C, C2E2CO with missing neighbours), offset_provider,
-half levels (interface fields with nlev + 1 levels, written on (1, nlev); the full-level
-fields here have nlev + 1 levels too, until calls take fields of their own sizes), scans with a tuple state, concat_where
-on scalar bounds, mixed precision (vpfloat = float32 against wpfloat = float64) by astype,
+half levels (interface fields with nlev + 1 levels beside full-level fields with nlev, in
+one call, as icon4py passes them), scans with a tuple state, concat_where on scalar bounds, mixed precision (vpfloat = float32 against wpfloat = float64) by astype,
 domain bounds from int32 program parameters."""
 
 import stencilchain.compat.gt4py as gtx
@@ -131,7 +130,7 @@ def half_levels(
     nlev: int32,
 ):
     _interpolate_to_half_levels(wgtfac_c, theta, out=theta_ic, domain={KDim: (1, nlev)})
-    _vertical_gradient(theta_ic, inv_ddqz, out=dtheta_dz, domain={KDim: (1, nlev - 1)})
+    _vertical_gradient(theta_ic, inv_ddqz, out=dtheta_dz, domain={KDim: (0, nlev)})
 
 
 @gtx.program

@@ -85,32 +85,36 @@ def test_divergence_and_gradient(name: str, order: str, request: pytest.FixtureR
 @pytest.mark.parametrize("order", LAYOUTS)
 @pytest.mark.parametrize("name", TOOLCHAINS)
 def test_half_levels_mixed_precision(name: str, order: str, request: pytest.FixtureRequest) -> None:
+    """Interface fields (wgtfac_c, theta_ic) on NLEV + 1 levels beside full-level fields on
+    NLEV in the same calls; the gradient reads the top interface level, which the caller
+    set (as the other interface level the interpolation does not write)."""
     rng = np.random.default_rng(4)
-    nc, levels = 7, NLEV + 1  # interface levels: nlev + 1
-    wgtfac = rng.random((nc, levels)).astype(np.float32)
-    theta = 250.0 + 50.0 * rng.random((nc, levels))
-    inv_ddqz = rng.random((nc, levels))
-    theta_ic = np.zeros((nc, levels), np.float32)
-    dtheta = np.zeros((nc, levels))
-    args = [laid_out(a, order) for a in (wgtfac, theta, inv_ddqz, theta_ic, dtheta)] + [NLEV]
+    nc = 7
+    wgtfac = rng.random((nc, NLEV + 1)).astype(np.float32)
+    theta = 250.0 + 50.0 * rng.random((nc, NLEV))
+    inv_ddqz = rng.random((nc, NLEV))
+    theta_ic0 = (250.0 + 50.0 * rng.random((nc, NLEV + 1))).astype(np.float32)
+    dtheta = np.zeros((nc, NLEV))
+    inputs = (wgtfac, theta, inv_ddqz, theta_ic0.copy(), dtheta)
+    args = [laid_out(a, order) for a in inputs] + [NLEV]
     _run(icon.half_levels, toolchain(request, name), args, {"Koff": icon.KDim})
 
     th32 = theta.astype(np.float32)
-    want_ic = np.zeros_like(theta_ic)
+    want_ic = theta_ic0.copy()
     for k in range(1, NLEV):
         want_ic[:, k] = (
             wgtfac[:, k] * th32[:, k] + (np.float32(1.0) - wgtfac[:, k]) * th32[:, k - 1]
         )
     want_dz = np.zeros_like(dtheta)
-    for k in range(1, NLEV - 1):
+    for k in range(NLEV):
         want_dz[:, k] = (want_ic[:, k] - want_ic[:, k + 1]).astype(np.float64) * inv_ddqz[:, k]
-    assert args[3].dtype == np.float32
+    assert args[3].dtype == np.float32 and args[3].shape == (nc, NLEV + 1)
     np.testing.assert_allclose(args[3], want_ic, rtol=2e-6)
     np.testing.assert_allclose(args[4], want_dz, rtol=1e-4, atol=1e-3)
-    assert (args[3][:, 0] == 0).all() and (args[3][:, NLEV] == 0).all()
+    np.testing.assert_array_equal(args[3][:, [0, NLEV]], theta_ic0[:, [0, NLEV]])
     if name != "embedded":
         embedded = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-        embedded[3][:], embedded[4][:] = 0.0, 0.0
+        embedded[3][:], embedded[4][:] = theta_ic0, 0.0
         _run(icon.half_levels, None, embedded, {"Koff": icon.KDim})
         np.testing.assert_allclose(args[3], embedded[3], rtol=1e-6, atol=0)
         np.testing.assert_allclose(args[4], embedded[4], rtol=1e-5, atol=1e-4)
