@@ -193,3 +193,15 @@ def test_unsupported_names_import_and_fail_when_used(name: str) -> None:
     with pytest.raises(sc.DefinitionError, match=f"gt4py's {name} is not supported"):
         value({})
     gtx.wait_for_compilation()  # stencilchain compiles at the first call: nothing to wait for
+
+
+@pytest.mark.parametrize("name", ["int8", "int16", "uint8", "uint16", "uint32", "uint64"])
+def test_every_dtype_stencilchain_lacks_is_refused_in_a_field(name: str) -> None:
+    """gt4py's other integer dtypes are importable (code naming them imports unchanged) and
+    refused where a Field names one, at that line, naming it and the dtypes there are."""
+    dtype = getattr(gtx, name)
+    assert np.dtype(dtype) == np.dtype(name)
+    with pytest.raises(sc.DefinitionError) as info:
+        Field[Dims[I], dtype]  # L:field
+    words = (f"dtype {name} is not supported by stencilchain", "float32, float64, int32, int64")
+    assert_error_at(info.value, "field", *words, path=os.path.abspath(__file__))
