@@ -10,22 +10,26 @@ import numpy as np
 import pytest
 
 from tests.program.test_parameter_expressions import CASES, levels, reference
+from tests.runtime.test_own_ranges_compiled import _layout
 
 
-@pytest.fixture(scope="module", params=["gtfn_cpu", "dace_cpu"])
+@pytest.fixture(
+    scope="module", params=["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
+)
 def run(request: pytest.FixtureRequest) -> Any:
     return levels.with_backend(request.getfixturevalue(request.param))
 
 
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
 @pytest.mark.parametrize(("ve", "upper", "j", "alpha"), [*CASES, (-3, 8, 3, -1.0)])
 def test_compiled_expressions_of_parameters_match_embedded_and_numpy(
-    run: Any, ve: int, upper: int, j: int, alpha: float
+    run: Any, ve: int, upper: int, j: int, alpha: float, kind: str
 ) -> None:
     f = np.random.default_rng(11).random((4, 3, 10))
     args = (np.int32(ve), np.int64(upper), np.int64(j), alpha)
-    got = [np.full_like(f, 0.0) for _ in range(3)]
+    got = [_layout(np.full_like(f, 0.0), kind) for _ in range(3)]
     embedded = [np.full_like(f, 0.0) for _ in range(3)]
-    run(f, *got, *args)
+    run(_layout(f, kind), *got, *args)
     levels(f, *embedded, *args)
     for g, e, w in zip(got, embedded, reference(f, ve, upper, j, alpha)):
         np.testing.assert_array_equal(g, e)

@@ -11,9 +11,12 @@ import pytest
 
 import stencilchain as sc
 from tests.program.test_static_params import CASES, levels, reference
+from tests.runtime.test_own_ranges_compiled import _layout
 
 
-@pytest.fixture(scope="module", params=["gtfn_cpu", "dace_cpu"])
+@pytest.fixture(
+    scope="module", params=["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
+)
 def toolchain(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(request.param)
 
@@ -23,14 +26,15 @@ def run(toolchain: Any) -> Any:
     return levels.with_backend(toolchain)
 
 
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
 @pytest.mark.parametrize(("n", "alpha", "top"), CASES)
 def test_compiled_specialisations_match_embedded_and_numpy(
-    run: Any, n: int, alpha: float, top: bool
+    run: Any, n: int, alpha: float, top: bool, kind: str
 ) -> None:
     f = np.random.default_rng(3).random((2, 3, 9))
-    got = [np.zeros_like(f) for _ in range(2)]
+    got = [_layout(np.zeros_like(f), kind) for _ in range(2)]
     embedded = [np.zeros_like(f) for _ in range(2)]
-    run(f, *got, n, alpha, top)
+    run(_layout(f, kind), *got, n, alpha, top)
     levels(f, *embedded, n, alpha, top)
     for g, e, w in zip(got, embedded, reference(f, int(n), alpha, bool(top))):
         np.testing.assert_array_equal(g, e)

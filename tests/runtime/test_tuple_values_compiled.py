@@ -1,7 +1,8 @@
-"""Tuples as values on run_gtfn_cpu and run_dace_cpu against the embedded executor:
+"""Tuples as values on the compiled toolchains against the embedded executor:
 `sc.astype` of a (nested) tuple, tuples as branches of `sc.where` and `sc.concat_where`,
 tuple arguments and nested results, dataclasses and NamedTuples, a nested scan state, scans
-spelled as gt4py writes them, in C and Fortran layouts."""
+spelled as gt4py writes them, on every CPU toolchain (with and without transforms and
+auto-optimization), in C, Fortran and sliced layouts."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tests.program import test_scan_annotations as annotated
 from tests.program import test_scan_nested_state as scans
 from tests.program import test_tuple_values as cases
 
-TOOLCHAINS = ["gtfn_cpu", "dace_cpu"]
+TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 
 
 def runner(fixture: str, request: pytest.FixtureRequest) -> Callable[[Any], Any]:
@@ -26,10 +27,14 @@ def runner(fixture: str, request: pytest.FixtureRequest) -> Callable[[Any], Any]
 
 
 def _layout(array: np.ndarray, kind: str) -> np.ndarray:
+    if kind == "sliced":  # every other point along the first axis of a larger array
+        big = np.zeros((array.shape[0] * 2, *array.shape[1:]), array.dtype)
+        big[::2] = array
+        return big[::2]
     return np.ascontiguousarray(array) if kind == "C" else np.asfortranarray(array)
 
 
-@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
 def test_astype_of_tuples(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
     a, b, c = (_layout(v, kind) for v in cases._inputs())
@@ -41,7 +46,7 @@ def test_astype_of_tuples(fixture: str, kind: str, request: pytest.FixtureReques
         np.testing.assert_allclose(g, e, rtol=1e-6)
 
 
-@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
 def test_tuple_branches(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
     a, b, c = (_layout(v, kind) for v in cases._inputs())
@@ -55,7 +60,7 @@ def test_tuple_branches(fixture: str, kind: str, request: pytest.FixtureRequest)
         assert not np.isnan(e).any()
 
 
-@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
 def test_tuple_arguments_and_nested_results(
     fixture: str, kind: str, request: pytest.FixtureRequest
@@ -86,7 +91,7 @@ def test_a_wrong_tuple_element_is_named(fixture: str, request: pytest.FixtureReq
         run((a, b), y, *outs)
 
 
-@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
 def test_named_collections(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
     u, v, q = (_layout(a, kind) for a in records._arrays())
@@ -110,7 +115,7 @@ def test_named_collections(fixture: str, kind: str, request: pytest.FixtureReque
         runner(fixture, request)(records.records)(bad, 0.1, *got)
 
 
-@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
 def test_a_nested_scan_state(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
     a = _layout(np.random.default_rng(5).random(scans.SHAPE), kind)
@@ -122,7 +127,7 @@ def test_a_nested_scan_state(fixture: str, kind: str, request: pytest.FixtureReq
         np.testing.assert_allclose(g, e, rtol=1e-14)
 
 
-@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
 def test_gt4py_spelled_scans(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
     expected = [*annotated.inputs(), *annotated.outputs()]
