@@ -1,5 +1,5 @@
 """The CUDA sources of the constructs of tuples as values (astype, branches, tuple and
-nested arguments, named collections, nested scan states, gt4py-style scan annotations),
+nested arguments, tuple results over different dimensions, named collections, nested scan states, gt4py-style scan annotations),
 bounds and conditions from scalars (parameter expressions, concat_where on scalars, scans
 in concat_where branches), static parameters, tables of any width, scan arguments over
 fewer dimensions and programs specialised for fields over their own ranges build with
@@ -26,12 +26,15 @@ from tests.program import test_scans_in_concat_where as sic
 from tests.program import test_staggered as stag
 from tests.program import test_static_params as sp
 from tests.program import test_table_specialisation as ts
+from tests.program import test_tuple_results_own_domains as tro
 from tests.program import test_tuple_values as tv
 
 PROGRAMS: dict[str, Any] = {
     "astype": tv.astype_program,
     "branches": tv.branches_program,
     "tuple_arguments": tv.tuple_program,
+    "tuple_results_own_domains": tro.given_per_field,
+    "tuple_results_through_temporaries": tro.through_temporaries,
     "named_collections": nc.records,
     "named_collection_astype": nc.calming,
     "nested_scan_state": sns.nested_scan,

@@ -1,6 +1,6 @@
 """A tuple result over different dimensions, each field over its own domain, on every CPU
-toolchain (GTFN with and without transforms, DaCe with and without auto-optimize) in C and
-Fortran layouts, against the embedded executor and NumPy."""
+toolchain (GTFN with and without transforms, DaCe with and without auto-optimize) in C,
+Fortran and sliced layouts, against the embedded executor and NumPy."""
 
 from __future__ import annotations
 
@@ -10,15 +10,12 @@ import numpy as np
 import pytest
 
 from tests.program import test_tuple_results_own_domains as cases
+from tests.runtime.test_own_ranges_compiled import _layout
 
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 
 
-def _layout(array: np.ndarray, kind: str) -> np.ndarray:
-    return np.ascontiguousarray(array) if kind == "C" else np.asfortranarray(array)
-
-
-@pytest.mark.parametrize("kind", ["C", "F"])
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
 @pytest.mark.parametrize(
     ("program", "reference"),
@@ -47,14 +44,15 @@ def test_fields_over_their_own_domains(
         np.testing.assert_array_equal(g, r)
 
 
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
 def test_temporaries_over_different_dimensions(
-    fixture: str, request: pytest.FixtureRequest
+    fixture: str, kind: str, request: pytest.FixtureRequest
 ) -> None:
     toolchain = request.getfixturevalue(fixture)
     a, _ = cases.inputs()
     e = np.random.default_rng(2).random(cases.N_EDGE)
-    x, y = np.zeros((cases.N_CELL, cases.N_K)), np.zeros(cases.N_EDGE)
-    cases.through_temporaries.with_backend(toolchain)(a, e, x, y)
+    x, y = _layout(np.zeros((cases.N_CELL, cases.N_K)), kind), _layout(np.zeros(cases.N_EDGE), kind)
+    cases.through_temporaries.with_backend(toolchain)(_layout(a, kind), _layout(e, kind), x, y)
     np.testing.assert_array_equal(x, (a * 3.0) * 3.0)
     np.testing.assert_array_equal(y, e - 2.0)
