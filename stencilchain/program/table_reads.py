@@ -122,8 +122,12 @@ class TableReads:
                         env[param.name] = values[arg.name]
                 ReadsWalker(self, call, sizes, values, written).visit(fop.body, env, box, None)
             for name in call.outs:
-                if name in self.temporaries:
-                    written[name] = dict(box or {})
+                if name in self.temporaries:  # an empty domain writes nothing
+                    written[name] = (
+                        dict(box)
+                        if box is not None
+                        else {dd.dim: (0, 0) for dd in call.domain.dims}
+                    )
 
 
 class ReadsWalker(ir.ExprVisitor[Any]):
