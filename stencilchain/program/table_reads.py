@@ -120,7 +120,7 @@ class TableReads:
                         env[param.name] = _Arg(arg.name)
                     else:
                         env[param.name] = values[arg.name]
-                ReadsWalker(self, call, sizes, values, written).visit(fop.body, env, box, None)
+                ReadsWalker(self, call, sizes, values, written).visit(fop.body, env, box)
             for name in call.outs:
                 if name in self.temporaries:  # an empty domain writes nothing
                     written[name] = (
@@ -131,8 +131,8 @@ class TableReads:
 
 
 class ReadsWalker(ir.ExprVisitor[Any]):
-    """The reads of one call's field operator: `visit(expr, env, box, want)` visits what
-    evaluating `expr` over `box` reads (only element `want` of a tuple, when not None) and
+    """The reads of one call's field operator: `visit(expr, env, box)` visits what
+    evaluating `expr` over `box` reads (every element of a tuple, as the executors may) and
     returns the value of a scalar expression (None for a field)."""
 
     def __init__(
@@ -149,46 +149,31 @@ class ReadsWalker(ir.ExprVisitor[Any]):
         self.values = values
         self.written = written
 
-    def _children(self, expr: ir.Expr, env: Mapping[str, Any], box: Box, want: int | None) -> Any:
-        operands = [self.visit(e, env, box, None) for e in ir.children(expr)]
+    def _children(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Any:
+        operands = [self.visit(e, env, box) for e in ir.children(expr)]
         if isinstance(expr.type, ir.FieldType):
             return None
         return operate(expr, operands)
 
-    visit_Unary = visit_Binary = visit_MathCall = visit_Cast = _children
+    # both branches of a `where` are read everywhere
+    visit_Unary = visit_Binary = visit_Where = visit_MathCall = visit_Cast = _children
 
-    def visit_Where(
-        self, expr: ir.Where, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
-        if not isinstance(expr.type, ir.FieldType):
-            return self._children(expr, env, box, None)
-        self.visit(expr.cond, env, box, None)
-        self.visit(expr.true, env, box, want)
-        self.visit(expr.false, env, box, want)
-        return None
-
-    def visit_Literal(
-        self, expr: ir.Literal, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
+    def visit_Literal(self, expr: ir.Literal, env: Mapping[str, Any], box: Box) -> Any:
         return literal_value(expr)
 
-    def visit_Index(
-        self, expr: ir.Index, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
+    def visit_Index(self, expr: ir.Index, env: Mapping[str, Any], box: Box) -> Any:
         return None
 
-    def visit_Ref(self, expr: ir.Ref, env: Mapping[str, Any], box: Box, want: int | None) -> Any:
+    def visit_Ref(self, expr: ir.Ref, env: Mapping[str, Any], box: Box) -> Any:
         bound = env[expr.name]
         if isinstance(bound, _Lazy):
-            return self.visit(bound.expr, bound.env, box, want)
+            return self.visit(bound.expr, bound.env, box)
         if isinstance(bound, _Arg):
             self.check_points(bound.name, box)
             return None
         return bound
 
-    def visit_Shift(
-        self, expr: ir.Shift, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
+    def visit_Shift(self, expr: ir.Shift, env: Mapping[str, Any], box: Box) -> Any:
         moved = dict(box)
         for dim, amount in expr.offsets:
             extent = moved[dim]
@@ -196,17 +181,13 @@ class ReadsWalker(ir.ExprVisitor[Any]):
                 moved[dim] = extent.moved(amount)
             else:
                 moved[dim] = (extent[0] + amount, extent[1] + amount)
-        return self.visit(expr.expr, env, moved, want)
+        return self.visit(expr.expr, env, moved)
 
-    def visit_Broadcast(
-        self, expr: ir.Broadcast, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
-        self.visit(expr.expr, env, box, None)
+    def visit_Broadcast(self, expr: ir.Broadcast, env: Mapping[str, Any], box: Box) -> Any:
+        self.visit(expr.expr, env, box)
         return None
 
-    def visit_NeighborShift(
-        self, expr: ir.NeighborShift, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
+    def visit_NeighborShift(self, expr: ir.NeighborShift, env: Mapping[str, Any], box: Box) -> Any:
         conn = expr.connectivity
         name = self.reads.tables[conn.name]
         table = _host(self.values[name])
@@ -232,31 +213,25 @@ class ReadsWalker(ir.ExprVisitor[Any]):
             d: e for d, e in box.items() if d not in (conn.entity, conn.local)
         }
         inner[conn.source] = Points(entries[keep], name, row_of[keep], slot_of[keep], entries[keep])
-        self.visit(expr.expr, env, inner, want)
+        self.visit(expr.expr, env, inner)
         return None
 
     def visit_NeighborReduce(
-        self, expr: ir.NeighborReduce, env: Mapping[str, Any], box: Box, want: int | None
+        self, expr: ir.NeighborReduce, env: Mapping[str, Any], box: Box
     ) -> Any:
-        self.visit(expr.expr, env, {**box, expr.axis: (0, self.sizes[expr.axis])}, None)
+        self.visit(expr.expr, env, {**box, expr.axis: (0, self.sizes[expr.axis])})
         return None
 
-    def visit_LocalSlot(
-        self, expr: ir.LocalSlot, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
-        self.visit(expr.expr, env, {**box, expr.axis: (expr.slot, expr.slot + 1)}, None)
+    def visit_LocalSlot(self, expr: ir.LocalSlot, env: Mapping[str, Any], box: Box) -> Any:
+        self.visit(expr.expr, env, {**box, expr.axis: (expr.slot, expr.slot + 1)})
         return None
 
-    def visit_DynamicShift(
-        self, expr: ir.DynamicShift, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
-        self.visit(expr.expr, env, {**box, expr.dim: (0, self.sizes[expr.dim])}, None)
-        self.visit(expr.offset, env, box, None)
+    def visit_DynamicShift(self, expr: ir.DynamicShift, env: Mapping[str, Any], box: Box) -> Any:
+        self.visit(expr.expr, env, {**box, expr.dim: (0, self.sizes[expr.dim])})
+        self.visit(expr.offset, env, box)
         return None
 
-    def visit_ConcatWhere(
-        self, expr: ir.ConcatWhere, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
+    def visit_ConcatWhere(self, expr: ir.ConcatWhere, env: Mapping[str, Any], box: Box) -> Any:
         """Each branch where it is selected, and only there (as the executors evaluate it)."""
         extent = box[expr.dim]
         size = self.sizes[expr.dim]
@@ -268,39 +243,34 @@ class ReadsWalker(ir.ExprVisitor[Any]):
             mask = np.zeros(extent.at.shape, bool)
             for a, b in inside:
                 mask |= (extent.at >= a) & (extent.at < b)
-            self.visit(expr.true, env, {**box, expr.dim: extent.where(mask)}, want)
-            self.visit(expr.false, env, {**box, expr.dim: extent.where(~mask)}, want)
+            self.visit(expr.true, env, {**box, expr.dim: extent.where(mask)})
+            self.visit(expr.false, env, {**box, expr.dim: extent.where(~mask)})
             return None
         start, stop = extent
         inside = selected(expr.intervals, start, stop, size, env)
         cuts = sorted({start, stop, *(b for part in inside for b in part)})
         for lo, hi in itertools.pairwise(cuts):
             chosen = expr.true if any(a <= lo and hi <= b for a, b in inside) else expr.false
-            self.visit(chosen, env, {**box, expr.dim: (lo, hi)}, want)
+            self.visit(chosen, env, {**box, expr.dim: (lo, hi)})
         return None
 
-    def visit_Call(self, expr: ir.Call, env: Mapping[str, Any], box: Box, want: int | None) -> Any:
+    def visit_Call(self, expr: ir.Call, env: Mapping[str, Any], box: Box) -> Any:
         callee = self.reads.fops[expr.callee]
         inner: dict[str, Any] = {}
         for param, arg in zip(callee.params, expr.args):
             if isinstance(param.type, ir.FieldType):
                 inner[param.name] = _Lazy(arg, env)
             else:
-                inner[param.name] = self.visit(arg, env, box, None)
-        return self.visit(callee.body, inner, box, want)
+                inner[param.name] = self.visit(arg, env, box)
+        return self.visit(callee.body, inner, box)
 
-    def visit_MakeTuple(
-        self, expr: ir.MakeTuple, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
-        for k, elem in enumerate(expr.elems):
-            if want is None or k == want:
-                self.visit(elem, env, box, None)
+    def visit_MakeTuple(self, expr: ir.MakeTuple, env: Mapping[str, Any], box: Box) -> Any:
+        for elem in expr.elems:
+            self.visit(elem, env, box)
         return None
 
-    def visit_TupleGet(
-        self, expr: ir.TupleGet, env: Mapping[str, Any], box: Box, want: int | None
-    ) -> Any:
-        return self.visit(expr.expr, env, box, expr.index)
+    def visit_TupleGet(self, expr: ir.TupleGet, env: Mapping[str, Any], box: Box) -> Any:
+        return self.visit(expr.expr, env, box)
 
     def check_points(self, name: str, box: Box) -> None:
         """The points of `box` reached through table entries, checked against the range of

@@ -342,3 +342,57 @@ def test_a_local_dimension_is_still_one_size() -> None:
         sc.as_field((Edge,), out, start={Edge: 1}),
     )
     np.testing.assert_allclose(out, (a[e2v[1:-1]] * w2).sum(axis=1), rtol=1e-15)
+
+
+@sc.field_operator
+def guarded(a: VField) -> VField:
+    return sc.concat_where(Vertex >= ORIGIN, a, -1.0)
+
+
+@sc.field_operator
+def first_guarded(a: VField) -> EField:
+    return guarded(a)(E2V[0])
+
+
+@sc.program
+def guarded_shift(a: VField, e2v: sc.Table[E2V], out: EField) -> None:
+    first_guarded(a, out=out)
+
+
+def test_a_branch_reached_through_a_table_reads_only_where_it_is_selected() -> None:
+    """`concat_where(Vertex >= ORIGIN, a, -1.0)` read through E2V: the entries before the
+    origin select the literal, so `a` from the origin on is read inside its range."""
+    e2v = e2v_table()
+    a = np.random.default_rng(13).random(N_VERTICES)
+    out = np.full(N_EDGES, -7.0)
+    guarded_shift(sc.as_field((Vertex,), a[ORIGIN:], start={Vertex: ORIGIN}), e2v, out)
+    np.testing.assert_array_equal(out, np.where(e2v[:, 0] >= ORIGIN, a[e2v[:, 0]], -1.0))
+    with pytest.raises(sc.ArgumentError, match=r"argument 'a', which spans \[3, 9\)"):
+        guarded_shift(sc.as_field((Vertex,), a[ORIGIN + 1 :], start={Vertex: ORIGIN + 1}), e2v, out)
+
+
+@sc.field_operator
+def pair(a: VField, b: VField) -> tuple[VField, VField]:
+    return a, 2.0 * b
+
+
+@sc.field_operator
+def first_of_pair(a: VField, b: VField) -> EField:
+    return pair(a, b)[1](E2V[0])
+
+
+@sc.program
+def through_a_tuple(a: VField, b: VField, e2v: sc.Table[E2V], out: EField) -> None:
+    first_of_pair(a, b, out=out)
+
+
+def test_every_element_of_a_tuple_counts_as_read() -> None:
+    """The element taken is `b`'s, but the tuple is read whole (an executor may compute
+    every element): `a`'s range is held to the entries too."""
+    e2v = e2v_table()
+    a, b = np.random.default_rng(14).random((2, N_VERTICES))
+    out = np.full(N_EDGES, -7.0)
+    through_a_tuple(a, b, e2v, out)
+    np.testing.assert_array_equal(out, 2.0 * b[e2v[:, 0]])
+    with pytest.raises(sc.ArgumentError, match=r"argument 'a', which spans \[1, 9\)"):
+        through_a_tuple(sc.as_field((Vertex,), a[1:], start={Vertex: 1}), b, e2v, out)

@@ -289,6 +289,12 @@ def test_along_tables(fixture: str, kind: str, request: pytest.FixtureRequest) -
 
     for program in (tables.shift_e2v, tables.sum_e2v, tables.through_a_temporary):
         _both(program.with_backend(toolchain), program, from_origin, (2,))
+    _both(  # the entries before the origin select the other branch
+        tables.guarded_shift.with_backend(toolchain),
+        tables.guarded_shift,
+        lambda: (part(Vertex, a[origin:], origin), e2v, _layout(edges(), kind)),
+        (2,),
+    )
     _both(  # the rows [3, N_EDGES - 1) of the table
         tables.sum_e2v.with_backend(toolchain),
         tables.sum_e2v,
