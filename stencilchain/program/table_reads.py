@@ -27,6 +27,7 @@ import numpy as np
 from stencilchain.errors import ArgumentError
 from stencilchain.program import ir
 from stencilchain.program.arguments import ArgumentChecker
+from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.domains import resolve_domain, selected
@@ -35,23 +36,42 @@ from stencilchain.program.semantics import literal_value, operate
 
 @dataclasses.dataclass(frozen=True)
 class Points:
-    """Points along a table's source dimension reached through its entries: per point its
-    index (`at`, the entry moved by any shift after it), and the table (parameter name),
-    row, slot and entry it came from, for the message."""
+    """Points along a table's source dimension reached through its entries: the entries of
+    `rows` x `slots` of a table (parameter name), flat, row by row; `at` the point each
+    reads (the entry moved by any shift after it), `valid` which are read (None: all; not
+    a missing neighbour, and in the branch that is selected there)."""
 
     at: np.ndarray
-    table: str
+    valid: np.ndarray | None
+    entries: np.ndarray
     rows: np.ndarray
     slots: np.ndarray
-    entries: np.ndarray
+    table: str
 
     def moved(self, amount: int) -> Points:
-        return dataclasses.replace(self, at=self.at + amount)
+        return dataclasses.replace(self, at=self.at.astype(np.int64) + amount)
 
     def where(self, keep: np.ndarray) -> Points:
-        return Points(
-            self.at[keep], self.table, self.rows[keep], self.slots[keep], self.entries[keep]
-        )
+        return dataclasses.replace(self, valid=keep if self.valid is None else self.valid & keep)
+
+    def read(self) -> np.ndarray:
+        """The points read (those valid)."""
+        return self.at if self.valid is None else self.at[self.valid]
+
+    def first_outside(self, lo: int, hi: int) -> int | None:
+        """The position of the first point read outside [lo, hi), or None."""
+        read = self.read()
+        if not read.size or (int(read.min()) >= lo and int(read.max()) < hi):
+            return None
+        bad = (self.at < lo) | (self.at >= hi)
+        if self.valid is not None:
+            bad &= self.valid
+        return int(np.flatnonzero(bad)[0])
+
+    def origin(self, k: int) -> tuple[int, int, int]:
+        """The row, slot and entry that point `k` came from."""
+        width = self.slots.size
+        return int(self.rows[k // width]), int(self.slots[k % width]), int(self.entries[k])
 
 
 Extent = Union[tuple[int, int], Points]
@@ -191,30 +211,40 @@ class ReadsWalker(ir.ExprVisitor[Any]):
         conn = expr.connectivity
         name = self.reads.tables[conn.name]
         table = _host(self.values[name])
+        if expr.slot is not None:
+            first, last = expr.slot, expr.slot + 1
+        else:
+            local = box.get(conn.local, (0, table.shape[1]))
+            assert not isinstance(local, Points), local
+            first, last = local
         extent = box[conn.entity]
-        rows = np.unique(extent.at) if isinstance(extent, Points) else np.arange(*extent)
+        if isinstance(extent, Points):  # the rows an outer table's entries reach
+            rows = np.unique(extent.read())
+            self._check_rows(name, conn, table, rows)
+            entries = table[rows, first:last].ravel()
+        else:
+            rows = np.arange(*extent)
+            self._check_rows(name, conn, table, rows)
+            entries = table[extent[0] : extent[1], first:last].ravel()
+        # a missing neighbour (-1) reads nothing
+        valid = entries >= 0 if conn.skip_values is not False else None
+        inner: dict[Dimension, Extent] = {
+            d: e for d, e in box.items() if d not in (conn.entity, conn.local)
+        }
+        inner[conn.source] = Points(entries, valid, entries, rows, np.arange(first, last), name)
+        self.visit(expr.expr, env, inner)
+        return None
+
+    def _check_rows(
+        self, name: str, conn: Connectivity, table: np.ndarray, rows: np.ndarray
+    ) -> None:
+        """The table has the rows the call reads (RangeKeys made it span the index space)."""
         if rows.size and (rows[0] < 0 or rows[-1] >= table.shape[0]):
             raise ArgumentError(
                 f"{self._where(name)}: the table of {conn.name} has {table.shape[0]} rows, but "
                 f"the call of {self.call.callee} reads it at {conn.entity.name} "
                 f"{int(rows[-1] if rows[-1] >= table.shape[0] else rows[0])}"
             )
-        if expr.slot is not None:
-            slots = np.array([expr.slot])
-        else:
-            local = box.get(conn.local, (0, table.shape[1]))
-            assert not isinstance(local, Points), local
-            slots = np.arange(*local)
-        entries = table[np.ix_(rows, slots)].astype(np.int64).ravel()
-        row_of = np.repeat(rows, slots.size)
-        slot_of = np.tile(slots, rows.size)
-        keep = entries >= 0  # a missing neighbour reads nothing
-        inner: dict[Dimension, Extent] = {
-            d: e for d, e in box.items() if d not in (conn.entity, conn.local)
-        }
-        inner[conn.source] = Points(entries[keep], name, row_of[keep], slot_of[keep], entries[keep])
-        self.visit(expr.expr, env, inner)
-        return None
 
     def visit_NeighborReduce(
         self, expr: ir.NeighborReduce, env: Mapping[str, Any], box: Box
@@ -236,9 +266,10 @@ class ReadsWalker(ir.ExprVisitor[Any]):
         extent = box[expr.dim]
         size = self.sizes[expr.dim]
         if isinstance(extent, Points):
-            if not extent.at.size:
+            read = extent.read()
+            if not read.size:
                 return None
-            lo, hi = int(extent.at.min()), int(extent.at.max()) + 1
+            lo, hi = int(read.min()), int(read.max()) + 1
             inside = selected(expr.intervals, lo, hi, size, env)
             mask = np.zeros(extent.at.shape, bool)
             for a, b in inside:
@@ -277,7 +308,7 @@ class ReadsWalker(ir.ExprVisitor[Any]):
         field `name` (a program's argument or temporary) along their dimension."""
         for dim in self.reads.program.field_type(name).dims:
             extent = box.get(dim)
-            if not isinstance(extent, Points) or not extent.at.size:
+            if not isinstance(extent, Points):
                 continue
             if name in self.reads.temporaries:
                 lo, hi = self.written.get(name, {}).get(dim, (0, self.sizes[dim]))
@@ -288,17 +319,17 @@ class ReadsWalker(ir.ExprVisitor[Any]):
                 if (lo, hi) == (0, self.sizes[dim]):
                     continue  # every entry is in [0, n): program/tables.py
                 holds = f"argument '{name}', which spans [{lo}, {hi})"
-            bad = np.flatnonzero((extent.at < lo) | (extent.at >= hi))
-            if bad.size:
-                k = bad[0]
-                moved = int(extent.at[k]) - int(extent.entries[k])
-                at = f" at {dim.name} {int(extent.at[k])}" if moved else ""
+            k = extent.first_outside(lo, hi)
+            if k is not None:
+                row, slot, entry = extent.origin(k)
+                point = int(extent.at[k])
+                at = f" at {dim.name} {point}" if point != entry else ""
                 raise ArgumentError(
-                    f"{self._where(extent.table)}: the table of {self.reads.connectivity[extent.table]} "
-                    f"holds {int(extent.entries[k])} at "
-                    f"row {int(extent.rows[k])}, slot {int(extent.slots[k])}, which the call "
-                    f"of {self.call.callee} in {self.reads.program.name}() reads{at} of {holds} along {dim.name}: every "
-                    f"entry a call reads must lie in the range of the field it reads"
+                    f"{self._where(extent.table)}: the table of "
+                    f"{self.reads.connectivity[extent.table]} holds {entry} at row {row}, slot "
+                    f"{slot}, which the call of {self.call.callee} in "
+                    f"{self.reads.program.name}() reads{at} of {holds} along {dim.name}: every "
+                    "entry a call reads must lie in the range of the field it reads"
                 )
 
     def _where(self, table: str) -> str:
