@@ -1,7 +1,7 @@
 """The neighbour-table entries a call of a program specialised for its fields' own ranges
 reads, checked against the ranges of the fields they are read of (issue 21).
 
-Along a table's source dimension (Edge for C2E) a field may cover part of the index space
+Along a table's source dimension (Vertex for E2V) a field may cover part of the index space
 `[0, n)`: `sc.as_field((Vertex,), a[2:], start={Vertex: 2})`. Every entry is in `[0, n)`
 (program/tables.py), but one that the call reads must also lie in the range of the field
 read there: the generated code indexes the program's index space, the bindings shift each
@@ -11,8 +11,8 @@ executor evaluates it, with the points along a source dimension held as the entr
 the rows read (`Points`, composed shifts too: `a(E2V[0])(C2E[0])`), and raises the
 ArgumentError naming the table, its row and entry, and the field, before any call runs.
 Reads of a temporary are checked against where the call that made it wrote it. A missing
-neighbour (-1) reads nothing. A check in NumPy, per call: only calls over own ranges along
-a table's dimensions pay it (`TableReads.active`).
+neighbour (-1) reads nothing. A check in NumPy, per call: only calls of fields over their
+own ranges along a table's source dimension pay it (`TableReads.active`).
 """
 
 from __future__ import annotations
@@ -113,13 +113,13 @@ class TableReads:
             for dim, sg in zip(program.field_type(name).dims, axes):
                 if sg != (0, 0):
                     self.ranges[(name, dim)] = sg
-        table_dims = {
-            d
-            for p in program.params
-            if isinstance(p.type, ir.TableType)
-            for d in (p.type.connectivity.source, p.type.connectivity.entity)
+        # only entries are checked: the rows span the index space (own_ranges.RangeKeys),
+        # and a temporary read through a table holds values over all of its source
+        # dimension unless a field's range along that dimension narrowed its call
+        sources = {
+            p.type.connectivity.source for p in program.params if isinstance(p.type, ir.TableType)
         }
-        self.active = any(dim in table_dims for _, dim in self.ranges)
+        self.active = any(dim in sources for _, dim in self.ranges)
 
     def check(self, sizes: Mapping[Dimension, int], values: Mapping[str, Any]) -> None:
         """Raise the ArgumentError of the first entry a call reads outside the range of the

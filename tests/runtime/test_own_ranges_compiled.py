@@ -392,3 +392,17 @@ def test_along_tables_entries_checked_again_for_the_same_shapes(
     with pytest.raises(sc.ArgumentError, match=rf"holds {end} at row 2, slot 0.*argument 'a'"):
         run(a[:end], wide, e2v, out)
     assert (out == -7.0).all()
+
+
+def test_along_table_rows_only_nothing_is_checked_in_python() -> None:
+    """A key with ranges along a table's rows only needs no walk of its reads (the rows
+    span the index space), so its specialisation may be remembered for its shapes; one
+    with a range along the source does."""
+    from stencilchain.program.own_ranges import specialise_ranges
+    from stencilchain.program.table_reads import TableReads
+
+    program = tables.sum_e2v.ir
+    rows_only = specialise_ranges(program, {"out": ((3, 1),)})
+    assert not TableReads(rows_only).active
+    from_origin = specialise_ranges(program, {"a": ((2, 0),), "out": ((3, 1),)})
+    assert TableReads(from_origin).active
