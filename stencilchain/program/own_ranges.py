@@ -19,6 +19,12 @@ key), compiled like any program: the generated code indexes the program's index 
 and the bindings shift each argument's data pointer back by its start (a key is a handful
 of small integers: a model has one or two). Why, and what the alternatives were:
 docs/adr/0032-fields-over-their-own-ranges.md.
+
+Along a neighbour table's dimensions: its rows count in its entity dimension's index space
+(a table has a row for every point of it; fields may cover part of them), and the entries
+a call reads must lie in the ranges of the fields they are read of, which
+program/table_reads.py checks per call. Along a table's slots, and a dynamic offset's
+dimension, every field spans the index space (`fixed_dimensions`).
 """
 
 from __future__ import annotations
