@@ -58,6 +58,11 @@ def c2c_table() -> np.ndarray:
     return np.array([[(c + 1) % N_CELLS, (c + 2) % N_CELLS] for c in range(N_CELLS)], np.int32)
 
 
+def c2c_from_one() -> np.ndarray:
+    """Neighbours among the cells from 1 on (cell 0's too)."""
+    return np.array([[1, 2], [2, 3], [3, 4], [4, 5], [5, 1], [1, 2]], np.int32)
+
+
 def edges_from_origin(e2v: np.ndarray, all_slots: bool) -> tuple[int, int]:
     """gt4py's choice: from the first edge whose neighbours (the first, or all of them)
     lie from ORIGIN on, to the next one where one does not."""
@@ -396,3 +401,25 @@ def test_every_element_of_a_tuple_counts_as_read() -> None:
     np.testing.assert_array_equal(out, 2.0 * b[e2v[:, 0]])
     with pytest.raises(sc.ArgumentError, match=r"argument 'a', which spans \[1, 9\)"):
         through_a_tuple(sc.as_field((Vertex,), a[1:], start={Vertex: 1}), b, e2v, out)
+
+
+@sc.field_operator
+def with_next(c: CField) -> CField:
+    return c + c(C2C[0])
+
+
+@sc.program
+def plus_next(c: CField, c2c: sc.Table[C2C], out: CField) -> None:
+    with_next(c, out=out)
+
+
+def test_a_read_at_the_point_beside_one_through_c2c_still_narrows_the_domain() -> None:
+    """`c + c(C2C[0])`: `c` is read at the point too, so its range narrows the domain
+    (the read through the table alone does not: the test of `differences` above)."""
+    c2c = c2c_from_one()
+    c = np.random.default_rng(15).random(N_CELLS)
+    out = np.full(N_CELLS, -7.0)
+    plus_next(sc.as_field((Cell,), c[1:], start={Cell: 1}), c2c, out)
+    expected = np.full(N_CELLS, -7.0)
+    expected[1:] = c[1:] + c[c2c[1:, 0]]
+    np.testing.assert_array_equal(out, expected)

@@ -323,6 +323,12 @@ def test_along_tables(fixture: str, kind: str, request: pytest.FixtureRequest) -
         lambda: (part(tables.Cell, c[1:], 1), c2c, np.full(3, -7.0)),
         (2,),
     )
+    _both(  # read at the point too: the domain starts at cell 1
+        tables.plus_next.with_backend(toolchain),
+        tables.plus_next,
+        lambda: (part(tables.Cell, c[1:], 1), tables.c2c_from_one(), np.full(tables.N_CELLS, -7.0)),
+        (2,),
+    )
 
 
 @pytest.mark.parametrize("fixture", TOOLCHAINS)
