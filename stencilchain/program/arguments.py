@@ -7,6 +7,7 @@ Nothing is converted: a wrong dtype, ndim, shape or a read-only output is an
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -180,7 +181,12 @@ class ArgumentChecker:
         self.index = {p.name: k for k, p in enumerate(program.params)}
         self.ranges = dict(program.ranges)
         # the embedded executor's specialisations per range key (program/embedded.py)
-        self.specialisations: dict[RangeKey, tuple[ir.Program, ArgumentChecker]] = {}
+        # (the program run on whole-space copies, its checker, the check of its table
+        # reads: program/table_reads.py)
+        self.specialisations: dict[
+            RangeKey,
+            tuple[ir.Program, ArgumentChecker, Callable[[tuple[Any, ...]], None] | None],
+        ] = {}
         self.key: RangeKey | None = (
             tuple(
                 self.ranges.get(name, ((0, 0),) * len(dims)) for _, name, dims in self.keys.fields

@@ -34,6 +34,7 @@ from stencilchain.program.dynamic_offsets import (
 )
 from stencilchain.program.own_ranges import RangeKey, specialise_ranges
 from stencilchain.program.semantics import REDUCTIONS, literal_value, neighbor_identity, operate
+from stencilchain.program.table_reads import table_read_check
 
 if TYPE_CHECKING:
     from stencilchain.program.program import Program
@@ -417,13 +418,19 @@ def _run_over_own_ranges(
         made = specialise_ranges(program, ranges)
         # run on whole-space copies: every field spans the index space
         whole = dataclasses.replace(made, ranges=())
-        spec = checker.specialisations[key] = (whole, ArgumentChecker(whole))
-    whole, whole_checker = spec
+        spec = checker.specialisations[key] = (
+            whole,
+            ArgumentChecker(whole),
+            table_read_check(made),
+        )
+    whole, whole_checker, table_reads = spec
     params = {p.name: p for p in checker.params}
     for p, arg in zip(checker.params, args):
         if isinstance(p, FieldParam):
             checker.field(p, arg)  # what the copies would hide: read-only outputs, say
     checker.check_overlaps(args)
+    if table_reads is not None:  # the copies would read their padding for a bad entry
+        table_reads(args)
     sizes: dict[Dimension, int] = {}
     for (_, name, dims), axes in zip(checker.keys.fields, key):
         for dim, (s, g), n in zip(dims, axes, args[checker.index[name]].shape):

@@ -156,6 +156,10 @@ class ExtentsWalker(ir.ExprVisitor[None]):
                 f"read through {conn.name}: the entities of {conn.source.name} have no "
                 "order to shift along; read neighbours through connectivities only"
             ),
+            # a table from a dimension to itself (C2C) reads its operand where the entries
+            # point, not at the point: a read at the point would narrow a domain by the
+            # operand's own range (program/own_ranges.py)
+            at_point=conn.source not in conn.target,
         )
 
     def visit_DynamicShift(
@@ -185,10 +189,12 @@ class ExtentsWalker(ir.ExprVisitor[None]):
         dropped: Sequence[Dimension],
         at: tuple[Mapping[Dimension, int], _Scope, _Guard],
         shifted: Callable[[str, int, int], str],
+        at_point: bool = True,
     ) -> None:
         """Record `operand` as read anywhere along `along` (where a table or an offset field
-        points) and at the point's offsets along the others (`dropped`: the dimensions the
-        read replaces); a shift of a field along `along` before it is `shifted`'s error."""
+        points; also at offset 0 unless `at_point` is False) and at the point's offsets
+        along the others (`dropped`: the dimensions the read replaces); a shift of a field
+        along `along` before it is `shifted`'s error."""
         pos, scope, guard = at
         inner = ExtentsWalker(self.fops, points=self.points)
         inner.visit(
@@ -202,7 +208,7 @@ class ExtentsWalker(ir.ExprVisitor[None]):
                 raise DefinitionError(shifted(name, *dims[along]))
             seen = self.extents.setdefault(name, {})
             for dim, (lo, hi) in dims.items():
-                if not (self.points and dim == along):
+                if dim != along or (at_point and not self.points):
                     seen[dim] = widen(seen.get(dim), lo, hi)
             self.gathered.setdefault(name, set()).add(along)
         for name, windowed in inner.windows.items():

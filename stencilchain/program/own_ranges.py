@@ -19,6 +19,14 @@ key), compiled like any program: the generated code indexes the program's index 
 and the bindings shift each argument's data pointer back by its start (a key is a handful
 of small integers: a model has one or two). Why, and what the alternatives were:
 docs/adr/0032-fields-over-their-own-ranges.md.
+
+Along a neighbour table's dimensions: its rows count in its entity dimension's index space
+(a table has a row for every point of it; fields may cover part of them), and the entries
+a call reads must lie in the ranges of the fields they are read of, which
+program/table_reads.py checks per call; a dynamic offset's entries must keep their reads
+in the ranges of the fields they shift (`dynamic_offsets.check_offsets`). Along a table's
+slots, and along a dimension a dynamic offset shifts a temporary along, every field spans
+the index space (`fixed_dimensions`).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any
 from stencilchain.errors import ArgumentError, DefinitionError, DomainError
 from stencilchain.program import ir
 from stencilchain.program.call_domains import check_temporary_reads_of, tightest, window_bounds
+from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dynamic_offsets import shifted_temporaries
 from stencilchain.program.extents import field_operator_reads, widen
@@ -53,6 +62,12 @@ class RangeKeys:
             (k, p.name, p.type.dims)
             for k, p in enumerate(program.params)
             if isinstance(p.type, ir.FieldType) and not isinstance(p.type, ir.TableType)
+        )
+        # the tables, whose rows span their entity dimension's index space
+        self.tables = tuple(
+            (k, p.name, p.type.connectivity)
+            for k, p in enumerate(program.params)
+            if isinstance(p.type, ir.TableType)
         )
         self.program = program
         self.count = len(program.params)
@@ -87,6 +102,8 @@ class RangeKeys:
                 signature.append((arg.start, getattr(arg.array, "shape", None)))
             else:
                 signature.append(getattr(arg, "shape", None))
+        for k, _, _ in self.tables:
+            signature.append(getattr(args[k], "shape", None))
         try:
             key = self.found.get(tuple(signature), _UNKNOWN)
         except TypeError:  # a shape that is not a tuple: the checks say what is wrong
@@ -123,12 +140,21 @@ class RangeKeys:
                     self._check_below_zero(where, name, dim, s)
                 ends[dim] = max(ends.get(dim, 0), s + int(n))
             ranges.append((name, dims, starts, tuple(int(n) for n in shape)))
+        rows = self._table_rows(args, ends)
         key = tuple(
             tuple((s, ends[d] - s - n) for d, s, n in zip(dims, starts, shape))
             for _, dims, starts, shape in ranges
         )
         if all(s == 0 and g == 0 for axes in key for s, g in axes):
             return tuple(plain), None
+        for name, conn, n in rows:
+            if n < ends[conn.entity]:
+                raise ArgumentError(
+                    f"argument '{name}' of {self.program_name}(): the table of {conn.name} "
+                    f"has {n} rows, but fields span [0, {ends[conn.entity]}) along "
+                    f"{conn.entity.name}; a table needs a row for every point of its "
+                    f"{conn.entity.name} index space"
+                )
         for (name, dims, _, _), axes in zip(ranges, key):
             for dim, (s, g) in zip(dims, axes):
                 if (s, g) != (0, 0) and dim in self.fixed:
@@ -139,6 +165,22 @@ class RangeKeys:
                         f"{dim.name} must start at 0 and have the same size"
                     )
         return tuple(plain), key
+
+    def _table_rows(
+        self, args: tuple[Any, ...], ends: dict[Dimension, int]
+    ) -> list[tuple[str, Connectivity, int]]:
+        """The number of rows of each table (those of arrays only: the checks of the
+        program say what else is wrong), each widening its entity's index space `ends`:
+        a field may cover part of the rows (gt4py's fields over part of a mesh)."""
+        rows = []
+        for k, name, conn in self.tables:
+            shape = getattr(args[k], "shape", None)
+            if shape is None or len(shape) != 2:
+                continue
+            n = int(shape[0])
+            ends[conn.entity] = max(ends.get(conn.entity, 0), n)
+            rows.append((name, conn, n))
+        return rows
 
     @functools.cached_property
     def written(self) -> frozenset[str]:
@@ -168,17 +210,18 @@ class RangeKeys:
 
 def fixed_dimensions(program: ir.Program) -> dict[Dimension, str]:
     """The dimensions along which every field must span the whole index space, with why:
-    those a neighbour table numbers (its entries index one size) and those a dynamic
-    offset shifts a temporary along (a temporary holds values where a call wrote it,
-    which a range specialisation may narrow). A dynamic offset's entries are checked
+    the local dimensions that number a neighbour table's slots (its width is one size) and
+    those a dynamic offset shifts a temporary along (a temporary holds values where a call
+    wrote it, which a range specialisation may narrow). Along a table's entity and source
+    dimensions fields may cover their own ranges: the table's rows span the entity's index
+    space (`RangeKeys`), and the entries a call reads are checked against the ranges of
+    the fields they read (program/table_reads.py); a dynamic offset's entries are checked
     against the ranges of the fields it shifts (`dynamic_offsets.check_offsets`)."""
     fixed: dict[Dimension, str] = dict(shifted_temporaries(program))
     for p in program.params:
         if isinstance(p.type, ir.TableType):
             conn = p.type.connectivity
-            why = f"table '{p.name}' of {conn.name} indexes it"
-            for dim in (conn.source, *conn.target):
-                fixed.setdefault(dim, why)
+            fixed.setdefault(conn.local, f"table '{p.name}' of {conn.name} numbers its slots")
     return fixed
 
 

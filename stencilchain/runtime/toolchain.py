@@ -34,6 +34,7 @@ from stencilchain.program.field_values import FieldValue
 from stencilchain.program.hashing import sha256_of
 from stencilchain.program.own_ranges import RangeKey, RangeKeys, specialise_ranges
 from stencilchain.program.program import Program
+from stencilchain.program.table_reads import table_read_check
 from stencilchain.runtime import tracing
 from stencilchain.runtime.build_policy import BuildPolicy
 from stencilchain.runtime.compile_log import log_load, log_stage
@@ -60,6 +61,10 @@ class CompiledProgram:
     workspace: bool = False
     # the program compiled for arguments over other ranges (program/own_ranges.py)
     over_ranges: Callable[[RangeKey], CompiledProgram] | None = dataclasses.field(
+        default=None, compare=False
+    )
+    # a specialisation's check of the table entries a call reads (program/table_reads.py)
+    table_reads: Callable[[tuple[Any, ...]], None] | None = dataclasses.field(
         default=None, compare=False
     )
 
@@ -93,7 +98,10 @@ def run_rejected(
                 f"{compiled.name}(): fields over their own ranges are not supported yet "
                 "with a workspace the caller provides (external_workspace)"
             )
-        compiled.over_ranges(key)(*plain)
+        spec = compiled.over_ranges(key)
+        if spec.table_reads is not None:
+            spec.table_reads(plain)
+        spec(*plain)
         return True
     return run_unwrapped(checker, entry, args)
 
@@ -273,6 +281,7 @@ class Toolchain:
             artifact.workspace,
             # a specialisation is called only with arguments over its own ranges
             None if program.ranges else self._over_ranges(program, checker.keys),
+            table_read_check(program, self.config.device) if program.ranges else None,
         )
 
     def _over_ranges(
@@ -539,13 +548,17 @@ def _entry_for_shapes(
     every field of its range key starts at 0: the shapes of the arrays alone then give
     the key, so the BoundEntry calls that entry for every later call of arrays of these
     shapes (module_entry.h). None for a call of other starts or of one size per
-    dimension."""
+    dimension, and for a specialisation whose calls' table reads are checked in Python
+    (program/table_reads.py: the entries may change between calls)."""
     _, key = compiled.checker.keys.of(args)
     if key is None or compiled.over_ranges is None:
         return None
     if any(start for axes in key for start, _ in axes):
         return None
-    return compiled.over_ranges(key).entry
+    spec = compiled.over_ranges(key)
+    if spec.table_reads is not None:  # the entries it reads are checked at every call
+        return None
+    return spec.entry
 
 
 def _check_workspace_buffer(program: str, buffer: Any, device: Device) -> None:

@@ -22,13 +22,21 @@ VISITOR_MODULES = (
     "stencilchain.program.embedded",
     "stencilchain.program.extents",
     "stencilchain.program.pretty",
+    "stencilchain.program.table_reads",
     "stencilchain.steps.cpp.expressions",
     "stencilchain.steps.gtfn.translation",
     "stencilchain.steps.dace.translator",
 )
 # The backends' visitors by name: the embedded executor, the extents walker, the pretty
-# printer and the C++ emitter of both families.
-EXPECTED_VISITORS = {"Evaluator", "ExtentsWalker", "ExprFormatter", "ExpressionEmitter"}
+# printer, the C++ emitter of both families, and the walker of the table entries a call
+# over fields' own ranges reads (program/table_reads.py).
+EXPECTED_VISITORS = {
+    "Evaluator",
+    "ExtentsWalker",
+    "ExprFormatter",
+    "ExpressionEmitter",
+    "ReadsWalker",
+}
 # The visitors that run while a program is traced, before the lowering of the nodes of
 # ir.LOWERED_WHEN_TRACED (a scan called in a field operator becomes program calls in
 # ProgramTrace.record_call): they handle those nodes too. No other visitor ever sees one,

@@ -217,7 +217,7 @@ def test_minus_one_is_refused_without_skip_values() -> None:
         (np.zeros((N_CELLS, 3), dtype=np.int64), ["dtype int32", "int64"]),
         (np.zeros((N_CELLS, 4), dtype=np.int32), ["4 columns", "max_neighbors=3"]),
         (np.zeros(N_CELLS, dtype=np.int32), ["2 dimension(s)"]),
-        (np.zeros((N_CELLS + 1, 3), dtype=np.int32), ["size 8 along Cell"]),
+        (np.zeros((N_CELLS - 1, 3), dtype=np.int32), ["size 6 along Cell"]),
     ],
 )
 def test_a_table_of_the_wrong_kind_is_refused(table: np.ndarray, words: list[str]) -> None:
@@ -225,6 +225,14 @@ def test_a_table_of_the_wrong_kind_is_refused(table: np.ndarray, words: list[str
         run_total(table)
     for word in words:
         assert word in str(info.value), info.value
+
+
+def test_a_table_with_more_rows_than_the_fields_have_cells_runs_over_the_fields() -> None:
+    """The fields over part of the mesh (their own ranges, docs/dsl.md): the rows after
+    the fields' last cell are not read."""
+    c2e, _ = tables(np.random.default_rng(4))
+    longer = np.concatenate([c2e, np.full((2, 3), -1, np.int32)])
+    np.testing.assert_array_equal(run_total(longer), run_total(c2e))
 
 
 def test_a_table_changed_between_calls_is_checked_again() -> None:

@@ -401,15 +401,20 @@ def sum_edges(e: sc.Field[[Edge, K], sc.float64], c2e: sc.Table[C2E], out: CK) -
     edge_sum(e, out=out)
 
 
-def test_ranges_along_a_table_dimension_are_refused_and_along_k_allowed() -> None:
+def test_ranges_along_a_table_dimension_are_checked_against_its_entries() -> None:
+    """Along the dimensions a table indexes fields may cover their own ranges (more in
+    tests/program/test_own_ranges_tables.py); an entry read outside one is refused."""
     c2e = np.array([[0, 1], [1, 2], [2, 0]], dtype=np.int32)
     e = np.random.default_rng(3).random((3, NLEV + 1))
     out = np.zeros((3, NLEV))
     sum_edges(e, c2e, out)  # K: half levels in, full levels out
     np.testing.assert_array_equal(out, (e[c2e[:, 0]] + e[c2e[:, 1]])[:, :NLEV])
-    with pytest.raises(sc.ArgumentError, match=r"argument 'out' .*size 4 along Cell differs"):
+    with pytest.raises(sc.ArgumentError, match=r"argument 'c2e' .*3 rows.*\[0, 4\) along Cell"):
         sum_edges(e, c2e, np.zeros((4, NLEV)))
-    with pytest.raises(sc.ArgumentError, match=r"argument 'e' .*along Edge.*table 'c2e'"):
+    with pytest.raises(
+        sc.ArgumentError,
+        match=r"argument 'c2e' .*holds 2 at row 1, slot 1.*argument 'e', which spans \[0, 2\)",
+    ):
         sum_two(e[:2], e, c2e, out)
 
 

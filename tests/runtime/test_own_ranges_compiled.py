@@ -1,8 +1,10 @@
 """Fields over their own ranges on every CPU toolchain, in C, Fortran and sliced layouts,
 equal to the embedded executor (which tests/program/test_own_ranges.py checks against
 NumPy): half levels, origins (inputs starting below 0 too), a temporary between them,
-scans in field operators, keyword calls, the same program called with one size again, and the errors, which name the argument as on the embedded
-executor and leave the outputs untouched."""
+scans in field operators, keyword calls, the same program called with one size again,
+fields over part of the dimensions a neighbour table indexes, and the errors, which name
+the argument (or the table and the field) as on the embedded executor and leave the
+outputs untouched."""
 
 from __future__ import annotations
 
@@ -14,9 +16,11 @@ import pytest
 
 import stencilchain as sc
 from tests.program import test_own_ranges as cases
+from tests.program import test_own_ranges_tables as tables
 
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 K, I, Cell = cases.K, cases.I, cases.Cell
+Edge, Vertex = tables.Edge, tables.Vertex
 
 
 def _layout(a: np.ndarray, kind: str) -> np.ndarray:
@@ -255,3 +259,156 @@ def test_inputs_below_zero_errors(fixture: str, request: pytest.FixtureRequest) 
     assert "argument 'out' of from_below()" in str(compiled_arg.value)
     assert "for an output" in str(compiled_arg.value)
     assert (out == -7.0).all()
+
+
+# --- along the dimensions a neighbour table indexes ------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_along_tables(fixture: str, kind: str, request: pytest.FixtureRequest) -> None:
+    """gt4py's fields from an origin read through E2V, an output over part of the rows,
+    composed shifts, skip values beside half levels, C2C, and a temporary read through a
+    table (tests/program/test_own_ranges_tables.py checks them against NumPy)."""
+    toolchain = request.getfixturevalue(fixture)
+    e2v, c2e, c2c = tables.e2v_table(), tables.c2e_table(), tables.c2c_table()
+    rng = np.random.default_rng(21)
+    a, c = rng.random(tables.N_VERTICES), rng.random(tables.N_CELLS)
+    e = rng.random((tables.N_EDGES - 1, tables.NLEV + 1))
+    start, stop = tables.edges_from_origin(e2v, all_slots=True)
+    origin = tables.ORIGIN
+
+    def part(dim: sc.Dimension, data: np.ndarray, first: int) -> sc.FieldValue:
+        return sc.as_field((dim,), _layout(data, kind), start={dim: first})
+
+    def edges() -> np.ndarray:
+        return np.full(tables.N_EDGES, -7.0)
+
+    def from_origin() -> tuple[Any, ...]:
+        return part(Vertex, a[origin:], origin), e2v, part(Edge, edges()[start:stop], start)
+
+    for program in (tables.shift_e2v, tables.sum_e2v, tables.through_a_temporary):
+        _both(program.with_backend(toolchain), program, from_origin, (2,))
+    _both(  # the entries before the origin select the other branch
+        tables.guarded_shift.with_backend(toolchain),
+        tables.guarded_shift,
+        lambda: (part(Vertex, a[origin:], origin), e2v, _layout(edges(), kind)),
+        (2,),
+    )
+    _both(  # the rows [3, N_EDGES - 1) of the table
+        tables.sum_e2v.with_backend(toolchain),
+        tables.sum_e2v,
+        lambda: (a, e2v, part(Edge, edges()[3:-1], 3)),
+        (2,),
+    )
+    _both(
+        tables.composed.with_backend(toolchain),
+        tables.composed,
+        lambda: (part(Vertex, a[1:], 1), e2v, c2e, np.full(tables.N_CELLS, -7.0)),
+        (3,),
+    )
+    _both(
+        tables.sum_c2e_k.with_backend(toolchain),
+        tables.sum_c2e_k,
+        lambda: (
+            sc.as_field((Edge, K), _layout(e, kind), start={Edge: 1}),
+            c2e,
+            _layout(np.full((tables.N_CELLS, tables.NLEV), -7.0), kind),
+        ),
+        (2,),
+    )
+    _both(
+        tables.differences.with_backend(toolchain),
+        tables.differences,
+        lambda: (part(tables.Cell, c[1:], 1), c2c, np.full(3, -7.0)),
+        (2,),
+    )
+    _both(  # read at the point too: the domain starts at cell 1
+        tables.plus_next.with_backend(toolchain),
+        tables.plus_next,
+        lambda: (part(tables.Cell, c[1:], 1), tables.c2c_from_one(), np.full(tables.N_CELLS, -7.0)),
+        (2,),
+    )
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_along_tables_errors(fixture: str, request: pytest.FixtureRequest) -> None:
+    """An entry read outside the field it reads: the embedded executor's ArgumentError,
+    naming the table, its row and entry, and the field, before anything is written; also
+    when the same arrays ran before (the entries are checked at every call)."""
+    toolchain = request.getfixturevalue(fixture)
+    e2v = tables.e2v_table()
+    a = np.random.default_rng(22).random(tables.N_VERTICES)
+    start, stop = tables.edges_from_origin(e2v, all_slots=True)
+    origin = tables.ORIGIN
+    run = tables.sum_e2v.with_backend(toolchain)
+
+    def call(program: Any, table: np.ndarray, first: int) -> np.ndarray:
+        out = np.full(tables.N_EDGES, -7.0)
+        program(
+            sc.as_field((Vertex,), a[origin:], start={Vertex: origin}),
+            table,
+            sc.as_field((Edge,), out[first:stop], start={Edge: first}),
+        )
+        return out
+
+    with pytest.raises(sc.ArgumentError) as embedded:
+        call(tables.sum_e2v, e2v, start - 1)
+    with pytest.raises(sc.ArgumentError) as compiled:
+        call(run, e2v, start - 1)
+    assert str(compiled.value) == str(embedded.value)
+    assert "argument 'e2v' of sum_e2v(): the table of E2V holds" in str(compiled.value)
+    assert "of argument 'a', which spans [2, " in str(compiled.value)
+    # the same shapes run, then an entry changed in place is refused at the next call
+    good = e2v.copy()
+    before = call(run, good, start)
+    good[start + 1, 1] = origin - 1
+    out = np.full(tables.N_EDGES, -7.0)
+    with pytest.raises(sc.ArgumentError, match=rf"holds {origin - 1} at row {start + 1}, slot 1"):
+        run(
+            sc.as_field((Vertex,), a[origin:], start={Vertex: origin}),
+            good,
+            sc.as_field((Edge,), out[start:stop], start={Edge: start}),
+        )
+    assert (out == -7.0).all()
+    assert (before[start:stop] != -7.0).all()
+    # a table with fewer rows than the fields' index space
+    with pytest.raises(sc.ArgumentError, match=r"argument 'e2v' .*has \d+ rows, but fields span"):
+        run(sc.as_field((Vertex,), a[1:], start={Vertex: 1}), e2v[:-1], np.zeros(tables.N_EDGES))
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+def test_along_tables_entries_checked_again_for_the_same_shapes(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    """Fields all starting at 0, shorter than the index space: the compiled module would
+    remember the specialisation for these shapes (module_entry.h); a specialisation whose
+    table reads are checked is not remembered, so an entry changed in place is refused."""
+    run = tables.sum_two_fields.with_backend(request.getfixturevalue(fixture))
+    e2v = tables.e2v_table()
+    a = np.random.default_rng(23).random(tables.N_VERTICES)
+    end = int(e2v[:4].max()) + 1
+    wide = np.zeros(tables.N_VERTICES)
+    for _ in range(2):
+        out = np.full(4, -7.0)
+        run(a[:end], wide, e2v, out)
+        np.testing.assert_array_equal(out, a[e2v[:4]].sum(axis=1))
+    e2v[2, 0] = end
+    out = np.full(4, -7.0)
+    with pytest.raises(sc.ArgumentError, match=rf"holds {end} at row 2, slot 0.*argument 'a'"):
+        run(a[:end], wide, e2v, out)
+    assert (out == -7.0).all()
+
+
+def test_along_table_rows_only_nothing_is_checked_in_python() -> None:
+    """A key with ranges along a table's rows only needs no walk of its reads (the rows
+    span the index space), so its specialisation may be remembered for its shapes; one
+    with a range along the source does."""
+    from stencilchain.program.own_ranges import specialise_ranges
+    from stencilchain.program.table_reads import TableReads
+
+    program = tables.sum_e2v.ir
+    rows_only = specialise_ranges(program, {"out": ((3, 1),)})
+    assert not TableReads(rows_only).active
+    from_origin = specialise_ranges(program, {"a": ((2, 0),), "out": ((3, 1),)})
+    assert TableReads(from_origin).active
