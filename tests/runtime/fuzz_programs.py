@@ -130,6 +130,16 @@ FLOATS = ("float64", "float32")
 INTS = ("int64", "int32")
 #: A scalar of each dtype, broadcast by `sc.broadcast`.
 BROADCAST_SCALAR = {"float64": "alpha", "int64": "m", "float32": "beta", "int32": "k0"}
+#: Expressions of a scalar parameter that a program passes in its place as a call's argument
+#: (docs/dsl.md, "Call arguments from expressions of parameters"), of its dtype (a literal
+#: takes the parameter's): exact, and k0 and k1 stay in [-size(K), size(K)].
+PARAMETER_EXPRESSIONS = {
+    "alpha": ("alpha * 2.0", "alpha - 1.0", "(-alpha) / 4.0"),
+    "beta": ("beta * 2.0", "beta - 0.5"),
+    "m": ("m - 2", "m // 2", "2 * m + 1"),
+    "k0": ("k0 // 2",),
+    "k1": ("k1 // 2",),
+}
 #: The operand of `sc.as_offset` reads, per dtype (program inputs: written along all of K).
 DYNAMIC_OPERANDS = {"float64": ("a", "b"), "float32": ("c",), "int64": ("n",), "int32": ("p",)}
 
@@ -198,6 +208,8 @@ def _typed(node: Node) -> Node:
     own (broadcast, or both branches of a choice) has the default dtype of its kind."""
     if node.kind != "literal" or node.dtype in ("float64", "int64"):
         return node
+    if node.text.startswith("sc."):  # a dtype constructor already
+        return dataclasses.replace(node, kind="scalar")
     return dataclasses.replace(node, text=f"sc.{node.dtype}({node.text})", kind="scalar")
 
 
@@ -235,9 +247,20 @@ def _has(ctx: Context, dtype: str) -> bool:
     return any(f[0] == dtype for f in ctx.fields.values()) or dtype in ctx.scalars.values()
 
 
-def _literal(draw: st.DrawFn, dtype: str) -> Node:
+def _literal(draw: st.DrawFn, dtype: str, typed: bool = False) -> Node:
     """A literal: small exact values, and now and then one that needs every digit of its
-    repr (a float64 not exact in float32) or more than 32 bits (an int64)."""
+    repr (a float64 not exact in float32) or more than 32 bits (an int64). `typed`: the
+    dtype called with a value exact in it (`sc.float32(0.25)`, `sc.int64(-2)`), a literal of
+    that dtype (docs/dsl.md, "Typing rules"), of the same dtype as its operands."""
+    if typed:
+        values = {
+            "float64": [1.5, 0.25, -0.5, 2.0, -3.0, 0.1, 2.0**-30],
+            "float32": [1.5, 0.25, -0.5, 2.0, -3.0, 0.125],
+            "int32": [3, -2, 0, 5, 77],
+            "int64": [3, -2, 1, 2**33 + 1],
+        }[dtype]
+        text = f"sc.{dtype}({draw(st.sampled_from(values))!r})"
+        return Node(text, dtype, "literal", "", True)
     if dtype in FLOATS:  # a float32 literal is rounded to float32 (docs/dsl.md, "Typing")
         value = draw(
             st.one_of(
@@ -303,7 +326,7 @@ def leaf(draw: st.DrawFn, ctx: Context, dtype: str, *, traced: bool = False) -> 
                 )
             )
     if not traced and draw(st.integers(0, 3)) == 0:
-        return _literal(draw, dtype)
+        return _literal(draw, dtype, typed=draw(st.integers(0, 3)) == 0)
     plain = [o for o in options if o.kind == ("scalar" if ctx.in_scan else "field") and o.names]
     recent = [o for o in plain if o.names & ctx.recent]
     if recent and draw(st.booleans()):  # often what the call before wrote
@@ -854,6 +877,8 @@ CONSTRUCTS = {
     "half shifts through KHalf and back": r"\)\(KHalf [+-] 0\.5\)\(K [+-] 0\.5\)",
     "outputs over KHalf": r"-> FH:",
     "whole shifts along KHalf": r"\bwh\(KHalf [+-] 1\)",
+    "dtype constructors": r"return .*sc\.(float64|int64)\(-?\d",
+    "parameter expressions as arguments": r"^    .*op\d+\(.*\b(alpha|beta|m|k0|k1) (//|[-*]) \d",
     "int64 results": r"-> (N|tuple\[.*N\b.*\])",
     "float64 results": r"-> (F|tuple\[.*F\b.*\])",
 }
@@ -1251,10 +1276,16 @@ def programs(
     exact_outputs: list[bool] = []
     coarse_outputs: list[bool] = []
     lines = []
+    in_expressions: set[str] = set()  # scalars passed in expressions: never static
     for call in calls:
         temporary = (
             call["temporary"] and call["args"] and all(r in read_later for r in call["results"])
         )
+        args = list(call["args"])
+        for i, arg in enumerate(args):  # now and then an expression of the scalar passed
+            if arg in PARAMETER_EXPRESSIONS and draw(st.integers(0, 2)) == 0:
+                args[i] = draw(st.sampled_from(PARAMETER_EXPRESSIONS[arg]))
+                in_expressions.add(arg)
         domain = ", ".join(
             f"{d}: {_domain_text(v, bool(half_fields) and d == 'K')}"
             for d, v in call["domain"].items()
@@ -1263,10 +1294,10 @@ def programs(
         targets = _structure_text(call["structure"], call["results"])
         if temporary:
             targets = targets[1:-1] if targets.startswith("(") else targets
-            arguments = ", ".join([*call["args"], *extra])
+            arguments = ", ".join([*args, *extra])
             lines.append(f"    {targets} = {call['callee']}({arguments})")
         else:
-            arguments = ", ".join([*call["args"], f"out={targets}", *extra])
+            arguments = ", ".join([*args, f"out={targets}", *extra])
             lines.append(f"    {call['callee']}({arguments})")
             for result in call["results"]:
                 dtype, exact = result_of[result]
@@ -1277,7 +1308,9 @@ def programs(
     signature = ", ".join(
         f"{name}: {ANNOTATION[(dtype, dims)]}" for name, dtype, dims in program_params
     )
-    int_scalars = [n for n, d, dims in program_params if not dims and d in INTS]
+    int_scalars = [
+        n for n, d, dims in program_params if not dims and d in INTS and n not in in_expressions
+    ]
     static: tuple[str, ...] = ()
     if int_scalars and draw(st.integers(0, 3)) == 0:
         static = tuple(sorted(draw(st.sets(st.sampled_from(int_scalars), min_size=1))))
