@@ -22,8 +22,15 @@ backward, with a scalar, a (float64, int64), a nested (float64, (float64, int64)
 float32 state, called from the program and from field operators; static parameters (a
 random set of the program's integer scalars); a K-only field broadcast implicitly,
 `sc.broadcast` of a scalar, and `sc.index(K)` (with int32 operands too); a field over (I,
-J) broadcast along K; float64, float32, int64 and int32 fields and scalars; literals that
-need all their digits; arrays in C order, Fortran order or strided, one program in five on
+J) broadcast along K; a zero-dimensional float64 input `z: sc.Field[[], sc.float64]` (a
+0-d array; broadcast, never shifted); float64, float32, int64 and int32 fields and scalars;
+literals that need all their digits, and dtype constructors as literals of values exact in
+their dtype (`sc.float64(1.5)`, `sc.float32(0.25)`, `sc.int32(3)`, `sc.int64(-2)`, of the
+dtype of the other operands); expressions of scalar parameters as call arguments
+(PARAMETER_EXPRESSIONS: `alpha * 2.0`, `beta - 0.5`, `m - 2`, `k0 // 2`, none of them a
+static parameter; k0 and k1 stay in [-size(K), size(K)]); tuple parameters of field
+operators (two fields over (I, J, K) as `tp: tuple[F, N]`, read as `tp[0]` and `tp[1]`,
+passed as `(a, x0_1)`; not koff or an operand of `sc.as_offset`); arrays in C order, Fortran order or strided, one program in five on
 arrays large enough (80 000 points and more) for the compiled code's parallel loops.
 Staggered dimensions, in about one program in four: inputs over (I, J, KHalf), `KHalf =
 sc.staggered(K)`, on nlev + 1 half levels (float64 `wh` and int64 `nh`), read at full
@@ -82,6 +89,7 @@ ANNOTATION = {
     ("int64", "IJH"): "NH",
     ("float32", "IJK"): "F32",
     ("int32", "IJK"): "N32",
+    ("float64", "0"): "F0",
     ("float64", ""): "sc.float64",
     ("int64", ""): "sc.int64",
     ("float32", ""): "sc.float32",
@@ -101,6 +109,7 @@ F32 = sc.Field[[I, J, K], sc.float32]
 N32 = sc.Field[[I, J, K], sc.int32]
 FH = sc.Field[[I, J, KHalf], sc.float64]
 NH = sc.Field[[I, J, KHalf], sc.int64]
+F0 = sc.Field[[], sc.float64]
 """
 
 #: The program's inputs: name -> (dtype, dims).
@@ -113,6 +122,7 @@ INPUTS = {
     "c": ("float32", "IJK"),
     "p": ("int32", "IJK"),
     "koff": ("int32", "IJK"),  # valid offsets along K of sc.as_offset (and int32 data)
+    "z": ("float64", "0"),  # a zero-dimensional field (a 0-d array): broadcast, never shifted
     "alpha": ("float64", ""),
     "m": ("int64", ""),
     "beta": ("float32", ""),
@@ -290,11 +300,8 @@ def leaf(draw: st.DrawFn, ctx: Context, dtype: str, *, traced: bool = False) -> 
         elif fdtype == dtype:
             reads = frozenset() if ctx.in_scan else frozenset({(name, (0, 0, 0))})
             kind = "scalar" if ctx.in_scan else "field"
-            options.append(
-                Node(
-                    name, dtype, kind, "" if ctx.in_scan else dims, exact, reads, frozenset({name})
-                )
-            )
+            dims = "" if ctx.in_scan or dims == "0" else dims  # "0": over no dimension
+            options.append(Node(name, dtype, kind, dims, exact, reads, frozenset({name})))
     for name, sdtype in sorted(ctx.scalars.items()):
         if sdtype == dtype:
             options.append(Node(name, dtype, "scalar", "", True, names=frozenset({name})))
@@ -559,7 +566,7 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
         return dataclasses.replace(node, text=f"({x.text})({up})({down})")
     assert op == "shift"
     x = draw(sub())
-    if ctx.in_scan or x.kind != "field":
+    if ctx.in_scan or x.kind != "field" or not x.dims:  # a zero-dimensional field: no shift
         return x
     offsets = st.sampled_from([-2, -1, -1, 1, 1, 2])
     offset = tuple(draw(offsets) if d in x.dims and draw(st.booleans()) else 0 for d in DIMS)
@@ -788,6 +795,9 @@ class FuzzProgram:
         bounds = {name: (form, lo, hi) for name, form, lo, hi in self.bounds}
         args: list[Any] = []
         for name, dtype, dims in self.params:
+            if dims == "0":  # a zero-dimensional field: a 0-d array
+                args.append(np.array(rng.uniform(-2.0, 2.0)))
+                continue
             shape = tuple(
                 self.shape[DIMS.index(d)] + (d == self.longer and name not in self.outputs)
                 if d != "H"
@@ -877,6 +887,8 @@ CONSTRUCTS = {
     "half shifts through KHalf and back": r"\)\(KHalf [+-] 0\.5\)\(K [+-] 0\.5\)",
     "outputs over KHalf": r"-> FH:",
     "whole shifts along KHalf": r"\bwh\(KHalf [+-] 1\)",
+    "tuple arguments": r"^    .*op\d+\(([^()=]*, )?\(\w+, \w+\)",
+    "zero-dimensional fields": r"\bz: F0",
     "dtype constructors": r"return .*sc\.(float64|int64)\(-?\d",
     "parameter expressions as arguments": r"^    .*op\d+\(.*\b(alpha|beta|m|k0|k1) (//|[-*]) \d",
     "int64 results": r"-> (N|tuple\[.*N\b.*\])",
@@ -1144,6 +1156,7 @@ def programs(
                 (d, exact if d in FLOATS else True, coarse) for d in _leaves(SCAN_STATES[state])
             ]
             callee, names = name, list(args)
+            argtexts = list(names)
         else:
             text, structure, results, nodes = draw(_operator_body(ctx, depth))
             used = frozenset().union(*(n.names for n in nodes))
@@ -1155,10 +1168,31 @@ def programs(
             ]
             names = list(dict.fromkeys(names))
             callee = f"op{index}"
-            params = ", ".join(
+            param_texts = [
                 f"{n}: {ANNOTATION[(fields[n][0], fields[n][1]) if n in fields else (scalars[n], '')]}"
                 for n in names
-            )
+            ]
+            argtexts = list(names)
+            # now and then two fields over (I, J, K) as one tuple parameter `tp`, read as
+            # tp[0] and tp[1] and passed as `(x, y)` (not koff, nor an operand of as_offset)
+            dynamic = set()
+            if "koff" in names:
+                dynamic = {"koff", *(o for ops in DYNAMIC_OPERANDS.values() for o in ops)}
+            pairable = [
+                n for n in names if fields.get(n, ("", ""))[1] == "IJK" and n not in dynamic
+            ]
+            if len(pairable) > 1 and draw(st.integers(0, 3)) == 0:
+                first, second = draw(
+                    st.lists(st.sampled_from(pairable), min_size=2, max_size=2, unique=True)
+                )
+                i, j = names.index(first), names.index(second)
+                text = re.sub(rf"\b{first}\b", "tp[0]", text)
+                text = re.sub(rf"\b{second}\b", "tp[1]", text)
+                types = f"{param_texts[i].split(': ')[1]}, {param_texts[j].split(': ')[1]}"
+                param_texts[i] = f"tp: tuple[{types}]"
+                argtexts[i] = f"({first}, {second})"
+                del param_texts[j], argtexts[j]
+            params = ", ".join(param_texts)
             annotation = _annotation_text(structure, [r[0] for r in results])
             fops.append(
                 f"@sc.field_operator\ndef {callee}({params}) -> {annotation}:\n    return {text}\n"
@@ -1207,6 +1241,7 @@ def programs(
             {
                 "callee": callee,
                 "args": names,
+                "argtexts": argtexts,
                 "results": out_names,
                 "structure": structure,
                 "domain": domain,
@@ -1281,7 +1316,7 @@ def programs(
         temporary = (
             call["temporary"] and call["args"] and all(r in read_later for r in call["results"])
         )
-        args = list(call["args"])
+        args = list(call.get("argtexts", call["args"]))
         for i, arg in enumerate(args):  # now and then an expression of the scalar passed
             if arg in PARAMETER_EXPRESSIONS and draw(st.integers(0, 2)) == 0:
                 args[i] = draw(st.sampled_from(PARAMETER_EXPRESSIONS[arg]))
