@@ -22,8 +22,15 @@ backward, with a scalar, a (float64, int64), a nested (float64, (float64, int64)
 float32 state, called from the program and from field operators; static parameters (a
 random set of the program's integer scalars); a K-only field broadcast implicitly,
 `sc.broadcast` of a scalar, and `sc.index(K)` (with int32 operands too); a field over (I,
-J) broadcast along K; float64, float32, int64 and int32 fields and scalars; literals that
-need all their digits; arrays in C order, Fortran order or strided, one program in five on
+J) broadcast along K; a zero-dimensional float64 input `z: sc.Field[[], sc.float64]` (a
+0-d array; broadcast, never shifted); float64, float32, int64 and int32 fields and scalars;
+literals that need all their digits, and dtype constructors as literals of values exact in
+their dtype (`sc.float64(1.5)`, `sc.float32(0.25)`, `sc.int32(3)`, `sc.int64(-2)`, of the
+dtype of the other operands); expressions of scalar parameters as call arguments
+(PARAMETER_EXPRESSIONS: `alpha * 2.0`, `beta - 0.5`, `m - 2`, `k0 // 2`, none of them a
+static parameter; k0 and k1 stay in [-size(K), size(K)]); tuple parameters of field
+operators (two fields over (I, J, K) as `tp: tuple[F, N]`, read as `tp[0]` and `tp[1]`,
+passed as `(a, x0_1)`; not koff or an operand of `sc.as_offset`); arrays in C order, Fortran order or strided, one program in five on
 arrays large enough (80 000 points and more) for the compiled code's parallel loops.
 Staggered dimensions, in about one program in four: inputs over (I, J, KHalf), `KHalf =
 sc.staggered(K)`, on nlev + 1 half levels (float64 `wh` and int64 `nh`), read at full
@@ -82,6 +89,7 @@ ANNOTATION = {
     ("int64", "IJH"): "NH",
     ("float32", "IJK"): "F32",
     ("int32", "IJK"): "N32",
+    ("float64", "0"): "F0",
     ("float64", ""): "sc.float64",
     ("int64", ""): "sc.int64",
     ("float32", ""): "sc.float32",
@@ -101,6 +109,7 @@ F32 = sc.Field[[I, J, K], sc.float32]
 N32 = sc.Field[[I, J, K], sc.int32]
 FH = sc.Field[[I, J, KHalf], sc.float64]
 NH = sc.Field[[I, J, KHalf], sc.int64]
+F0 = sc.Field[[], sc.float64]
 """
 
 #: The program's inputs: name -> (dtype, dims).
@@ -113,6 +122,7 @@ INPUTS = {
     "c": ("float32", "IJK"),
     "p": ("int32", "IJK"),
     "koff": ("int32", "IJK"),  # valid offsets along K of sc.as_offset (and int32 data)
+    "z": ("float64", "0"),  # a zero-dimensional field (a 0-d array): broadcast, never shifted
     "alpha": ("float64", ""),
     "m": ("int64", ""),
     "beta": ("float32", ""),
@@ -130,6 +140,16 @@ FLOATS = ("float64", "float32")
 INTS = ("int64", "int32")
 #: A scalar of each dtype, broadcast by `sc.broadcast`.
 BROADCAST_SCALAR = {"float64": "alpha", "int64": "m", "float32": "beta", "int32": "k0"}
+#: Expressions of a scalar parameter that a program passes in its place as a call's argument
+#: (docs/dsl.md, "Call arguments from expressions of parameters"), of its dtype (a literal
+#: takes the parameter's): exact, and k0 and k1 stay in [-size(K), size(K)].
+PARAMETER_EXPRESSIONS = {
+    "alpha": ("alpha * 2.0", "alpha - 1.0", "(-alpha) / 4.0"),
+    "beta": ("beta * 2.0", "beta - 0.5"),
+    "m": ("m - 2", "m // 2", "2 * m + 1"),
+    "k0": ("k0 // 2",),
+    "k1": ("k1 // 2",),
+}
 #: The operand of `sc.as_offset` reads, per dtype (program inputs: written along all of K).
 DYNAMIC_OPERANDS = {"float64": ("a", "b"), "float32": ("c",), "int64": ("n",), "int32": ("p",)}
 
@@ -198,6 +218,8 @@ def _typed(node: Node) -> Node:
     own (broadcast, or both branches of a choice) has the default dtype of its kind."""
     if node.kind != "literal" or node.dtype in ("float64", "int64"):
         return node
+    if node.text.startswith("sc."):  # a dtype constructor already
+        return dataclasses.replace(node, kind="scalar")
     return dataclasses.replace(node, text=f"sc.{node.dtype}({node.text})", kind="scalar")
 
 
@@ -235,9 +257,20 @@ def _has(ctx: Context, dtype: str) -> bool:
     return any(f[0] == dtype for f in ctx.fields.values()) or dtype in ctx.scalars.values()
 
 
-def _literal(draw: st.DrawFn, dtype: str) -> Node:
+def _literal(draw: st.DrawFn, dtype: str, typed: bool = False) -> Node:
     """A literal: small exact values, and now and then one that needs every digit of its
-    repr (a float64 not exact in float32) or more than 32 bits (an int64)."""
+    repr (a float64 not exact in float32) or more than 32 bits (an int64). `typed`: the
+    dtype called with a value exact in it (`sc.float32(0.25)`, `sc.int64(-2)`), a literal of
+    that dtype (docs/dsl.md, "Typing rules"), of the same dtype as its operands."""
+    if typed:
+        values = {
+            "float64": [1.5, 0.25, -0.5, 2.0, -3.0, 0.1, 2.0**-30],
+            "float32": [1.5, 0.25, -0.5, 2.0, -3.0, 0.125],
+            "int32": [3, -2, 0, 5, 77],
+            "int64": [3, -2, 1, 2**33 + 1],
+        }[dtype]
+        text = f"sc.{dtype}({draw(st.sampled_from(values))!r})"
+        return Node(text, dtype, "literal", "", True)
     if dtype in FLOATS:  # a float32 literal is rounded to float32 (docs/dsl.md, "Typing")
         value = draw(
             st.one_of(
@@ -267,11 +300,8 @@ def leaf(draw: st.DrawFn, ctx: Context, dtype: str, *, traced: bool = False) -> 
         elif fdtype == dtype:
             reads = frozenset() if ctx.in_scan else frozenset({(name, (0, 0, 0))})
             kind = "scalar" if ctx.in_scan else "field"
-            options.append(
-                Node(
-                    name, dtype, kind, "" if ctx.in_scan else dims, exact, reads, frozenset({name})
-                )
-            )
+            dims = "" if ctx.in_scan or dims == "0" else dims  # "0": over no dimension
+            options.append(Node(name, dtype, kind, dims, exact, reads, frozenset({name})))
     for name, sdtype in sorted(ctx.scalars.items()):
         if sdtype == dtype:
             options.append(Node(name, dtype, "scalar", "", True, names=frozenset({name})))
@@ -303,7 +333,7 @@ def leaf(draw: st.DrawFn, ctx: Context, dtype: str, *, traced: bool = False) -> 
                 )
             )
     if not traced and draw(st.integers(0, 3)) == 0:
-        return _literal(draw, dtype)
+        return _literal(draw, dtype, typed=draw(st.integers(0, 3)) == 0)
     plain = [o for o in options if o.kind == ("scalar" if ctx.in_scan else "field") and o.names]
     recent = [o for o in plain if o.names & ctx.recent]
     if recent and draw(st.booleans()):  # often what the call before wrote
@@ -536,7 +566,7 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
         return dataclasses.replace(node, text=f"({x.text})({up})({down})")
     assert op == "shift"
     x = draw(sub())
-    if ctx.in_scan or x.kind != "field":
+    if ctx.in_scan or x.kind != "field" or not x.dims:  # a zero-dimensional field: no shift
         return x
     offsets = st.sampled_from([-2, -1, -1, 1, 1, 2])
     offset = tuple(draw(offsets) if d in x.dims and draw(st.booleans()) else 0 for d in DIMS)
@@ -765,6 +795,9 @@ class FuzzProgram:
         bounds = {name: (form, lo, hi) for name, form, lo, hi in self.bounds}
         args: list[Any] = []
         for name, dtype, dims in self.params:
+            if dims == "0":  # a zero-dimensional field: a 0-d array
+                args.append(np.array(rng.uniform(-2.0, 2.0)))
+                continue
             shape = tuple(
                 self.shape[DIMS.index(d)] + (d == self.longer and name not in self.outputs)
                 if d != "H"
@@ -854,6 +887,10 @@ CONSTRUCTS = {
     "half shifts through KHalf and back": r"\)\(KHalf [+-] 0\.5\)\(K [+-] 0\.5\)",
     "outputs over KHalf": r"-> FH:",
     "whole shifts along KHalf": r"\bwh\(KHalf [+-] 1\)",
+    "tuple arguments": r"^    .*op\d+\(([^()=]*, )?\(\w+, \w+\)",
+    "zero-dimensional fields": r"\bz: F0",
+    "dtype constructors": r"return .*sc\.(float64|int64)\(-?\d",
+    "parameter expressions as arguments": r"^    .*op\d+\(.*\b(alpha|beta|m|k0|k1) (//|[-*]) \d",
     "int64 results": r"-> (N|tuple\[.*N\b.*\])",
     "float64 results": r"-> (F|tuple\[.*F\b.*\])",
 }
@@ -1119,6 +1156,7 @@ def programs(
                 (d, exact if d in FLOATS else True, coarse) for d in _leaves(SCAN_STATES[state])
             ]
             callee, names = name, list(args)
+            argtexts = list(names)
         else:
             text, structure, results, nodes = draw(_operator_body(ctx, depth))
             used = frozenset().union(*(n.names for n in nodes))
@@ -1130,10 +1168,31 @@ def programs(
             ]
             names = list(dict.fromkeys(names))
             callee = f"op{index}"
-            params = ", ".join(
+            param_texts = [
                 f"{n}: {ANNOTATION[(fields[n][0], fields[n][1]) if n in fields else (scalars[n], '')]}"
                 for n in names
-            )
+            ]
+            argtexts = list(names)
+            # now and then two fields over (I, J, K) as one tuple parameter `tp`, read as
+            # tp[0] and tp[1] and passed as `(x, y)` (not koff, nor an operand of as_offset)
+            dynamic = set()
+            if "koff" in names:
+                dynamic = {"koff", *(o for ops in DYNAMIC_OPERANDS.values() for o in ops)}
+            pairable = [
+                n for n in names if fields.get(n, ("", ""))[1] == "IJK" and n not in dynamic
+            ]
+            if len(pairable) > 1 and draw(st.integers(0, 3)) == 0:
+                first, second = draw(
+                    st.lists(st.sampled_from(pairable), min_size=2, max_size=2, unique=True)
+                )
+                i, j = names.index(first), names.index(second)
+                text = re.sub(rf"\b{first}\b", "tp[0]", text)
+                text = re.sub(rf"\b{second}\b", "tp[1]", text)
+                types = f"{param_texts[i].split(': ')[1]}, {param_texts[j].split(': ')[1]}"
+                param_texts[i] = f"tp: tuple[{types}]"
+                argtexts[i] = f"({first}, {second})"
+                del param_texts[j], argtexts[j]
+            params = ", ".join(param_texts)
             annotation = _annotation_text(structure, [r[0] for r in results])
             fops.append(
                 f"@sc.field_operator\ndef {callee}({params}) -> {annotation}:\n    return {text}\n"
@@ -1182,6 +1241,7 @@ def programs(
             {
                 "callee": callee,
                 "args": names,
+                "argtexts": argtexts,
                 "results": out_names,
                 "structure": structure,
                 "domain": domain,
@@ -1251,10 +1311,16 @@ def programs(
     exact_outputs: list[bool] = []
     coarse_outputs: list[bool] = []
     lines = []
+    in_expressions: set[str] = set()  # scalars passed in expressions: never static
     for call in calls:
         temporary = (
             call["temporary"] and call["args"] and all(r in read_later for r in call["results"])
         )
+        args = list(call.get("argtexts", call["args"]))
+        for i, arg in enumerate(args):  # now and then an expression of the scalar passed
+            if arg in PARAMETER_EXPRESSIONS and draw(st.integers(0, 2)) == 0:
+                args[i] = draw(st.sampled_from(PARAMETER_EXPRESSIONS[arg]))
+                in_expressions.add(arg)
         domain = ", ".join(
             f"{d}: {_domain_text(v, bool(half_fields) and d == 'K')}"
             for d, v in call["domain"].items()
@@ -1263,10 +1329,10 @@ def programs(
         targets = _structure_text(call["structure"], call["results"])
         if temporary:
             targets = targets[1:-1] if targets.startswith("(") else targets
-            arguments = ", ".join([*call["args"], *extra])
+            arguments = ", ".join([*args, *extra])
             lines.append(f"    {targets} = {call['callee']}({arguments})")
         else:
-            arguments = ", ".join([*call["args"], f"out={targets}", *extra])
+            arguments = ", ".join([*args, f"out={targets}", *extra])
             lines.append(f"    {call['callee']}({arguments})")
             for result in call["results"]:
                 dtype, exact = result_of[result]
@@ -1277,7 +1343,9 @@ def programs(
     signature = ", ".join(
         f"{name}: {ANNOTATION[(dtype, dims)]}" for name, dtype, dims in program_params
     )
-    int_scalars = [n for n, d, dims in program_params if not dims and d in INTS]
+    int_scalars = [
+        n for n, d, dims in program_params if not dims and d in INTS and n not in in_expressions
+    ]
     static: tuple[str, ...] = ()
     if int_scalars and draw(st.integers(0, 3)) == 0:
         static = tuple(sorted(draw(st.sets(st.sampled_from(int_scalars), min_size=1))))
