@@ -1083,7 +1083,7 @@ def _half_level_body(draw: st.DrawFn, ctx: Context, depth: int) -> Node:
         terms.append(dataclasses.replace(node, text=f"({e.text})({at})"))
     text = terms[0].text if len(terms) == 1 else f"(0.5 * ({terms[0].text} + {terms[1].text}))"
     node = Node(text, "float64", "field", "IJH", **_union(*terms))
-    if "wh" in ctx.fields and draw(st.booleans()):
+    if "wh" in ctx.fields and draw(st.integers(0, 3)) > 0:
         whole = draw(st.sampled_from([0, 1, -1]))
         read = "wh" if not whole else f"wh(KHalf {'+' if whole > 0 else '-'} 1)"
         wh = Node(read, "float64", "field", "IJH", True, frozenset({("wh", (0, 0, whole))}))
