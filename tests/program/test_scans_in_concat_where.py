@@ -4,13 +4,18 @@ starts (docs/adr/0024; icon4py's `solve_w` sweeps from level 1 in `concat_where(
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 import stencilchain as sc
 
+from ._support import assert_error_at
+
 I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
 F3 = sc.Field[[I, J, K], sc.float64]
+HERE = os.path.abspath(__file__)
 
 
 @sc.scan_operator(axis=K, init=0.0)
@@ -99,3 +104,42 @@ def test_a_scan_in_a_branch_on_several_intervals_is_a_definition_error() -> None
             two_parts(f, out=out)
 
         p.ir  # noqa: B018
+
+
+@sc.field_operator
+def in_both_branches(f: F3) -> F3:
+    """One scan call in both branches (and outside them): it runs from the domain's first
+    level, not from either branch's start."""
+    s = up(f)
+    return sc.concat_where(K > 2, s, 2.0 * s) + s(K + 0)
+
+
+@sc.program
+def written_twice(f: F3, out: F3) -> None:
+    in_both_branches(f, out=out)
+
+
+def test_a_scan_written_in_several_places_runs_from_the_domains_first_level() -> None:
+    f = np.random.default_rng(3).random((3, 2, 7))
+    out = np.zeros_like(f)
+    written_twice(f, out)
+    s = np.cumsum(f, axis=2)
+    want = np.where(np.arange(7) > 2, s, 2.0 * s) + s
+    np.testing.assert_allclose(out, want, rtol=1e-14, atol=0)
+    assert "up(f) over {I: [0, end), J: [0, end), K: [0, end)}" in str(written_twice.ir)
+
+
+def test_a_scan_in_a_branch_on_several_intervals_is_located() -> None:
+    """At the program's call of the field operator, where the scan is lowered."""
+
+    @sc.field_operator
+    def two_parts(f: F3) -> F3:
+        return sc.concat_where((K == 1) | (K > 3), up(f), f)
+
+    with pytest.raises(sc.DefinitionError) as info:
+
+        @sc.program
+        def p(f: F3, out: F3) -> None:
+            two_parts(f, out=out)  # L:several
+
+    assert_error_at(info.value, "several", "selected on 2 intervals along K", path=HERE)
