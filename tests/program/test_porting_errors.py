@@ -43,6 +43,15 @@ def test_a_condition_with_the_dimension_on_either_side_is_the_same_condition(
 
     assert either.definition.body == plain.definition.body
 
+    @sc.program
+    def run(x: CellK, out: CellK, n: sc.int32) -> None:
+        either(x, n, out=out)
+
+    x = np.random.default_rng(1).random((5, 3))
+    out = np.full_like(x, -1.0)
+    run(x, out, np.int32(2))
+    np.testing.assert_array_equal(out, np.where(np.arange(5)[:, None] >= 2, x, 0.0))
+
 
 def test_a_dimension_as_an_operand() -> None:
     with pytest.raises(DefinitionError, match=r"sc\.index\(K\)") as info:
