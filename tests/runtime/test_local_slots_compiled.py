@@ -1,7 +1,7 @@
 """A slot of a local field, `w[E2C2VDim(0)]`, on the GTFN toolchains (with and without
 transforms) and the DaCe ones (auto-optimized or not): the programs of
 tests/program/test_local_slots.py against the embedded executor and the NumPy reference, on
-a bounded mesh with skip values, int32 and int64 tables, C and Fortran layouts. The CUDA
+a bounded mesh with skip values, int32 and int64 tables, C, Fortran and sliced layouts. The CUDA
 sources of both families build."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pytest
 from stencilchain.containers import build_container
 from tests.program import test_local_slots as m
 from tests.program import test_types_at_the_edges as edges
+from tests.runtime.test_own_ranges_compiled import _layout
 
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 
@@ -26,16 +27,17 @@ def toolchain(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(request.param)
 
 
-@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("layout", ["C", "F", "sliced"])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_slots_of_local_fields(toolchain: Any, layout: str, index_dtype: type) -> None:
+    """Every field (the local field `w` too) in the layout; the table stays C-ordered."""
     u, w, table = m.mesh_inputs(3)
-    u = np.asarray(u, order=layout)
+    u, w = _layout(u, layout), _layout(w, layout)
     table = table.astype(index_dtype)
     program = m.rhombus_terms if index_dtype is np.int32 else m.rhombus_terms64
-    expected = [np.full((len(table), 3), np.nan, order=layout) for _ in range(2)]
+    expected = [_layout(np.full((len(table), 3), np.nan), layout) for _ in range(2)]
     program(u, w, table, *expected)
-    outs = [np.full((len(table), 3), np.nan, order=layout) for _ in range(2)]
+    outs = [_layout(np.full((len(table), 3), np.nan), layout) for _ in range(2)]
     program.with_backend(toolchain)(u, w, table, *outs)
     for got, want, reference in zip(outs, expected, m.rhombus_reference(u, w, table)):
         np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
