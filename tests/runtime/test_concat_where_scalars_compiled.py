@@ -17,6 +17,7 @@ from tests.program.test_concat_where_scalars import (
     lateral_reference,
     split_reference,
 )
+from tests.runtime.test_own_ranges_compiled import _layout
 
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 
@@ -26,14 +27,14 @@ def toolchain(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(request.param)
 
 
-@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("order", ["C", "F", "sliced"])
 @pytest.mark.parametrize(("ks", "n", "m", "start"), CASES)
 def test_compiled_scalar_conditions_match_embedded_and_numpy(
     toolchain: Any, order: str, ks: int, n: int, m: int, start: int
 ) -> None:
-    f = np.asarray(np.random.default_rng(8).random((6, 3, 9)), order=order)
+    f = _layout(np.random.default_rng(8).random((6, 3, 9)), order)
     args = (np.int32(ks), np.int32(n), np.int32(m), np.int64(start))
-    got = [np.zeros_like(f, order=order) for _ in range(2)]
+    got = [_layout(np.zeros(f.shape), order) for _ in range(2)]
     embedded = [np.zeros_like(f) for _ in range(2)]
     columns.with_backend(toolchain)(f, *got, *args)
     columns(f, *embedded, *args)

@@ -1,6 +1,6 @@
 """Data-dependent vertical offsets on the GTFN toolchains (with and without transforms) and
 the DaCe ones (auto-optimized or not): the program of tests/program/test_dynamic_offsets.py
-against the embedded executor and the NumPy reference, C and Fortran layouts; an offset
+against the embedded executor and the NumPy reference, C, Fortran and sliced layouts; an offset
 that leaves the array is refused before the native call writes anything. The CUDA sources
 of both families build."""
 
@@ -17,6 +17,7 @@ import pytest
 from stencilchain.containers import build_container
 from stencilchain.errors import ArgumentError
 from tests.program import test_dynamic_offsets as m
+from tests.runtime.test_own_ranges_compiled import _layout
 
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 
@@ -26,13 +27,13 @@ def toolchain(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(request.param)
 
 
-@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("layout", ["C", "F", "sliced"])
 def test_reads_at_data_dependent_levels(toolchain: Any, layout: str) -> None:
-    theta, off, off64 = (np.asarray(a, order=layout) for a in m.inputs(3))
+    theta, off, off64 = (_layout(np.asarray(a), layout) for a in m.inputs(3))
     shape = (m.N_CELLS, m.N_K)
-    expected = [np.full(shape, np.nan, order=layout) for _ in range(2)]
+    expected = [_layout(np.full(shape, np.nan), layout) for _ in range(2)]
     m.steep_points(theta, off, off64, *expected)
-    outs = [np.full(shape, np.nan, order=layout) for _ in range(2)]
+    outs = [_layout(np.full(shape, np.nan), layout) for _ in range(2)]
     m.steep_points.with_backend(toolchain)(theta, off, off64, *outs)
     for got, want, reference in zip(outs, expected, m.references(theta, off, off64)):
         np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)

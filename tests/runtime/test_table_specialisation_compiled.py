@@ -1,7 +1,7 @@
 """Tables of any width for one program on the GTFN toolchains (with and without
 transforms) and the DaCe ones (auto-optimized or not): the program of
 tests/program/test_table_specialisation.py called with tables of 3, 4 and 6 columns, with
-and without -1 entries, in C and Fortran layouts, against the embedded executor and the
+and without -1 entries, in C, Fortran and sliced layouts, against the embedded executor and the
 NumPy reference; one compiled specialisation per (width, skip values)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tests.program import test_table_specialisation as m
+from tests.runtime.test_own_ranges_compiled import _layout
 
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 
@@ -21,13 +22,13 @@ def run(request: pytest.FixtureRequest) -> Any:
     return m.mesh_sums.with_backend(request.getfixturevalue(request.param))
 
 
-@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("layout", ["C", "F", "sliced"])
 @pytest.mark.parametrize(("width", "skips"), [(3, False), (4, True), (6, True)])
 def test_tables_of_each_width(run: Any, layout: str, width: int, skips: bool) -> None:
     e, w, table = m.inputs(width, skips, seed=width)
-    e, w, table = (np.asarray(a, order=layout) for a in (e, w, table))
-    outs = [np.full((9, 4), np.nan, order=layout) for _ in range(2)]
-    embedded = [np.full((9, 4), np.nan, order=layout) for _ in range(2)]
+    e, w, table = (_layout(np.asarray(a), layout) for a in (e, w, table))
+    outs = [_layout(np.full((9, 4), np.nan), layout) for _ in range(2)]
+    embedded = [_layout(np.full((9, 4), np.nan), layout) for _ in range(2)]
     run(e, w, table, *outs)
     m.mesh_sums(e, w, table, *embedded)
     for got, want, reference in zip(outs, embedded, m.reference(e, w, table)):

@@ -1,7 +1,7 @@
 """Integers at the edges on the GTFN toolchains (with and without transforms) and the DaCe
 ones (auto-optimized or not): the program of tests/program/test_types_at_the_edges.py (an
 index against int32 bounds, in int32 arithmetic, dtype constructors as literals and as
-scalar arguments) against the embedded executor and the NumPy reference, C and F layouts."""
+scalar arguments) against the embedded executor and the NumPy reference, C, F and sliced layouts."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 import stencilchain as sc
 from tests.program import test_porting_errors as errors
 from tests.program import test_types_at_the_edges as m
+from tests.runtime.test_own_ranges_compiled import _layout
 
 TOOLCHAINS = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu", "dace_cpu_noopt"]
 
@@ -22,10 +23,10 @@ def toolchain(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(request.param)
 
 
-@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("layout", ["C", "F", "sliced"])
 def test_indices_bounds_and_constructors(toolchain: Any, layout: str) -> None:
     embedded, expected = m.run(m.edges, 2)
-    x, k_offset, x32 = (np.asarray(a, order=layout) for a in m.inputs(2))
+    x, k_offset, x32 = (_layout(np.asarray(a), layout) for a in m.inputs(2))
     scalars = (sc.int32(1), sc.int32(4), sc.int32(5), sc.int32(3), sc.float64(0.25))
     outs = [np.full_like(x, np.nan), np.zeros_like(k_offset), np.full_like(x32, np.nan)]
     m.edges.with_backend(toolchain)(x, k_offset, x32, *scalars, *outs)
