@@ -62,6 +62,30 @@ class FieldValue:
         a = self.asnumpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    def __getitem__(self, key: object) -> FieldValue:
+        """`field[1:]`, `field[:, 2:5]`: the field over part of its domain, the slices
+        counted from its first point as NumPy counts them in an array (gt4py's relative
+        slicing); a view of the same data, starting where the slice starts. Slices of step
+        1 only: an integer or another step would drop or skip points of a dimension."""
+        keys = key if isinstance(key, tuple) else (key,)
+        if len(keys) > len(self.dims):
+            raise IndexError(
+                f"{len(keys)} slices for a field over {len(self.dims)} dimensions "
+                f"({', '.join(d.name for d in self.dims)})"
+            )
+        starts, parts = list(self.start), []
+        for axis, part in enumerate(keys):
+            if not isinstance(part, slice) or part.step not in (None, 1):
+                raise TypeError(
+                    f"a field value is sliced along {self.dims[axis].name} by {part!r}: slice "
+                    "it with slices of step 1 (field[1:], field[:, 2:5]), which keep every "
+                    "dimension; an index or another step would drop or skip points"
+                )
+            lo, hi, _ = part.indices(int(self.array.shape[axis]))
+            starts[axis] += lo
+            parts.append(slice(lo, max(lo, hi)))
+        return dataclasses.replace(self, array=self.array[tuple(parts)], start=tuple(starts))
+
     def __repr__(self) -> str:
         dims = ", ".join(f"{d.name}[{lo}:{hi}]" for d, (lo, hi) in self.domain.items())
         return f"FieldValue({dims}; {self.dtype})"

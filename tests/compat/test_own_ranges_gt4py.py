@@ -107,3 +107,72 @@ def test_half_levels(name: str, order: str, request: pytest.FixtureRequest) -> N
     ref = np.full((4, NLEV + 1), -1.0)
     ref[:, 1:NLEV] = 0.5 * (theta_v[:, 1:] + theta_v[:, :-1])
     np.testing.assert_allclose(half, ref, rtol=1e-15)
+
+
+# gt4py's test_unstructured_shift_with_non_zero_origin and
+# test_neighbor_sum_with_non_zero_origin, as gt4py writes them: fields sliced (`a[2:]`)
+Vertex = gtx.Dimension("Vertex")
+Edge = gtx.Dimension("Edge")
+E2VDim = gtx.Dimension("E2V", kind=gtx.DimensionKind.LOCAL)
+E2V = gtx.FieldOffset("E2V", source=Vertex, target=(Edge, E2VDim))
+VField = gtx.Field[gtx.Dims[Vertex], gtx.float64]
+EField = gtx.Field[gtx.Dims[Edge], gtx.float64]
+ORIGIN, N_VERTICES = 2, 9
+
+
+@gtx.field_operator
+def shift_by_one(inp: VField) -> EField:
+    return inp(E2V[0])
+
+
+@gtx.program
+def shift_program(inp: VField, out: EField):
+    shift_by_one(inp, out=out)
+
+
+@gtx.field_operator
+def vertex_sum(inp: VField) -> EField:
+    return gtx.neighbor_sum(inp(E2V), axis=E2VDim)
+
+
+@gtx.program
+def sum_program(inp: VField, out: EField):
+    vertex_sum(inp, out=out)
+
+
+def _ring() -> np.ndarray:
+    """Each vertex's edges to the next vertex and the one after, on a ring, listed from
+    the lower vertex."""
+    rows = [(v, v + d) for v in range(N_VERTICES) for d in (1, 2)]
+    return np.array([(b % N_VERTICES, a) if b >= N_VERTICES else (a, b) for a, b in rows], np.int32)
+
+
+def _edges_from_origin(e2v: np.ndarray, all_slots: bool) -> tuple[int, int]:
+    """gt4py's choice: the first run of edges whose neighbours lie from ORIGIN on."""
+    ok = (e2v >= ORIGIN).all(axis=1) if all_slots else e2v[:, 0] >= ORIGIN
+    start = int(np.argmax(ok))
+    stop = start + int(np.argmin(ok[start:])) if not ok[start:].all() else len(ok)
+    return start, stop
+
+
+@pytest.mark.parametrize("name", TOOLCHAINS)
+@pytest.mark.parametrize("reduce", [False, True], ids=["shift", "neighbor_sum"])
+def test_unstructured_fields_with_a_non_zero_origin(
+    name: str, reduce: bool, request: pytest.FixtureRequest
+) -> None:
+    e2v = _ring()
+    a = np.random.default_rng(6).random(N_VERTICES)
+    start, stop = _edges_from_origin(e2v, all_slots=reduce)
+    assert 0 < start < stop <= len(e2v)
+    inp = gtx.as_field([Vertex], a)
+    out = constructors.full({Edge: len(e2v)}, -7.0, dtype=gtx.float64)
+    program = sum_program if reduce else shift_program
+    backend = toolchain(request, name)
+    run = program if backend is None else program.with_backend(backend)
+    provider = {"E2V": gtx.as_connectivity([Edge, E2VDim], Vertex, e2v)}
+    run(inp[ORIGIN:], out[start:stop], offset_provider=provider)
+    expected = np.full(len(e2v), -7.0)
+    rows = e2v[start:stop]
+    expected[start:stop] = a[rows].sum(axis=1) if reduce else a[rows[:, 0]]
+    np.testing.assert_array_equal(out.asnumpy(), expected)
+    assert inp[ORIGIN:].domain == {Vertex: (ORIGIN, N_VERTICES)}
