@@ -4,8 +4,9 @@ Only the imports differ from gt4py code: `import gt4py.next as gtx` became the l
 and `from gt4py.next import ...` / `from gt4py.next.experimental import concat_where` the
 two after it. Unstructured (C2E, E2C, C2E2CO with missing neighbours), offset_provider,
 half levels (interface fields with nlev + 1 levels beside full-level fields with nlev, in
-one call, as icon4py passes them), scans with a tuple state, concat_where on scalar bounds, mixed precision (vpfloat = float32 against wpfloat = float64) by astype,
-domain bounds from int32 program parameters."""
+one call, as icon4py passes them), scans with a tuple state, concat_where on scalar
+bounds, mixed precision (vpfloat = float32 against wpfloat = float64) by astype, domain
+bounds from int32 program parameters."""
 
 import stencilchain.compat.gt4py as gtx
 from stencilchain.compat.gt4py import Dims, Field, astype, broadcast, int32, neighbor_sum, where
