@@ -52,13 +52,11 @@ class Reads:
 
 
 def field_operator_reads(
-    fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef], *, points: bool = False
+    fop: ir.FieldOperatorDef, fops: Mapping[str, ir.FieldOperatorDef]
 ) -> Reads:
     """The reads of every field parameter of `fop`, at exact offsets (calls are walked
-    through, their parameters bound to the caller's arguments). `points`: only the reads
-    at offsets from the point, leaving out those of a gathered operand along the dimension
-    a table or an offset field picks (its entries are checked instead)."""
-    walker = ExtentsWalker(fops, points=points)
+    through, their parameters bound to the caller's arguments)."""
+    walker = ExtentsWalker(fops)
     walker.visit(fop.body, {}, {}, {})
     return Reads(walker.extents, walker.windows, walker.gathered)
 
@@ -83,9 +81,8 @@ class ExtentsWalker(ir.ExprVisitor[None]):
     parameters of the field operators called on the way bound in `scope`, inside the
     branches of `guard`."""
 
-    def __init__(self, fops: Mapping[str, ir.FieldOperatorDef], *, points: bool = False) -> None:
+    def __init__(self, fops: Mapping[str, ir.FieldOperatorDef]) -> None:
         self.fops = fops
-        self.points = points  # see field_operator_reads
         self.extents: Extents = {}
         self.windows: Windows = {}
         self.gathered: dict[str, set[Dimension]] = {}
@@ -166,8 +163,10 @@ class ExtentsWalker(ir.ExprVisitor[None]):
         self, expr: ir.DynamicShift, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
     ) -> None:
         """The offset is read at the point; the operand anywhere along `dim` (where the
-        offsets point: they are checked to stay in the array) and at the point along the
-        others, like a neighbour read along its source dimension."""
+        offsets point: they are checked to stay in the array, or in the ranges of the
+        fields it reads) and at the point along the others, like a neighbour read along its
+        source dimension. Not also at the point along `dim`: a read there would narrow a
+        domain by the operand's own range (program/own_ranges.py), as for C2C."""
         self.visit(expr.offset, pos, scope, guard)
         dim = expr.dim
         self._gather(
@@ -180,6 +179,7 @@ class ExtentsWalker(ir.ExprVisitor[None]):
                 f"read through sc.as_offset({dim.name}, ...): give the whole offset "
                 "in the offset field (pass off + 1 for f(K + 1)(sc.as_offset(K, off)))"
             ),
+            at_point=False,
         )
 
     def _gather(
@@ -196,7 +196,7 @@ class ExtentsWalker(ir.ExprVisitor[None]):
         along the others (`dropped`: the dimensions the read replaces); a shift of a field
         along `along` before it is `shifted`'s error."""
         pos, scope, guard = at
-        inner = ExtentsWalker(self.fops, points=self.points)
+        inner = ExtentsWalker(self.fops)
         inner.visit(
             operand,
             {d: a for d, a in pos.items() if d not in dropped},
@@ -208,7 +208,7 @@ class ExtentsWalker(ir.ExprVisitor[None]):
                 raise DefinitionError(shifted(name, *dims[along]))
             seen = self.extents.setdefault(name, {})
             for dim, (lo, hi) in dims.items():
-                if dim != along or (at_point and not self.points):
+                if dim != along or at_point:
                     seen[dim] = widen(seen.get(dim), lo, hi)
             self.gathered.setdefault(name, set()).add(along)
         for name, windowed in inner.windows.items():

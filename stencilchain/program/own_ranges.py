@@ -42,7 +42,6 @@ from stencilchain.program.call_domains import check_temporary_reads_of, tightest
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dynamic_offsets import shifted_temporaries
-from stencilchain.program.extents import field_operator_reads, widen
 from stencilchain.program.field_values import FieldValue, check_field_dims
 from stencilchain.program.ir_walk import written_fields
 from stencilchain.program.scan_lowering import scan_domain
@@ -270,7 +269,6 @@ class _RangeSpecialisation:
             for call in program.calls
             if call.lowered is not None and call.lowered.scan is None
         }
-        self.fops = {f.name: f for f in program.field_operators}
 
     def program(self) -> ir.Program:
         calls = []
@@ -290,43 +288,6 @@ class _RangeSpecialisation:
             for name, lo, hi in dd.reads
             if self.by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
         ]
-
-    def point_reads(self, call: ir.ProgramCall) -> ir.Domain:
-        """`call.domain` with each dimension's reads (`ir.DimDomain.reads`) those at offsets
-        from the point: the reads of an operand that an offset field gathers along the
-        dimension (`f(sc.as_offset(K, off))`, anywhere along K) are left out along it,
-        since the offsets' entries are checked against the field's own range instead
-        (`dynamic_offsets.check_offsets`), and they neither narrow the domain nor are
-        checked as if read at the point."""
-        fop = self.fops.get(call.callee)
-        if fop is None:
-            return call.domain
-        every = field_operator_reads(fop, self.fops)
-        if not every.gathered:
-            return call.domain
-        points = field_operator_reads(fop, self.fops, points=True)
-        names = {p.name: a.name for p, a in zip(fop.params, call.args) if isinstance(a, ir.Ref)}
-        gathered: dict[str, set[Dimension]] = {}
-        at: dict[str, dict[Dimension, tuple[int, int]]] = {}
-        for param, name in names.items():
-            gathered.setdefault(name, set()).update(every.gathered.get(param, ()))
-            seen = at.setdefault(name, {})
-            for dim, (lo, hi) in points.extents.get(param, {}).items():
-                seen[dim] = widen(seen.get(dim), lo, hi)
-            for dim, by_window in points.windows.get(param, {}).items():
-                for (_, shift), (lo, hi) in by_window.items():
-                    seen[dim] = widen(seen.get(dim), shift + lo, shift + hi)
-        dims = []
-        for dd in call.domain.dims:
-            reads = []
-            for name, lo, hi in dd.reads:
-                if dd.dim not in gathered.get(name, ()):
-                    reads.append((name, lo, hi))
-                elif dd.dim in at.get(name, {}):
-                    low, high = at[name][dd.dim]
-                    reads.append((name, -low, high))
-            dims.append(dataclasses.replace(dd, reads=tuple(reads)))
-        return dataclasses.replace(call.domain, dims=tuple(dims))
 
     def own_writes(self, dd: ir.DimDomain, outs: tuple[str, ...]) -> list[ir.OwnRange]:
         return [
@@ -438,7 +399,7 @@ class _RangeSpecialisation:
         where = f"call of {call.callee} in {self.source.name}()"
         lowered = self.lowered_bounds(call.lowered) if call.lowered is not None else None
         dims = []
-        for dd in self.point_reads(call).dims:
+        for dd in call.domain.dims:
             own_reads = self.own_reads(dd)
             own = own_reads + self.own_writes(dd, call.outs)
             starts, stops = dd.starts, dd.stops
