@@ -63,10 +63,6 @@ class CompiledProgram:
     over_ranges: Callable[[RangeKey], CompiledProgram] | None = dataclasses.field(
         default=None, compare=False
     )
-    # a specialisation's check of the table entries a call reads (program/table_reads.py)
-    table_reads: Callable[[tuple[Any, ...]], None] | None = dataclasses.field(
-        default=None, compare=False
-    )
 
     def __call__(self, *args: Any) -> None:
         try:
@@ -98,10 +94,7 @@ def run_rejected(
                 f"{compiled.name}(): fields over their own ranges are not supported yet "
                 "with a workspace the caller provides (external_workspace)"
             )
-        spec = compiled.over_ranges(key)
-        if spec.table_reads is not None:
-            spec.table_reads(plain)
-        spec(*plain)
+        compiled.over_ranges(key)(*plain)
         return True
     return run_unwrapped(checker, entry, args)
 
@@ -265,13 +258,19 @@ class Toolchain:
 
         offsets = offset_arguments(program)
         if offsets:  # nor the entries of the offset fields of sc.as_offset
-            unchecked = entry
-
-            ranges = dict(program.ranges)  # a specialisation's: checked against them
+            unchecked, ranges = entry, dict(program.ranges)  # a specialisation's ranges
 
             def entry(*args: Any) -> Any:
                 check_offsets(program.name, offsets, args, ranges)
                 return unchecked(*args)
+
+        reads = table_read_check(program, self.config.device) if program.ranges else None
+        if reads is not None:  # nor the table entries a specialisation's call reads
+            unread = entry
+
+            def entry(*args: Any) -> Any:
+                reads(args)
+                return unread(*args)
 
         return CompiledProgram(
             program.name,
@@ -281,7 +280,6 @@ class Toolchain:
             artifact.workspace,
             # a specialisation is called only with arguments over its own ranges
             None if program.ranges else self._over_ranges(program, checker.keys),
-            table_read_check(program, self.config.device) if program.ranges else None,
         )
 
     def _over_ranges(
@@ -548,17 +546,15 @@ def _entry_for_shapes(
     every field of its range key starts at 0: the shapes of the arrays alone then give
     the key, so the BoundEntry calls that entry for every later call of arrays of these
     shapes (module_entry.h). None for a call of other starts or of one size per
-    dimension, and for a specialisation whose calls' table reads are checked in Python
-    (program/table_reads.py: the entries may change between calls)."""
+    dimension. A specialisation whose calls' table reads are checked in Python
+    (program/table_reads.py: the entries may change between calls) has that check in its
+    entry, which then runs on every call."""
     _, key = compiled.checker.keys.of(args)
     if key is None or compiled.over_ranges is None:
         return None
     if any(start for axes in key for start, _ in axes):
         return None
-    spec = compiled.over_ranges(key)
-    if spec.table_reads is not None:  # the entries it reads are checked at every call
-        return None
-    return spec.entry
+    return compiled.over_ranges(key).entry
 
 
 def _check_workspace_buffer(program: str, buffer: Any, device: Device) -> None:
