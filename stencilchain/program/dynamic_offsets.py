@@ -14,7 +14,7 @@ import numpy as np
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.field_values import FieldValue
+from stencilchain.program.field_values import FieldValue, host_array
 
 # (position of the program parameter, its name, the axis of the shifted dimension in it,
 # that dimension's name, and the field parameters the shifts by it read along that
@@ -188,11 +188,11 @@ def check_offsets(
         lo, hi, whose = inside
         others = tuple(a for a in range(off.ndim) if a != axis)
         levels = np.arange(start, start + size)
-        lowest = _host(off.min(axis=others)).astype(np.int64)
-        highest = _host(off.max(axis=others)).astype(np.int64)
+        lowest = host_array(off.min(axis=others)).astype(np.int64)
+        highest = host_array(off.max(axis=others)).astype(np.int64)
         if (levels + lowest >= lo).all() and (levels + highest < hi).all():
             continue
-        host = _host(off).astype(np.int64)
+        host = host_array(off).astype(np.int64)
         shape = [size if a == axis else 1 for a in range(off.ndim)]
         target = levels.reshape(shape) + host
         position = tuple(int(i) for i in np.argwhere((target < lo) | (target >= hi))[0])
@@ -213,11 +213,11 @@ def _inside(
     """Where the reads of a shift must stay along its dimension: the index space `[0,
     space)` (where a temporary and every field spanning it lie) narrowed to the range of
     each of the `fields` over its own range in `own` (`[start, start + length)` of its
-    argument, from 0 on for an input starting below 0), with the name of the field that narrowed it last ("" if none did). None
-    where a field of the plain program (no `own`) has another length than the offset
-    field (the plain program refuses the call; a call over own ranges is checked by its
-    specialisation) or where an argument is a field value (the call is retried
-    unwrapped)."""
+    argument, from 0 on for an input starting below 0), with the name of the field that
+    narrowed it last ("" if none did). None where a field of the plain program (no `own`)
+    has another length than the offset field (the plain program refuses the call; a call
+    over own ranges is checked by its specialisation) or where an argument is a field
+    value (the call is retried unwrapped)."""
     lo, hi, whose = 0, space, ""
     for k, field, axis in fields:
         arg = args[k] if k < len(args) else None
@@ -238,14 +238,6 @@ def _inside(
         if start > lo or end < hi:
             lo, hi, whose = max(lo, start), min(hi, end), field
     return lo, hi, whose
-
-
-def _host(array: Any) -> np.ndarray:
-    """`array` as a NumPy array (a GPU array copied to the host)."""
-    if isinstance(array, np.ndarray):
-        return array
-    get = getattr(array, "get", None)
-    return np.asarray(get() if callable(get) else array)
 
 
 __all__ = [

@@ -53,10 +53,7 @@ class FieldValue:
 
     def asnumpy(self) -> np.ndarray[Any, Any]:
         """The data as a NumPy array (copied from the device for a GPU array)."""
-        if isinstance(self.array, np.ndarray):
-            return self.array
-        get = getattr(self.array, "get", None)  # cupy
-        return np.asarray(get() if callable(get) else self.array)
+        return host_array(self.array)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]:
         a = self.asnumpy()
@@ -89,6 +86,14 @@ class FieldValue:
     def __repr__(self) -> str:
         dims = ", ".join(f"{d.name}[{lo}:{hi}]" for d, (lo, hi) in self.domain.items())
         return f"FieldValue({dims}; {self.dtype})"
+
+
+def host_array(array: Any) -> np.ndarray[Any, Any]:
+    """`array` as a NumPy array: itself, or a GPU array (cupy) copied to the host."""
+    if isinstance(array, np.ndarray):
+        return array
+    get = getattr(array, "get", None)  # cupy
+    return np.asarray(get() if callable(get) else array)
 
 
 def as_field(

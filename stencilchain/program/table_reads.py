@@ -31,6 +31,7 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.domains import resolve_domain, selected
+from stencilchain.program.field_values import host_array
 from stencilchain.program.semantics import literal_value, operate
 
 
@@ -210,7 +211,7 @@ class ReadsWalker(ir.ExprVisitor[Any]):
     def visit_NeighborShift(self, expr: ir.NeighborShift, env: Mapping[str, Any], box: Box) -> Any:
         conn = expr.connectivity
         name = self.reads.tables[conn.name]
-        table = _host(self.values[name])
+        table = host_array(self.values[name])
         if expr.slot is not None:
             first, last = expr.slot, expr.slot + 1
         else:
@@ -334,14 +335,6 @@ class ReadsWalker(ir.ExprVisitor[Any]):
 
     def _where(self, table: str) -> str:
         return f"argument '{table}' of {self.reads.program.name}()"
-
-
-def _host(table: Any) -> np.ndarray:
-    """A table's entries as a NumPy array (a GPU array's copied to the host)."""
-    if isinstance(table, np.ndarray):
-        return table
-    get = getattr(table, "get", None)
-    return np.asarray(get() if get is not None else table)
 
 
 def table_read_check(

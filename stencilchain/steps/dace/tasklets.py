@@ -18,9 +18,9 @@ output connector per output.
 - a `sc.concat_where` is an `if`/`else` in the tasklet's code; DaCe reads every memlet
   before the tasklet runs, so a read inside a branch has its index along the condition's
   dimension clamped into the array (`Min(Max(i + a, 0), n - 1)`, or into the field's own
-  range `[start, n - gap)` in a program specialised for its arguments' ranges): where the branch is
-  selected the index is unchanged (its reads are checked like the halo), and where it is
-  not no memlet leaves the array.
+  range `[start, n - gap)` in a program specialised for its arguments' ranges): where the
+  branch is selected the index is unchanged (its reads are checked like the halo), and
+  where it is not no memlet leaves the array.
 """
 
 from __future__ import annotations
