@@ -15,6 +15,7 @@ from stencilchain.program.field_operator import tracing_program
 from stencilchain.program.names import check_program_names
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_trace import ProgramTrace
+from stencilchain.program.scan_annotations import scalar_overrides
 from stencilchain.program.static_program import StaticProgram
 from stencilchain.program.table_specialisation import TableDispatch, open_tables, table_key
 from stencilchain.program.table_specialisation import specialise_tables as _specialise
@@ -41,7 +42,7 @@ class Program:
         self.name = fn.__name__
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
         tuples: dict[str, Tree] = {}
-        params, _ = parameter_types(fn, "program", tuples=tuples)
+        params, _ = parameter_types(fn, "program", tuples=tuples, overrides=scalar_overrides(fn))
         static = static or {}
         trace = ProgramTrace(self.name, tuple(p for p in params if p.name not in static))
         static = {k: StaticInt(v) if type(v) is int else v for k, v in static.items()}

@@ -91,6 +91,13 @@ class ProgramTrace:
         scans = unstagger(scans)
         if isinstance(domain, Mapping):
             domain = {non_staggered(d): v for d, v in domain.items()}
+        elif isinstance(domain, (tuple, list)):  # one per field of out=
+            domain = tuple(
+                {non_staggered(d): v for d, v in each.items()}
+                if isinstance(each, Mapping)
+                else each
+                for each in domain
+            )
         computed = computed_scalar(fop.definition.params, exprs)
         if computed is not None and isinstance(fop, ScanOperator):
             raise DefinitionError(
@@ -106,12 +113,21 @@ class ProgramTrace:
             or computed is not None
             or any(condition_scalars(d.body) for d in fop.definitions().values())
         )
-        parts = mixed_dims(fop.return_type)
+        # a tuple result over different dimensions, or given one domain per field of out=,
+        # is one call per field
+        mixed = mixed_dims(fop.return_type)
+        parts = mixed or (
+            isinstance(domain, (tuple, list)) and isinstance(fop.return_type, ir.TupleType)
+        )
         if parts and lowered:
+            why = (
+                "returns fields over different dimensions"
+                if mixed
+                else "is given a domain per field of out="
+            )
             raise DefinitionError(
-                f"{where}: {fop.name} returns fields over different dimensions and calls a "
-                "scan or takes a computed argument; return the fields of each set of "
-                "dimensions from a field operator of its own"
+                f"{where}: {fop.name} {why} and calls a scan or takes a computed argument; "
+                "return the fields of each domain from a field operator of its own"
             )
         definitions = dict(unstagger(fop.definitions()))
         if parts:  # its parts are the program's field operators, not itself
@@ -164,7 +180,6 @@ class ProgramTrace:
         call per part (program/tuple_parts.py), each over its own domain."""
         definition = unstagger(fop.definition)
         assert isinstance(definition, ir.FieldOperatorDef)
-        assert isinstance(definition.body, ir.MakeTuple)
         assert isinstance(definition.return_type, ir.TupleType)
         for part in result_parts(where, definition.return_type, domain):
             name = self._new_fop_name(f"{fop.name}__out{part.index}")

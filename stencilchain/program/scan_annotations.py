@@ -29,16 +29,25 @@ def _annotations(fn: Callable[..., Any]) -> dict[str, Any]:
         return {}
 
 
-def column_params(fn: Callable[..., Any]) -> dict[str, ScalarType]:
-    """The value parameters of scan function `fn` annotated `float`, `int` or `bool`."""
+def column_params(fn: Callable[..., Any], *, dtypes: bool = False) -> dict[str, ScalarType]:
+    """The value parameters of scan function `fn` annotated `float`, `int` or `bool`, and
+    with `dtypes` (gt4py's rule: every value of a scan is one per level) those annotated
+    with a dtype (`sc.float32`) too."""
     annotations = _annotations(fn)
     names = list(inspect.signature(fn).parameters)[1:]
-    return {n: COLUMN_DTYPES[annotations[n]] for n in names if annotations.get(n) in COLUMN_DTYPES}
+    found = {}
+    for name in names:
+        ann = annotations.get(name)
+        if ann in COLUMN_DTYPES:
+            found[name] = COLUMN_DTYPES[ann]
+        elif dtypes and isinstance(ann, ScalarType):
+            found[name] = ann
+    return found
 
 
 def scalar_overrides(fn: Callable[..., Any]) -> dict[str, ir.FieldType | ScalarType]:
-    """The parameters of field operator `fn` annotated `float`, `int` or `bool`: scalars of
-    float64, int64 or bool, as gt4py writes them."""
+    """The parameters of field operator or program `fn` annotated `float`, `int` or `bool`:
+    scalars of float64, int64 or bool, as gt4py writes them."""
     annotations = _annotations(fn)
     return {
         n: COLUMN_DTYPES[a] for n, a in annotations.items() if n != "return" and a in COLUMN_DTYPES

@@ -64,9 +64,13 @@ class ScanOperator:
         init: object,
         column_dims: tuple[Dimension, ...] | None = None,
         narrow: tuple[tuple[str, tuple[Dimension, ...]], ...] = (),
+        *,
+        dtype_columns: bool = False,
     ) -> None:
         """`column_dims`: the dimensions of one call of a generic scan, and `narrow` the
-        values annotated `float` (...) whose arguments are over a subset of them."""
+        values annotated `float` (...) whose arguments are over a subset of them.
+        `dtype_columns`: values annotated with a dtype (`sc.float32`) are one per level
+        too, as gt4py reads them (stencilchain.compat.gt4py); else they are scalars."""
         self.fn = fn
         self.name = fn.__name__
         if column_dims is not None:  # one of a generic scan's: named for its dimensions
@@ -82,7 +86,9 @@ class ScanOperator:
         self.axis, self.forward, self.init = axis, forward, init
         # values annotated `float`, `int`, `bool` (gt4py's spelling): fields over the scan's
         # dimensions; where no parameter is a field, those of each call (`specialized`)
-        columns = column_params(fn)
+        self.dtype_columns = dtype_columns
+        columns = column_params(fn, dtypes=dtype_columns)
+        self.columns = frozenset(columns)
         dims_given = column_dims or field_dims(fn)
         self.generic = dims_given is None
         self._specializations: dict[tuple[object, ...], ScanOperator] = {}
@@ -235,7 +241,7 @@ class ScanOperator:
         # a value annotated `float` whose argument is over a subset of the dimensions
         # takes that subset (broadcast), as gt4py broadcasts it
         narrow = []
-        columns = column_params(self.fn)
+        columns = column_params(self.fn, dtypes=self.dtype_columns)
         bound = self.bind(args, {k: v for k, v in kwargs.items() if k not in ("out", "domain")})
         for param, arg in zip(self.signature.parameters, bound):
             arg_dims = _field_dims_of(arg)
@@ -245,7 +251,13 @@ class ScanOperator:
         made = self._specializations.get(key)
         if made is None:
             made = ScanOperator(
-                self.fn, self.axis, self.forward, self.init, column_dims=dims, narrow=key[1]
+                self.fn,
+                self.axis,
+                self.forward,
+                self.init,
+                column_dims=dims,
+                narrow=key[1],
+                dtype_columns=self.dtype_columns,
             )
             self._specializations[key] = made
         return made
@@ -271,6 +283,13 @@ class ScanOperator:
             )
         exprs = []
         for param, arg in zip(self.definition.params, args):
+            if (
+                param.name in self.columns
+                and isinstance(param.type, ir.FieldType)
+                and _is_scalar(arg)
+            ):  # a scalar for a value read per level (gt4py's spelling): the same on each
+                scalar = check_argument(self.name, ir.Param(param.name, param.type.dtype), arg)
+                arg = Symbol(ir.Broadcast(scalar, param.type))
             expr = check_argument(self.name, param, arg)
             if not isinstance(param.type, ir.FieldType) and not isinstance(
                 expr, (ir.Ref, ir.Literal)
@@ -291,6 +310,14 @@ class ScanOperator:
         if self.result_tree is None or not isinstance(result, tuple):
             return result
         return rebuild(self.result_tree, iter(result))  # type: ignore[no-any-return]
+
+
+def _is_scalar(arg: object) -> bool:
+    """Whether a traced call's argument is a scalar: a traced scalar or a Python or NumPy
+    number."""
+    if isinstance(arg, Symbol):
+        return not isinstance(arg.type, ir.FieldType)
+    return isinstance(arg, (bool, int, float, np.generic))
 
 
 def _field_dims_of(arg: object) -> tuple[Dimension, ...] | None:

@@ -16,6 +16,7 @@ from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.scan_annotations import scalar_overrides
 from stencilchain.program.types import parameter_types
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class StaticProgram:
         self.trace = trace
         self.name = fn.__name__
         self.location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
-        params, _ = parameter_types(fn, "program")
+        params, _ = parameter_types(fn, "program", overrides=scalar_overrides(fn))
         if isinstance(static_params, str):
             raise DefinitionError(
                 f"program {self.name}: static_params is the string {static_params!r}; give "

@@ -549,6 +549,11 @@ def as_expr(value: object, dtype: ScalarType, dims: tuple[Dimension, ...] | None
     return ir.Literal(value, dtype)
 
 
+def _int_literal(value: object) -> bool:
+    """Whether `value` is a Python int literal (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def result_type(dims: tuple[Dimension, ...] | None, dtype: ScalarType) -> ir.FieldType | ScalarType:
     return dtype if dims is None else ir.FieldType(dims, dtype)
 
@@ -561,6 +566,10 @@ def binary(op: str, left: object, right: object) -> Symbol:
     if op in ir.COMPARISON_OPS and isinstance(right, Dimension) and isinstance(left, Symbol):
         # `n <= Cell`: the condition `Cell >= n`, with its rules and messages
         return getattr(right, f"__{_MIRRORED[op]}__")(left)  # type: ignore[no-any-return]
+    if op == "pow" and _int_literal(right) and isinstance(left, Symbol):
+        base = typed_dtype(left)
+        if base.is_float:  # `x ** 2`: a float power of an int literal, under either rule of
+            right = base.numpy.type(right)  # literals (gt4py's `**` has its base's type)
     operands = (left, right)
     dtype = unify_dtype(operands, where)
     dims = unify_dims(operands, where)
@@ -634,8 +643,6 @@ def math_call(fn: str, *args: object) -> Symbol:
         raise DefinitionError(f"{where} takes {expected} argument(s), got {len(args)}")
     dtype = unify_dtype(args, where)
     dims = unify_dims(args, where)
-    if not any(isinstance(a, Symbol) for a in args):
-        raise DefinitionError(f"{where} of literals only; compute it in Python instead")
     if fn in _FLOAT_ONLY and not dtype.is_float:
         raise DefinitionError(f"{where} of a {dtype} value; cast to a float dtype first")
     if dtype.is_bool:

@@ -1,7 +1,8 @@
-"""A tuple result over different dimensions, split into parts: a program's call of a field
-operator returning `(a_cell_k, b_edge_k)` into `out=(x, y)` becomes one call per part, each
-a field operator of one element (the expressions are pointwise, so computing them apart
-changes no value), each over its own domain, given per element or inferred per element."""
+"""A tuple result over different dimensions, or given one domain per field of `out=`, split
+into parts: a program's call of a field operator returning `(a_cell_k, b_edge_k)` into
+`out=(x, y)` becomes one call per part, each a field operator of one element (the
+expressions are pointwise, so computing them apart changes no value), each over its own
+domain, given per element or inferred per element."""
 
 from __future__ import annotations
 
@@ -20,8 +21,11 @@ class Part:
     index: int
     given: Mapping[object, object] | None
 
-    def body(self, tuple_body: ir.MakeTuple) -> ir.Expr:
-        return tuple_body.elems[self.index]
+    def body(self, tuple_body: ir.Expr) -> ir.Expr:
+        if isinstance(tuple_body, ir.MakeTuple):
+            return tuple_body.elems[self.index]
+        assert isinstance(tuple_body.type, ir.TupleType)
+        return ir.TupleGet(tuple_body, self.index, tuple_body.type.elems[self.index])
 
 
 def result_parts(where: str, rtype: ir.TupleType, domain: object) -> list[Part]:

@@ -403,15 +403,22 @@ def test_float_math_of_an_int():
     assert_names(info.value, "sc.math.sqrt", "int32")
 
 
-def test_math_of_literals_only():
-    with pytest.raises(sc.DefinitionError) as info:
+def test_math_of_literals_is_a_scalar_value():
+    """gt4py accepts a math function of literals (icon4py's `log(wpfloat("10.0"))`): a
+    scalar value, the same at every point."""
 
-        @sc.field_operator
-        def min_lits(f: F64) -> F64:
-            return f + sc.math.minimum(1.0, 2.0)  # L:math-lits
+    @sc.field_operator
+    def min_lits(f: F64) -> F64:
+        return f + sc.math.minimum(1.0, 2.0) * sc.math.exp(sc.float64(0.0))
 
-    assert_located(info.value, "math-lits")
-    assert_names(info.value, "sc.math.minimum", "literals only")
+    @sc.program
+    def prog(f: F64, out: F64):
+        min_lits(f, out=out)
+
+    f = np.random.default_rng(0).random((4, 5))
+    out = np.zeros_like(f)
+    prog(f, out)
+    np.testing.assert_array_equal(out, f + 1.0)
 
 
 def test_where_condition_that_is_not_bool():

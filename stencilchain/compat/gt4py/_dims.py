@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import typing
 from typing import Any
 
 import numpy as np
@@ -115,10 +116,12 @@ class Field:
     `sc.Field[[Cell, K], sc.float64]` (zero dimensions, `Field[Dims[()], ...]`, with the
     field values of the language issue)."""
 
-    def __class_getitem__(cls, item: Any) -> ir.FieldType:
+    def __class_getitem__(cls, item: Any) -> ir.FieldType | GenericField:
         if not (isinstance(item, tuple) and len(item) == 2):
             raise DefinitionError("write a field type as Field[Dims[I, J], float64]")
         dims, dtype = item
+        if isinstance(dtype, typing.TypeVar):  # a generic alias, `CellKField[float64]` later
+            return GenericField(dims, dtype)
         if isinstance(dims, Dims):
             dims = list(dims.dims)
         elif isinstance(dims, dimensions.Dimension):
@@ -129,6 +132,32 @@ class Field:
             (list(dims), scalar_type(dtype, "Field[...]"))
         )
         return made
+
+
+class GenericField:
+    """`Field[Dims[Cell, K], T]` over a TypeVar `T`: a generic alias (icon4py's
+    `CellKField = Field[Dims[CellDim, KDim], T]`), a field type once given its dtype,
+    `CellKField[float64]`."""
+
+    __slots__ = ("dims", "dtype")
+
+    def __init__(self, dims: object, dtype: typing.TypeVar) -> None:
+        self.dims, self.dtype = dims, dtype
+
+    def __getitem__(self, dtype: object) -> ir.FieldType:
+        constraints = self.dtype.__constraints__
+        if constraints and dtype not in constraints:
+            allowed = ", ".join(getattr(c, "__name__", repr(c)) for c in constraints)
+            raise DefinitionError(
+                f"{self!r}[{getattr(dtype, '__name__', dtype)!s}]: {self.dtype.__name__} is "
+                f"one of {allowed}"
+            )
+        made = Field.__class_getitem__((self.dims, dtype))
+        assert isinstance(made, ir.FieldType)
+        return made
+
+    def __repr__(self) -> str:
+        return f"Field[{self.dims!r}, {self.dtype!r}]"
 
 
 def annotation(value: object, where: str) -> object:

@@ -113,7 +113,8 @@ class ScanOperator(FieldOperator):
         self.axis, self.forward, self.init = axis, forward, init
 
     def _make(self, fn: Callable[..., Any]) -> Any:
-        return _ScScanOperator(fn, self.axis, self.forward, self.init)
+        # gt4py reads every value of a scan per level, whatever its annotation
+        return _ScScanOperator(fn, self.axis, self.forward, self.init, dtype_columns=True)
 
     def with_backend(self, backend: Any) -> ScanOperator:
         return ScanOperator(

@@ -22,7 +22,7 @@ from stencilchain.compat.gt4py._offsets import FieldOffset, Reads, recording
 from stencilchain.compat.gt4py._program_args import wrapped
 from stencilchain.compat.gt4py._provider import declared_key, provider_of, table_array
 from stencilchain.compat.gt4py._values import FieldValue, argument
-from stencilchain.errors import DefinitionError
+from stencilchain.errors import DefinitionError, user_location
 from stencilchain.program import dtypes
 from stencilchain.program.embedded import run_embedded
 from stencilchain.program.program import Program as _ScProgram
@@ -57,6 +57,9 @@ def trace_program(
     order."""
     if location is None:
         location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+    # traced at its first call: an error of the whole program (no line of its own) would
+    # point at that call, not at the program
+    call_site = user_location()
     params = list(inspect.signature(fn).parameters.values())
     reads: dict[str, FieldOffset] = {}
     n_own = len(params)
@@ -85,7 +88,7 @@ def trace_program(
             if attempt == 0 and own.used and set(own.used) != set(reads):
                 reads = dict(own.used)  # the trace without its tables: now with them
                 continue
-            raise _at_user(err, location) from None
+            raise _at_user(err, location, call_site) from None
         if set(own.used) == set(reads):
             return made, tuple(sorted(reads))
         reads = dict(own.used)
@@ -133,10 +136,15 @@ class _Made:
     reads: tuple[str, ...] = ()
 
 
-def _at_user(err: DefinitionError, location: tuple[str, int]) -> DefinitionError:
-    """`err` where it points into this package: at the user's program instead."""
-    if err.location is not None and not os.path.abspath(err.location[0]).startswith(
-        _PACKAGE_DIR + os.sep
+def _at_user(
+    err: DefinitionError, location: tuple[str, int], call_site: tuple[str, int] | None = None
+) -> DefinitionError:
+    """`err` where it points into this package or at the call that traced the program
+    (`call_site`): at the user's program instead."""
+    if (
+        err.location is not None
+        and err.location != call_site
+        and not os.path.abspath(err.location[0]).startswith(_PACKAGE_DIR + os.sep)
     ):
         return err
     return DefinitionError(err.reason, location)

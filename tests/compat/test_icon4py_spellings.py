@@ -1,0 +1,210 @@
+"""What icon4py's own stencils write that the gt4py-spelled front end refused until
+scripts/icon4py_coverage.py ran them (docs/guide/icon4py-coverage.md): program scalars
+annotated `float`/`bool`, generic field aliases over a TypeVar, scan values annotated with a
+NumPy dtype (read per level; a scalar argument the same on each level), `x ** 2` of a float
+field, math functions of literals, and one domain per field of a tuple `out=` over the same
+dimensions. Each against a NumPy reference written here, embedded and on every CPU
+toolchain (with and without transforms and auto-optimization), in C and Fortran order."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import TypeVar
+
+import numpy as np
+import pytest
+
+import stencilchain as sc
+import stencilchain.compat.gt4py as gtx
+from stencilchain.compat.gt4py import Dims, Field
+
+from ._support import laid_out
+
+Cell = gtx.Dimension("Cell")
+K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
+T = TypeVar("T", np.float64, np.float32, float, bool, np.int32, np.int64)
+CellKField = Field[Dims[Cell, K], T]  # icon4py's field_type_aliases
+CellField = Field[Dims[Cell], T]
+wpfloat, vpfloat = gtx.float64, gtx.float32
+
+TOOLCHAINS = ["embedded", "gtfn_cpu", "gtfn_cpu_no_transforms"]
+if importlib.util.find_spec("dace") is not None:
+    TOOLCHAINS += ["dace_cpu", "dace_cpu_noopt"]
+
+
+@pytest.fixture(params=TOOLCHAINS)
+def backend(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    return None if request.param == "embedded" else request.getfixturevalue(request.param)
+
+
+@pytest.fixture(params=["C", "F"])
+def order(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def run(program, backend, *args):  # type: ignore[no-untyped-def]
+    (program if backend is None else program.with_backend(backend))(*args, offset_provider={})
+
+
+@gtx.field_operator
+def _scaled(a: CellKField[wpfloat], x: float, flag: bool) -> CellKField[wpfloat]:
+    return a * x if flag else a
+
+
+@gtx.program
+def scaled(a: CellKField[wpfloat], out: CellKField[wpfloat], x: float, flag: bool):
+    _scaled(a, x, flag, out=out)
+
+
+def test_program_scalars_annotated_float_and_bool(backend, order) -> None:
+    a = laid_out(np.random.default_rng(0).random((5, 4)), order)
+    for flag in (True, False):
+        out = laid_out(np.zeros((5, 4)), order)
+        run(scaled, backend, a, out, 3.0, flag)
+        np.testing.assert_array_equal(out, 3.0 * a if flag else a)
+
+
+def test_a_generic_alias_takes_its_dtype() -> None:
+    assert CellKField[np.float64] == sc.Field[[Cell, K], sc.float64]
+    assert CellField[vpfloat] == sc.Field[[Cell], sc.float32]
+    with pytest.raises(sc.DefinitionError, match="is one of"):
+        CellField[np.int16]
+
+
+@gtx.scan_operator(axis=K, forward=True, init=vpfloat(0.0))
+def _decay(state: vpfloat, a: vpfloat, w: vpfloat) -> vpfloat:
+    return state * w + a
+
+
+@gtx.field_operator
+def _decayed(a: CellKField[vpfloat], w: vpfloat) -> CellKField[vpfloat]:
+    return _decay(a, w)
+
+
+@gtx.program
+def decayed(a: CellKField[vpfloat], w: vpfloat, out: CellKField[vpfloat]):
+    _decayed(a, w, out=out)
+
+
+@gtx.scan_operator(axis=K, forward=False, init=(0.0, 0.0))
+def _sweep(state: tuple[wpfloat, wpfloat], a: wpfloat, b: wpfloat) -> tuple[wpfloat, wpfloat]:
+    return state[0] + a, state[1] * 0.5 + b
+
+
+@gtx.field_operator
+def _swept(
+    a: CellKField[wpfloat], b: CellField[wpfloat]
+) -> tuple[CellKField[wpfloat], CellKField[wpfloat]]:
+    return _sweep(a, b)
+
+
+@gtx.program
+def swept(
+    a: CellKField[wpfloat], b: CellField[wpfloat], x: CellKField[wpfloat], y: CellKField[wpfloat]
+):
+    _swept(a, b, out=(x, y))
+
+
+def test_scan_values_annotated_with_dtypes_are_read_per_level(backend, order) -> None:
+    rng = np.random.default_rng(1)
+    a = laid_out(rng.random((6, 5)).astype(np.float32), order)
+    out = laid_out(np.zeros((6, 5), np.float32), order)
+    run(decayed, backend, a, np.float32(0.5), out)  # a scalar: the same on each level
+    expected, carry = np.zeros_like(a), np.zeros(6, np.float32)
+    for k in range(5):
+        carry = carry * np.float32(0.5) + a[:, k]
+        expected[:, k] = carry
+    np.testing.assert_array_equal(out, expected)
+
+    a64, b = laid_out(rng.random((6, 5)), order), rng.random(6)  # b: over Cell only
+    x, y = laid_out(np.zeros((6, 5)), order), laid_out(np.zeros((6, 5)), order)
+    run(swept, backend, a64, b, x, y)
+    ex, ey, s0, s1 = np.zeros((6, 5)), np.zeros((6, 5)), np.zeros(6), np.zeros(6)
+    for k in reversed(range(5)):
+        s0, s1 = s0 + a64[:, k], s1 * 0.5 + b
+        ex[:, k], ey[:, k] = s0, s1
+    np.testing.assert_array_equal(x, ex)
+    np.testing.assert_array_equal(y, ey)
+
+
+@gtx.field_operator
+def _powers(
+    a: CellKField[wpfloat], b: CellKField[vpfloat]
+) -> tuple[CellKField[wpfloat], CellKField[vpfloat]]:
+    return a**2 + a**3, b**2
+
+
+@gtx.program
+def powers(
+    a: CellKField[wpfloat], b: CellKField[vpfloat], x: CellKField[wpfloat], y: CellKField[vpfloat]
+):
+    _powers(a, b, out=(x, y))
+
+
+def test_a_float_field_to_an_int_literal_power(backend, order) -> None:
+    rng = np.random.default_rng(2)
+    a = laid_out(rng.random((4, 3)), order)
+    b = laid_out(rng.random((4, 3)).astype(np.float32), order)
+    x, y = laid_out(np.zeros((4, 3)), order), laid_out(np.zeros((4, 3), np.float32), order)
+    run(powers, backend, a, b, x, y)
+    np.testing.assert_allclose(x, a**2.0 + a**3.0, rtol=1e-15)
+    np.testing.assert_allclose(y, b ** np.float32(2.0), rtol=1e-6)
+    assert y.dtype == np.float32
+
+
+@gtx.field_operator
+def _times_hundred(a: CellKField[wpfloat]) -> CellKField[wpfloat]:
+    return a * gtx.exp(2.0 * gtx.log(wpfloat("10.0"))) + gtx.minimum(1.0, 2.0)
+
+
+@gtx.program
+def times_hundred(a: CellKField[wpfloat], out: CellKField[wpfloat]):
+    _times_hundred(a, out=out)
+
+
+def test_math_functions_of_literals(backend, order) -> None:
+    a = laid_out(np.random.default_rng(3).random((4, 3)), order)
+    out = laid_out(np.zeros((4, 3)), order)
+    run(times_hundred, backend, a, out)
+    np.testing.assert_allclose(out, a * 100.0 + 1.0, rtol=1e-13)
+
+
+@gtx.field_operator
+def _twice_and_thrice(a: CellKField[wpfloat]) -> tuple[CellKField[wpfloat], CellKField[wpfloat]]:
+    return 2.0 * a, 3.0 * a
+
+
+@gtx.program
+def twice_and_thrice(
+    a: CellKField[wpfloat],
+    x: CellKField[wpfloat],
+    y: CellKField[wpfloat],
+    start: gtx.int32,
+    stop: gtx.int32,
+):
+    _twice_and_thrice(
+        a,
+        out=(x, y),
+        domain=({Cell: (start, stop), K: (0, 4)}, {Cell: (start, stop), K: (1, 4)}),
+    )
+
+
+def test_one_domain_per_field_of_a_tuple_out_over_the_same_dimensions(backend, order) -> None:
+    a = laid_out(np.random.default_rng(4).random((5, 4)), order)
+    x, y = laid_out(np.zeros((5, 4)), order), laid_out(np.zeros((5, 4)), order)
+    run(twice_and_thrice, backend, a, x, y, np.int32(1), np.int32(4))
+    ex, ey = np.zeros((5, 4)), np.zeros((5, 4))
+    ex[1:4, :] = 2.0 * a[1:4, :]
+    ey[1:4, 1:] = 3.0 * a[1:4, 1:]
+    np.testing.assert_array_equal(x, ex)
+    np.testing.assert_array_equal(y, ey)
+
+
+def test_a_tuple_of_domains_of_the_wrong_length_names_the_call() -> None:
+    @gtx.program
+    def wrong(a: CellKField[wpfloat], x: CellKField[wpfloat], y: CellKField[wpfloat]):
+        _twice_and_thrice(a, out=(x, y), domain=({Cell: (0, 2)},))
+
+    z = np.zeros((3, 2))
+    with pytest.raises(sc.DefinitionError, match="tuple of 1 domains"):
+        wrong(z, z.copy(), z.copy(), offset_provider={})
