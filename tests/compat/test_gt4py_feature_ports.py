@@ -2885,7 +2885,8 @@ def test_bound_args_in_the_dsl() -> None:
 
 def test_the_coverage_page_names_every_port() -> None:
     """docs/guide/gt4py-feature-coverage.md and this file agree: the ports and refusals it
-    names are those that exist, and each file's counts and the totals add up."""
+    names are those that exist, each file's counts and the totals add up, and every
+    `tests/...py::name` it cites is a test of that file."""
     import re
     from pathlib import Path
 
@@ -2910,6 +2911,10 @@ def test_the_coverage_page_names_every_port() -> None:
     assert [int(n) for n in total.groups()] == [
         dsl.count(v) for v in ("yes", "bug", "no", "internal")
     ]
+    root = page.parents[2]
+    for path, name in set(re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", text)):
+        source = (root / path).read_text(encoding="utf-8")
+        assert re.search(rf"^def {name}\b", source, re.M), f"{path}::{name}"
 
 
 @pytest.mark.xfail(strict=True, reason="bug: GTFN refuses a local reduction without a table")
