@@ -2743,13 +2743,11 @@ def test_bug_direct_call_outs() -> None:
     check((out.u, out.v), (u + v, u - v))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Python's float, int, bool refused as annotations")
-def test_bug_builtin_types() -> None:
+def test_builtin_types() -> None:
     """gt4py writes scalar parameters as `x: float`, `flag: bool` (test_conditionals,
-    test_bound_args, test_compiled_program, test_scalar_args, test_scan, ...);
-    docs/guide/coming-from-gt4py.md says "`float` is float64, `int` int64, `bool` bool",
-    but a field operator or program parameter so annotated is a DefinitionError ("needs
-    an annotation Field[[dims], dtype] or a dtype")."""
+    test_bound_args, test_compiled_program, test_scalar_args, test_scan, ...): float64 and
+    bool in field operators and programs (docs/guide/coming-from-gt4py.md). Was the
+    audit's bug `test_bug_builtin_types`."""
 
     @gtx.field_operator
     def scale(a: IFloatField, s: float, flip: bool) -> IFloatField:
@@ -2764,13 +2762,13 @@ def test_bug_builtin_types() -> None:
     check(out, -2.0 * a)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: out=f[:-1] counts from the largest field's end")
-def test_bug_sliced_out_counts_from_the_largest_end() -> None:
+def test_a_slice_of_out_from_a_shorter_fields_end_is_refused() -> None:
     """gt4py's test_shift_by_one_execution: `out=out_field[:-1]` with an input one longer
-    than out_field writes out_field[:-1] in gt4py; compat turns the slice into the bound -1,
-    which stencilchain counts from the largest field's end (docs/dsl.md), so the last point
-    of out_field is written too (a silently different result; with icon-like sizes, where
-    an input is two longer, the same slicing is a DefinitionError)."""
+    than out_field writes out_field[:-1] in gt4py. stencilchain counts a bound from the end
+    of the index space (docs/dsl.md), here the longer input's end, so the slice would also
+    write out_field[-1] (the audit's bug `test_bug_sliced_out_counts_from_the_largest_end`,
+    a silently different result): the call is an ArgumentError saying so, before anything
+    is written. With fields of one size the slice runs as gt4py's."""
 
     @gtx.field_operator
     def shift_by_one(in_field: IFloatField) -> IFloatField:
@@ -2781,16 +2779,20 @@ def test_bug_sliced_out_counts_from_the_largest_end() -> None:
         shift_by_one(in_field, out=out_field[:-1])
 
     a, out = floats(NI + 1), np.zeros(NI)
+    with pytest.raises(gtx.ArgumentError, match=r"out=out_field\[:-1\] counts from the end"):
+        shift_by_one_program(a, out, offset_provider={})
+    check(out, np.zeros(NI))
+    a, out = floats(NI), np.zeros(NI)
     shift_by_one_program(a, out, offset_provider={})
-    check(out, np.concatenate((a[1:-1], [0.0])))
+    check(out, np.concatenate((a[1:], [0.0])))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a field over other dimensions is accepted")
-def test_bug_a_field_over_other_dimensions_is_accepted() -> None:
+def test_a_field_over_other_dimensions_is_refused() -> None:
     """gt4py's test_wrong_argument_type: a JDim field passed for an IDim parameter is an
-    error in gt4py (and in stencilchain's own DSL, tests/program/test_field_values_calls.py);
-    compat's program call unwraps a field value that starts at 0 to its array, so the
-    dimensions are lost and the call runs."""
+    error in gt4py (and in stencilchain's own DSL, tests/program/test_field_values_calls.py).
+    compat's program call unwrapped a field value that starts at 0 to its array, losing
+    its dimensions (the audit's bug `test_bug_a_field_over_other_dimensions_is_accepted`);
+    it now passes the field value, which the call checks."""
     out = np.zeros(NI)
     with pytest.raises(gtx.ArgumentError):
         port_program = _copy_program

@@ -15,7 +15,7 @@ from stencilchain.compat.gt4py._offsets import Reads
 from stencilchain.compat.gt4py._programs import runner, trace_program
 from stencilchain.compat.gt4py._provider import provider_of, table_array
 from stencilchain.compat.gt4py._translate import translated
-from stencilchain.compat.gt4py._values import FieldValue, argument
+from stencilchain.compat.gt4py._values import FieldValue
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import dtypes, ir
 
@@ -46,13 +46,13 @@ class DirectCalls:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as err:
             raise ArgumentError(f"field operator {name}: {err}") from None
-        values = [argument(bound.arguments[p]) for p in self.signature.parameters]
+        values = [bound.arguments[p] for p in self.signature.parameters]
         dims, bounds = _domain(name, domain)
         found = self._runs.get(dims)
         if found is None:
             found = self._runs[dims] = self._trace(dims, out)
         run, tables = found
-        out_value = tuple(argument(o) for o in out) if isinstance(out, tuple) else argument(out)
+        out_value = tuple(out) if isinstance(out, tuple) else out
         run(*values, out_value, *bounds, *(table_array(provider, t) for t in tables))
 
     def _trace(self, dims: tuple[Any, ...], out_value: object) -> tuple[Any, tuple[str, ...]]:
@@ -99,7 +99,7 @@ class DirectCalls:
         ]
         call_body.__signature__ = inspect.Signature(sig_params)  # type: ignore[attr-defined]
         location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
-        made, tables = trace_program(call_body, annotations, call_body, location)
+        made, tables, _ = trace_program(call_body, annotations, call_body, location)
         return runner(made, op.backend), tables
 
 

@@ -24,10 +24,13 @@ from stencilchain.program.dimensions import Dimension, Offset
 
 
 class Reads:
-    """The FieldOffsets that a trace reads through, by name (its callees' too)."""
+    """The FieldOffsets that a trace reads through, by name (its callees' too), and the
+    slices of `out=` that count from a field's end (`out[:-1]`: parameter, dimension, the
+    slice as written)."""
 
     def __init__(self) -> None:
         self.used: dict[str, FieldOffset] = {}
+        self.from_end: list[tuple[str, Dimension, str]] = []
 
 
 _reads: contextvars.ContextVar[Reads | None] = contextvars.ContextVar(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stencilchain.compat.gt4py._offsets import current
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.program_args import ProgramArg
@@ -53,6 +54,11 @@ class SlicedArg:
             if s.start is None and s.stop is None:
                 continue
             found[dim] = (0 if s.start is None else s.start, s.stop)
+            reads = current()
+            counts_from_end = s.stop is None or s.stop < 0 or (s.start or 0) < 0
+            if reads is not None and counts_from_end:
+                text = f"{s.start if s.start is not None else ''}:{s.stop if s.stop is not None else ''}"
+                reads.from_end.append((name, dim, f"{name}[{text}]"))
         return found
 
 

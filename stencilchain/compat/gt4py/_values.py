@@ -16,13 +16,4 @@ def make_field(
     return as_field(dims, array, start={d: s for d, s in start.items() if s})
 
 
-def argument(value: object) -> object:
-    """A field value as a program is called with it: a field starting at 0 everywhere as its
-    array (what every call takes, at no cost), one with an origin as it is (stencilchain
-    reads it at the indices its start gives)."""
-    if isinstance(value, FieldValue) and not any(value.start):
-        return value.array
-    return value
-
-
-__all__ = ["FieldValue", "argument", "make_field"]
+__all__ = ["FieldValue", "make_field"]
