@@ -30,8 +30,9 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
     DefinitionError otherwise (its entries are checked before anything runs)."""
     params = {p.name: (k, p) for k, p in enumerate(program.params)}
     written = {name for call in program.calls for name in call.outs}
-    found: dict[str, tuple[int, str, int, str]] = {}
-    shifted: dict[str, dict[str, ShiftedField]] = {}
+    # by offset and dimension: one field may be the offset along several dimensions
+    found: dict[tuple[str, Dimension], tuple[int, str, int, str]] = {}
+    shifted: dict[tuple[str, Dimension], dict[str, ShiftedField]] = {}
     for call, name, dim, read in _shifts(program):
         if name not in params or name in written:
             what = "a temporary" if name not in params else "written by a call"
@@ -43,8 +44,8 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
             )
         index, param = params[name]
         assert isinstance(param.type, ir.FieldType)
-        found[name] = (index, name, param.type.dims.index(dim), dim.name)
-        fields = shifted.setdefault(name, {})
+        found[name, dim] = (index, name, param.type.dims.index(dim), dim.name)
+        fields = shifted.setdefault((name, dim), {})
         for field in sorted(read):
             if field in params and field not in fields:
                 k, fparam = params[field]
@@ -52,7 +53,7 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
                 table = isinstance(ftype, ir.TableType)
                 if isinstance(ftype, ir.FieldType) and not table and dim in ftype.dims:
                     fields[field] = (k, field, ftype.dims.index(dim))
-    return tuple((*entry, tuple(shifted[name].values())) for name, entry in found.items())
+    return tuple((*entry, tuple(shifted[key].values())) for key, entry in found.items())
 
 
 def shifted_temporaries(program: ir.Program) -> dict[Dimension, str]:

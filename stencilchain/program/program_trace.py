@@ -26,7 +26,7 @@ from stencilchain.program.dimensions import Dimension, non_staggered
 from stencilchain.program.dynamic_offsets import offset_arguments
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument, mixed_dims
-from stencilchain.program.ir_walk import condition_scalars, params_of, replace
+from stencilchain.program.ir_walk import condition_scalars, distinct_nodes, params_of, replace
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar, computed_scalar
@@ -606,6 +606,19 @@ class ProgramTrace:
                         f"program {self.name}: {written}, but {conn.name} has "
                         f"max_neighbors={conn.max_neighbors}: a slot is an int in "
                         f"[0, {conn.max_neighbors})"
+                    )
+            # a reduction over a local dimension reads its slots as the table numbers
+            # them (how many, which are missing): a local field reduced in a program
+            # without that table is refused here, as a slot read is
+            for node in distinct_nodes(fop.body):
+                if isinstance(node, ir.NeighborReduce) and node.axis not in tables:
+                    reduction = {"sum": "neighbor_sum"}.get(node.op, f"{node.op}_over")
+                    raise DefinitionError(
+                        f"program {self.name}: field operator {fop.name} reduces over "
+                        f"{node.axis.name} (sc.{reduction}), but no table "
+                        f"parameter numbers the slots of {node.axis.name}, so how many there "
+                        "are and which are missing is unknown; add the table of the "
+                        f"connectivity over {node.axis.name} (a parameter `c: sc.Table[...]`)"
                     )
 
     def finish(self) -> ir.Program:

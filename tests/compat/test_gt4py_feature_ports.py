@@ -898,15 +898,17 @@ def port_test_external_local_field(on: Run) -> None:
     direct(on(testee), args, NV, [Vertex], np.int32, ref, offset_provider=PROVIDER)
 
 
-@port
-def port_test_external_local_field_only(on: Run) -> None:
-    # skipped in gt4py ("reductions over only a non-shifted field with local dimension")
+def _external_local_field_only() -> None:
+    # skipped in gt4py ("reductions over only a non-shifted field with local dimension");
+    # refused here at definition, on every toolchain alike: no table says how many slots
+    # there are nor which are missing
     @gtx.field_operator
     def testee(inp: gtx.Field[[Vertex, V2EDim], int32]) -> gtx.Field[[Vertex], int32]:
         return neighbor_sum(inp, axis=V2EDim)
 
     inp = V2E_FULL.astype(np.int32)
-    direct(on(testee), [fld([Vertex, V2EDim], inp)], NV, [Vertex], np.int32, inp.sum(axis=1))
+    out = fld([Vertex], np.zeros(NV, np.int32))
+    testee(fld([Vertex, V2EDim], inp), out=out, offset_provider={})
 
 
 @port
@@ -2536,16 +2538,7 @@ def port_test_direct_fo_orig(on: Run) -> None:
 
 
 # (port, toolchain): the bug it hits there (a strict xfail)
-KNOWN_BUGS = {
-    ("test_external_local_field_only", "gtfn_cpu"): (
-        "bug: GTFN refuses a reduction of a local-field argument in a program without a table "
-        "(test_bug_local_reduction_without_a_table)"
-    ),
-    ("test_external_local_field_only", "dace_cpu"): (
-        "bug: DaCe refuses a reduction of a local-field argument in a program without a table "
-        "(test_bug_local_reduction_without_a_table)"
-    ),
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize("name", TOOLCHAINS)
@@ -2702,6 +2695,11 @@ REFUSALS: dict[str, tuple[Callable[[], None], type[Exception], str]] = {
         "unpack",
     ),
     "test_tuple_unpacking_too_few_values": (_tuple_unpacking_too_few_values, TypeError, "unpack"),
+    "test_external_local_field_only": (
+        _external_local_field_only,
+        gtx.DefinitionError,
+        "reduces over V2E .* no table parameter numbers the slots of V2E",
+    ),
 }
 
 
@@ -2804,13 +2802,12 @@ def _copy_program(in_field: IFloatField, out: IFloatField):
     _identity(in_field, out=out)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: two dynamic offsets along two dimensions refused")
-def test_bug_two_dynamic_offsets_along_two_dimensions() -> None:
+def test_two_dynamic_offsets_along_two_dimensions() -> None:
     """gt4py's test_offset_field shifts by an offset field along I, then along K. Every
-    read is inside the arrays (here all offsets are 0), yet the call is an ArgumentError
-    that checks the I offsets against the K range of the offset field ("offset 0 at (7, 0)
-    reads index 7 along IDim, outside [0, 7), the range of 'offset_field'"). The same in
-    stencilchain's own DSL (sc.as_offset(I, off) then sc.as_offset(K, off))."""
+    read is inside the arrays (here all offsets are 0). Was the audit's bug
+    `test_bug_two_dynamic_offsets_along_two_dimensions`: the checks of one offset field
+    along two dimensions were merged, a false ArgumentError (fixed in the DSL:
+    tests/program/test_dynamic_offsets.py::test_one_offset_field_along_two_dimensions)."""
 
     @gtx.field_operator
     def testee(a: IKField, offset_field: IKField) -> IKField:
@@ -2919,13 +2916,14 @@ def test_the_coverage_page_names_every_port() -> None:
         assert re.search(rf"^def {name}\b", source, re.M), f"{path}::{name}"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: GTFN refuses a local reduction without a table")
-def test_bug_local_reduction_without_a_table(gtfn_cpu: Any) -> None:
+def test_a_local_reduction_without_its_table_is_refused() -> None:
     """gt4py's test_external_local_field_only in the DSL: `sc.neighbor_sum(w, axis=V2EDim)`
     of a `(Vertex, V2EDim)` argument in a program with no table parameter. The embedded
-    executor sums the slots; GTFN's translation (and DaCe's) raises UnsupportedError ("a
-    neighbour reduction over V2EDim: this emitter was given no neighbour tables"). With a
-    table parameter of the connectivity over V2EDim, GTFN gives the embedded result."""
+    executor summed every slot while GTFN and DaCe raised UnsupportedError (the audit's
+    bug `test_bug_local_reduction_without_a_table`); like a slot read, it is now a
+    DefinitionError on every toolchain (no table says how many slots there are nor which
+    are missing). With a table parameter over V2EDim it runs (tests/program/
+    test_meshes_embedded.py)."""
     import stencilchain as sc
 
     V = sc.Dimension("Vertex")
@@ -2935,13 +2933,8 @@ def test_bug_local_reduction_without_a_table(gtfn_cpu: Any) -> None:
     def local_sum(w: sc.Field[[V, V2ELocal], sc.float64]) -> sc.Field[[V], sc.float64]:
         return sc.neighbor_sum(w, axis=V2ELocal)
 
-    @sc.program
-    def no_table(w: sc.Field[[V, V2ELocal], sc.float64], out: sc.Field[[V], sc.float64]):
-        local_sum(w, out=out)
+    with pytest.raises(sc.DefinitionError, match="no table parameter numbers the slots of V2EDim"):
 
-    w, out = floats(4, 3), np.zeros(4)
-    no_table(w, out)
-    check(out, w.sum(axis=1))
-    out[:] = 0.0
-    no_table.with_backend(gtfn_cpu)(w, out)
-    check(out, w.sum(axis=1))
+        @sc.program
+        def no_table(w: sc.Field[[V, V2ELocal], sc.float64], out: sc.Field[[V], sc.float64]):
+            local_sum(w, out=out)

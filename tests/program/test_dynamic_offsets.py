@@ -226,3 +226,44 @@ def test_an_offset_written_by_the_program() -> None:
         def p(theta: CellK, off: CellKI, out: CellK) -> None:
             make_offsets(off, out=off)
             read_at(theta, off, out=out)
+
+
+# One offset field along two dimensions (gt4py's test_offset_field): each dimension's
+# entries are checked against the fields that dimension's shift reads, the offset field
+# itself among them where the outer shift reads it.
+@sc.field_operator
+def two_ways(theta: CellK, off: CellKI) -> CellK:
+    return theta(sc.as_offset(Cell, off))(sc.as_offset(K, off))
+
+
+@sc.program
+def shifted_two_ways(theta: CellK, off: CellKI, out: CellK) -> None:
+    two_ways(theta, off, out=out, domain={Cell: (0, N_CELLS - 1), K: (0, N_K - 1)})
+
+
+def two_ways_inputs(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """theta over (Cell, K); offsets in {0, 1}, 0 on the last cell and level (every entry
+    is checked, wherever the domain reads it)."""
+    rng = np.random.default_rng(seed)
+    off = rng.integers(0, 2, (N_CELLS, N_K)).astype(np.int32)
+    off[-1, :] = off[:, -1] = 0
+    return rng.random((N_CELLS, N_K)), off
+
+
+def two_ways_reference(theta: np.ndarray, off: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(theta)
+    for c in range(N_CELLS - 1):
+        for k in range(N_K - 1):
+            kk = k + off[c, k]  # the outer shift along K reads the inner one at kk
+            out[c, k] = theta[c + off[c, kk], kk]
+    return out
+
+
+def test_one_offset_field_along_two_dimensions() -> None:
+    theta, off = two_ways_inputs(7)
+    out = np.zeros_like(theta)
+    shifted_two_ways(theta, off, out)
+    np.testing.assert_array_equal(out, two_ways_reference(theta, off))
+    off[N_CELLS - 2, 0] = 2  # reads cell N_CELLS (outside) along Cell, level 2 along K
+    with pytest.raises(sc.ArgumentError, match=r"argument 'off'.* along Cell"):
+        shifted_two_ways(theta, off, np.zeros_like(theta))

@@ -49,6 +49,16 @@ def test_an_offset_leaving_the_array_is_refused(toolchain: Any) -> None:
     assert all((o == 0).all() for o in outs)
 
 
+@pytest.mark.parametrize("layout", ["C", "F", "sliced"])
+def test_one_offset_field_along_two_dimensions(toolchain: Any, layout: str) -> None:
+    theta, off = (_layout(a, layout) for a in m.two_ways_inputs(8))
+    expected, out = np.zeros(theta.shape), _layout(np.zeros(theta.shape), layout)
+    m.shifted_two_ways(theta, off, expected)
+    m.shifted_two_ways.with_backend(toolchain)(theta, off, out)
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(out, m.two_ways_reference(np.asarray(theta), np.asarray(off)))
+
+
 def test_offsets_read_through_a_table(toolchain: Any) -> None:
     theta, off, c2e = m.mesh_inputs(6)
     expected, out = np.full_like(theta, np.nan), np.full_like(theta, np.nan)
