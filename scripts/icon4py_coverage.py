@@ -29,6 +29,7 @@ import importlib.abc
 import importlib.machinery
 import inspect
 import json
+import re
 import sys
 import tempfile
 import time
@@ -372,6 +373,28 @@ def _entity_size(dim: Any, mesh: Mesh, nlev: int) -> int:
     raise KeyError(f"no size for dimension {dim.name} ({dim.kind}) on this mesh")
 
 
+def _raise_starts(program_ir: Any, scalars: dict[str, Any], mesh: Mesh, nlev: int) -> None:
+    """A parameter that starts a call's domain, where the call (or a concat_where branch
+    of it) reads below index 0 from there: raised to the lowest start that reads none."""
+    for _ in range(4):
+        changed = False
+        for call in program_ir.calls:
+            for dd in call.domain.dims:
+                size = _entity_size(dd.dim, mesh, nlev)
+                start, stop = dd.resolve(size, scalars)
+                below = dd.halo[0]
+                for w in dd.windows:
+                    where = w.resolve(start, stop, size, scalars)
+                    if where is not None:
+                        below = max(below, start - (where[0] + w.reads[0]))
+                for b in dd.starts:
+                    if isinstance(b.param, str) and scalars[b.param] + b.value - below < 0:
+                        scalars[b.param] = below - b.value
+                        changed = True
+        if not changed:
+            return
+
+
 def plan_call(program_ir: Any, annotations: dict[str, Any], mesh: Mesh, nlev: int) -> Plan:
     """Bounds to the whole domain (a parameter that starts a call's domain is 0, one that
     stops it is the dimension's size; raised where the call reads below it), other int32
@@ -390,12 +413,6 @@ def plan_call(program_ir: Any, annotations: dict[str, Any], mesh: Mesh, nlev: in
             for b in dd.stops:
                 if isinstance(b.param, str):
                     scalars.setdefault(b.param, size)
-    for call in program_ir.calls:  # a start read below: raised to the lowest it can be
-        for dd in call.domain.dims:
-            below = dd.halo[0]
-            for b in dd.starts:
-                if isinstance(b.param, str) and scalars[b.param] + b.value - below < 0:
-                    scalars[b.param] = below - b.value
     for name, t in annotations.items():
         if name in scalars or hasattr(t, "dims"):
             continue
@@ -406,6 +423,7 @@ def plan_call(program_ir: Any, annotations: dict[str, Any], mesh: Mesh, nlev: in
             scalars[name] = nlev // 2
         else:
             scalars[name] = float(rng.uniform(0.1, 1.0))
+    _raise_starts(program_ir, scalars, mesh, nlev)
     for name, t in annotations.items():
         if name in scalars and not hasattr(t, "dims"):
             scalars[name] = np.dtype(t).type(scalars[name])
@@ -428,6 +446,11 @@ def plan_call(program_ir: Any, annotations: dict[str, Any], mesh: Mesh, nlev: in
                     for field, _lo, hi in dd.reads:
                         if field == name:
                             need = max(need, stop + hi)
+                    start = max(b.resolve(nlev, scalars) for b in dd.starts)
+                    for w in dd.windows:
+                        where = w.resolve(start, stop, nlev, scalars)
+                        if where is not None and w.field in ("", name):
+                            need = max(need, where[1] - 1 + w.reads[1] + 1)
             if need > shape[axis]:
                 half.append(name)
             shape[axis] = need
@@ -436,10 +459,19 @@ def plan_call(program_ir: Any, annotations: dict[str, Any], mesh: Mesh, nlev: in
     return Plan(scalars, shapes, half)
 
 
-def make_arguments(annotations: dict[str, Any], plan: Plan, nlev: int, seed: int) -> dict[str, Any]:
-    """Random fields of the planned shapes (floats in [0.1, 1); int32 fields over K named
-    like an offset: offsets to a level inside the column; other integers in [0, nlev);
-    bools at random) and the planned scalars."""
+FLOAT_RANGES = ((0.1, 1.0), (0.5, 5.0))
+
+
+def make_arguments(
+    annotations: dict[str, Any],
+    plan: Plan,
+    nlev: int,
+    seed: int,
+    floats: tuple[float, float] = FLOAT_RANGES[0],
+) -> dict[str, Any]:
+    """Random fields of the planned shapes (floats in [low, high) of `floats`; int32
+    fields over K named like an offset: offsets to a level inside the column; other
+    integers in [0, nlev); bools at random) and the planned scalars."""
     rng = np.random.default_rng(seed)
     args: dict[str, Any] = {}
     for name, t in annotations.items():
@@ -449,7 +481,7 @@ def make_arguments(annotations: dict[str, Any], plan: Plan, nlev: int, seed: int
         shape = plan.shapes[name]
         dtype = t.dtype.numpy
         if dtype.kind == "f":
-            args[name] = rng.uniform(0.1, 1.0, shape).astype(dtype)
+            args[name] = rng.uniform(*floats, shape).astype(dtype)
         elif dtype.kind == "b":
             args[name] = rng.random(shape) < 0.5
         else:
@@ -542,7 +574,7 @@ def check_program(
     prog: Any, file: str, root: Path, mesh: Mesh, provider: dict[str, Any], toolchain: Any,
     nlev: int, python_scalars_as_numpy: bool = False,
 ) -> Result:  # fmt: skip
-    from stencilchain.errors import DefinitionError, StencilchainError
+    from stencilchain.errors import DefinitionError
 
     name = prog.__name__
     try:
@@ -551,15 +583,59 @@ def check_program(
         annotations = _annotations(prog)
         made, _ = prog.stencilchain_program(offset_provider=provider)
     except DefinitionError as err:
-        return Result(file, name, NOT_EXPRESSIBLE, _reason(err), _location(err, root))
+        where = _location(err, root)
+        if not where or where.startswith(str(Path(__file__).resolve())):
+            # the error points at no line, or at this script's call: the program's line
+            code = prog.definition.__code__
+            where = f"{Path(code.co_filename).resolve().relative_to(root)}:{code.co_firstlineno}"
+        return Result(file, name, NOT_EXPRESSIBLE, _reason(err), where)
     except Exception as err:
-        return Result(file, name, FAILS, f"while tracing: {_one_line(err)}")
+        return Result(file, name, FAILS, f"while tracing: {_one_line(err)}", _where_raised(err))
     try:
         plan = plan_call(made.ir, annotations, mesh, nlev)
-        args = make_arguments(annotations, plan, nlev, seed=len(name))
     except Exception as err:
         return Result(file, name, FAILS, f"making inputs: {_one_line(err)}")
+    for low, high in FLOAT_RANGES:  # a second, wider draw where the first wrote nothing
+        args = make_arguments(annotations, plan, nlev, seed=len(name), floats=(low, high))
+        ran = _run_both(prog, file, root, provider, toolchain, args)
+        if isinstance(ran, Result):
+            return ran
+        runs = ran
+        written = [
+            k
+            for k, v in runs["embedded"].items()
+            if isinstance(v, np.ndarray) and not np.array_equal(v, args[k], equal_nan=True)
+        ]
+        if written:
+            break
+    worst, field = 0.0, ""
+    for k, v in runs["embedded"].items():
+        if isinstance(v, np.ndarray):
+            ulps = max_ulps(v, runs["run_gtfn_cpu"][k])
+            if ulps > worst:
+                worst, field = ulps, k
+    notes = f"; wrote {', '.join(written) or 'nothing'}"
+    notes += f" (floats in [{low}, {high}))" if (low, high) != FLOAT_RANGES[0] else ""
+    notes += f"; half levels: {', '.join(plan.half_levels)}" if plan.half_levels else ""
+    if worst == 0.0:
+        return Result(file, name, AGREES, f"bit for bit{notes}")
+    transcendental = uses_transcendental(made.ir)
+    detail = f"{field} differs by up to {worst:.3g} ulp{notes}"
+    if transcendental and worst <= ULP_TOLERANCE:
+        return Result(file, name, AGREES_TOL, detail + " (transcendental functions)")
+    return Result(file, name, DISAGREES, detail + ("" if transcendental else " (exact ops)"))
+
+
+def _run_both(
+    prog: Any, file: str, root: Path, provider: dict[str, Any], toolchain: Any,
+    args: dict[str, Any],
+) -> dict[str, dict[str, Any]] | Result:  # fmt: skip
+    """The arguments after an embedded run and after a run_gtfn_cpu run (each on its own
+    copy of `args`), or the Result of the first that failed."""
+    from stencilchain.errors import StencilchainError
+
     order = list(inspect.signature(prog.definition).parameters)
+    name = prog.__name__
     runs: dict[str, dict[str, Any]] = {}
     for label, backend in (("embedded", None), ("run_gtfn_cpu", toolchain)):
         values = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in args.items()}
@@ -572,25 +648,70 @@ def check_program(
             detail = f"{label} crashed: {_one_line(err)}"
             return Result(file, name, FAILS, detail, _where_raised(err))
         runs[label] = values
-    worst, field = 0.0, ""
-    for k, v in runs["embedded"].items():
-        if isinstance(v, np.ndarray):
-            ulps = max_ulps(v, runs["run_gtfn_cpu"][k])
-            if ulps > worst:
-                worst, field = ulps, k
-    half = f"; half levels: {', '.join(plan.half_levels)}" if plan.half_levels else ""
-    if worst == 0.0:
-        return Result(file, name, AGREES, f"bit for bit{half}")
-    transcendental = uses_transcendental(made.ir)
-    detail = f"{field} differs by up to {worst:.3g} ulp{half}"
-    if transcendental and worst <= ULP_TOLERANCE:
-        return Result(file, name, AGREES_TOL, detail + " (transcendental functions)")
-    return Result(file, name, DISAGREES, detail + ("" if transcendental else " (exact ops)"))
+    return runs
 
 
 def _where_raised(err: BaseException) -> str:
     frames = traceback.extract_tb(err.__traceback__)
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
+# --------------------------------------------------------------------------------------
+# why a program fails: the reasons seen on icon4py, grouped by the message
+
+FRONT_END = "front end: gt4py accepts it (tests/compat/test_icon4py_findings.py)"
+LANGUAGE = "language gap: docs/dsl.md"
+REASONS: tuple[tuple[str, str, str], ...] = (
+    (
+        "program parameter annotated bool, float or int",
+        FRONT_END,
+        r"needs an annotation .* got <class '(bool|float|int)'>",
+    ),
+    ("scan parameter annotated with a NumPy dtype", FRONT_END, r"expected a \w+ scalar, got Field"),
+    ("`**` of a float by an int literal", FRONT_END, r"`\*\*`: mismatched dtypes"),
+    ("tuple of domains over the same dimensions", FRONT_END, r"domain= must be a dict"),
+    ("math function of a literal", FRONT_END, r"of literals only"),
+    (
+        "concat_where condition on two dimensions",
+        LANGUAGE + ", concat_where: one condition involves one dimension",
+        r"one condition may involve only one dimension",
+    ),
+    (
+        "maximum/minimum in a domain or condition bound",
+        LANGUAGE + ", bounds from expressions of parameters: + - * //",
+        r"a bound is built from|sc\.math\.(maximum|minimum): cannot use ProgramArg",
+    ),
+    (
+        "as_offset of a computed offset",
+        LANGUAGE + ", Not supported yet",
+        r"sc\.as_offset\(.*the offset must be a field parameter",
+    ),
+    (
+        "slot of a local field without its connectivity",
+        LANGUAGE + ", Not supported yet",
+        r"reads slot .* no table parameter numbers the slots",
+    ),
+)
+
+
+def reason_group(detail: str) -> tuple[str, str]:
+    """(group, kind) of a failure's message; ("other", "") where none matches."""
+    for group, kind, pattern in REASONS:
+        if re.search(pattern, detail):
+            return group, kind
+    return "other", ""
+
+
+def grouped(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The programs that are not expressible or fail to run, by reason group."""
+    by_group: dict[str, dict[str, Any]] = {}
+    for r in results:
+        if r["verdict"] not in (NOT_EXPRESSIBLE, FAILS, NO_IMPORT):
+            continue
+        group, kind = reason_group(r["detail"])
+        entry = by_group.setdefault(group, {"reason": group, "kind": kind, "programs": []})
+        entry["programs"].append(r["program"] if r["program"] != "-" else r["file"])
+    return sorted(by_group.values(), key=lambda g: -len(g["programs"]))
 
 
 # --------------------------------------------------------------------------------------
@@ -702,6 +823,7 @@ def run(
         "python_scalars_as_numpy": python_scalars_as_numpy,
         "standins": standins,
         "totals": totals,
+        "reasons": grouped([dataclasses.asdict(r) for r in results]),
         "files": files,
         "results": [dataclasses.asdict(r) for r in results],
     }
@@ -725,6 +847,11 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"- stand-in for `{s['module']}` (the real import failed: {s['reason']})")
     lines += ["", "| total | count |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in report["totals"].items()]
+    lines += ["", "| reason | kind | programs | which |", "|---|---|---|---|"]
+    lines += [
+        f"| {g['reason']} | {g['kind']} | {len(g['programs'])} | {', '.join(g['programs'])} |"
+        for g in report["reasons"]
+    ]
     lines += ["", "| stencil file | program | verdict | detail |", "|---|---|---|---|"]
     with_rows = {r["file"] for r in report["results"]}
     for r in report["results"]:
