@@ -202,7 +202,8 @@ def write_tree(root: Path) -> Path:
 
 
 def run_script(tree: Path, out: Path, cache: Path, *extra: str) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "2"}
+    env = {k: v for k, v in os.environ.items() if k != ENV}  # no container knows it
+    env.update(PYTHONPATH=str(REPO), OMP_NUM_THREADS="2")
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--icon4py", str(tree), "--json", str(out),
          "--cache-dir", str(cache), "--quiet", *extra],

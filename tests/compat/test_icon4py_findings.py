@@ -136,7 +136,8 @@ def test_error_of_a_slot_read_without_its_table_points_at_the_definition() -> No
     reason="a tuple of domains, one per field of out=, is refused ('domain= must be a dict') "
     "when the fields are over the same dimensions (docs/dsl.md allows it for results over "
     "different dimensions; gt4py for any tuple out=); icon4py's "
-    "compute_rho_theta_pgrad_and_update_vn and compute_cell_diagnostics_for_dycore",
+    "compute_rho_theta_pgrad_and_update_vn (compute_cell_diagnostics_for_dycore writes the "
+    "same, behind a maximum() in a bound)",
 )
 def test_tuple_of_domains_for_fields_over_the_same_dimensions() -> None:
     f64 = Field[Dims[Cell, K], gtx.float64]
