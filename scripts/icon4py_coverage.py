@@ -2,7 +2,8 @@
 
 Usage:
     python scripts/icon4py_coverage.py --icon4py PATH [--json OUT] [--only TEXT]
-        [--cache-dir DIR] [--nlev N] [--mesh NX NY] [--precision double|mixed]
+        [--cache-dir DIR] [--nlev N] [--mesh NX NY] [--precision double|mixed|single]
+        [--python-scalars-as-numpy] [--commit SHA] [--quiet]
 
 PATH is an icon4py source tree (a checkout, or `git archive` of one). For the duration of
 the run `gt4py.next` (and `gt4py.next.experimental`, `gt4py.next.constructors`) resolve to
@@ -398,13 +399,12 @@ def _raise_starts(program_ir: Any, scalars: dict[str, Any], mesh: Mesh, nlev: in
 
 def plan_call(program_ir: Any, annotations: dict[str, Any], mesh: Mesh, nlev: int) -> Plan:
     """Bounds to the whole domain (a parameter that starts a call's domain is 0, one that
-    stops it is the dimension's size; raised where the call reads below it), other int32
+    stops it is the dimension's size; raised where the call reads below it), other integer
     parameters nlev // 2, bools True, floats in [0.1, 1); each field its dimensions'
     sizes, one more level along K where a call reads or writes it above nlev (icon4py's
     half levels)."""
     rng = np.random.default_rng(len(program_ir.name))
     scalars: dict[str, Any] = {}
-    params = {p.name: p.type for p in program_ir.params}
     for call in program_ir.calls:
         for dd in call.domain.dims:
             size = _entity_size(dd.dim, mesh, nlev)
@@ -451,12 +451,11 @@ def plan_call(program_ir: Any, annotations: dict[str, Any], mesh: Mesh, nlev: in
                     for w in dd.windows:
                         where = w.resolve(start, stop, nlev, scalars)
                         if where is not None and w.field in ("", name):
-                            need = max(need, where[1] - 1 + w.reads[1] + 1)
+                            need = max(need, where[1] + w.reads[1])
             if need > shape[axis]:
                 half.append(name)
             shape[axis] = need
         shapes[name] = tuple(shape)
-    assert all(n in params or n in annotations for n in shapes)
     return Plan(scalars, shapes, half)
 
 
