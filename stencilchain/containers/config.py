@@ -364,8 +364,29 @@ GT4PY_PYTHON: Setting[Path | None] = Setting(
     from_text=lambda raw: Path(raw).expanduser(),
     types=(Path, type(None)),
 )
+# Test-only, like GT4PY_PYTHON: read by tests/compat/test_icon4py_coverage.py alone.
+ICON4PY_SRC: Setting[Path | None] = Setting(
+    name="icon4py_src",
+    env="STENCILCHAIN_ICON4PY_SRC",
+    type_name="path",
+    default=None,
+    default_text="unset",
+    accepted="the path of an icon4py source tree (a checkout, or `git archive` of its model/)",
+    meaning="Test-only: tests/compat/test_icon4py_coverage.py runs "
+    "scripts/icon4py_coverage.py on that tree and requires no disagreement between the "
+    "embedded executor and run_gtfn_cpu; unset, that test skips. Read by no container.",
+    from_text=lambda raw: Path(raw).expanduser(),
+    types=(Path, type(None)),
+)
 # every STENCILCHAIN_* variable
-VARIABLES: tuple[Setting[Any], ...] = (*SETTINGS, CONFIG_FILE, LOG_LEVEL, TRACE, GT4PY_PYTHON)
+VARIABLES: tuple[Setting[Any], ...] = (
+    *SETTINGS,
+    CONFIG_FILE,
+    LOG_LEVEL,
+    TRACE,
+    GT4PY_PYTHON,
+    ICON4PY_SRC,
+)
 
 SETTINGS_BY_NAME: Mapping[str, Setting[Any]] = {s.name: s for s in SETTINGS}
 SETTINGS_BY_ENV: Mapping[str, Setting[Any]] = {s.env: s for s in VARIABLES}
