@@ -2826,11 +2826,10 @@ def test_two_dynamic_offsets_along_two_dimensions() -> None:
     check(out, a[:NI, :NK])
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a scan's int init is int64, not gt4py's int32")
-def test_bug_scan_init_ints() -> None:
+def test_scan_init_ints() -> None:
     """gt4py's test_scan_nested_tuple_output: `init=(1, (2, 3))` for a state annotated
-    `tuple[int32, tuple[int32, int32]]` (gt4py types an int literal int32; compat does so in
-    field operators) is a DefinitionError ("init= makes it tuple[int64, ...]")."""
+    `tuple[int32, tuple[int32, int32]]`: gt4py types an int literal int32, in a scan's init=
+    too (was the audit's bug `test_bug_scan_init_ints`: int64)."""
 
     @gtx.scan_operator(axis=KDim, forward=True, init=(1, (2, 3)))
     def simple_scan_operator(
@@ -2938,3 +2937,27 @@ def test_a_local_reduction_without_its_table_is_refused() -> None:
         @sc.program
         def no_table(w: sc.Field[[V, V2ELocal], sc.float64], out: sc.Field[[V], sc.float64]):
             local_sum(w, out=out)
+
+
+def test_dtype_names_as_annotations() -> None:
+    """gt4py's test_program.py annotates with a dtype's name, `Field[[IDim], "float64"]`
+    (test_identity_fo_execution, test_copy_execution, test_copy_restricted_execution, ...):
+    read as that dtype; a name of no dtype is a DefinitionError."""
+
+    @gtx.field_operator
+    def identity(a: gtx.Field[[IDim], "float64"]) -> gtx.Field[[IDim], "float64"]:
+        return a
+
+    @gtx.program
+    def copy_restricted(a: gtx.Field[[IDim], "float64"], out: gtx.Field[[IDim], "float64"]):
+        identity(a, out=out[1:2])
+
+    a = floats(NI)
+    out = np.zeros(NI)
+    copy_restricted(a, out, offset_provider={})
+    check(out, np.where(np.arange(NI) == 1, a, 0.0))
+    whole = fld([IDim], np.zeros(NI))
+    identity(fld([IDim], a), out=whole, offset_provider={})
+    check(whole, a)
+    with pytest.raises(gtx.DefinitionError, match="'floaty' names no dtype"):
+        gtx.Field[[IDim], "floaty"]

@@ -91,10 +91,15 @@ _REFUSED = (np.int8, np.int16, np.uint8, np.uint16, np.uint32, np.uint64)
 
 
 def scalar_type(dtype: object, where: str) -> dtypes.ScalarType:
-    """stencilchain's dtype for a gt4py one (a NumPy type, `float`, `int`, `bool`, or
-    stencilchain's own); others are a DefinitionError naming them."""
+    """stencilchain's dtype for a gt4py one (a NumPy type or its name, `float`, `int`,
+    `bool`, or stencilchain's own); others are a DefinitionError naming them."""
     if isinstance(dtype, dtypes.ScalarType):
         return dtype
+    if isinstance(dtype, str):  # gt4py also reads a dtype's name, `Field[[I], "float64"]`
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise DefinitionError(f"{where}: {dtype!r} names no dtype") from None
     found = _SCALARS.get(dtype)
     if found is not None:
         return found

@@ -21,7 +21,7 @@ from stencilchain.compat.gt4py._translate import translated
 from stencilchain.errors import DefinitionError
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.field_operator import FieldOperator as _ScFieldOperator
-from stencilchain.program.literal_rules import gt4py_literals
+from stencilchain.program.literal_rules import fixed_literal, gt4py_literals
 from stencilchain.program.scan_operator import ScanOperator as _ScScanOperator
 
 
@@ -113,8 +113,10 @@ class ScanOperator(FieldOperator):
         self.axis, self.forward, self.init = axis, forward, init
 
     def _make(self, fn: Callable[..., Any]) -> Any:
-        # gt4py reads every value of a scan per level, whatever its annotation
-        return _ScScanOperator(fn, self.axis, self.forward, self.init, dtype_columns=True)
+        # gt4py reads every value of a scan per level, whatever its annotation, and types
+        # the literals of init= as its literals (an int int32, a float float64)
+        init = _typed_literals(self.init)
+        return _ScScanOperator(fn, self.axis, self.forward, init, dtype_columns=True)
 
     def with_backend(self, backend: Any) -> ScanOperator:
         return ScanOperator(
@@ -158,6 +160,14 @@ def scan_operator(
         return ScanOperator(fn, axis, forward, init, backend)
 
     return decorate if definition is None else decorate(definition)
+
+
+def _typed_literals(value: object) -> object:
+    """`value` (a scan's init=, a tuple nested or not) with each Python literal as the
+    NumPy scalar of the dtype gt4py gives it."""
+    if isinstance(value, tuple):
+        return tuple(_typed_literals(v) for v in value)
+    return fixed_literal(value)
 
 
 def _check_function(fn: object, what: str) -> None:
