@@ -22,7 +22,15 @@ from stencilchain.program import operator_hints as hints
 from stencilchain.program.call_bounds import bound_of_expression
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.decisions import decide
-from stencilchain.program.dimensions import Dimension, Offset, Slot, Traced
+from stencilchain.program.dimensions import (
+    HORIZONTAL,
+    LOCAL,
+    VERTICAL,
+    Dimension,
+    Offset,
+    Slot,
+    Traced,
+)
 from stencilchain.program.dtypes import (
     ScalarType,
     default_literal_dtype,
@@ -499,6 +507,9 @@ def unify_dims(operands: tuple[object, ...], where: str) -> tuple[Dimension, ...
         return None
     widest = max(fields, key=lambda v: len(v.type.dims))  # type: ignore[union-attr]
     dims: tuple[Dimension, ...] = widest.type.dims  # type: ignore[union-attr]
+    promoted = _gt4py_promotion(fields) if fixed_literal_dtypes() else None
+    if promoted is not None:
+        return promoted
     for value in fields:
         own: tuple[Dimension, ...] = value.type.dims  # type: ignore[union-attr]
         if own == dims:
@@ -511,6 +522,25 @@ def unify_dims(operands: tuple[object, ...], where: str) -> tuple[Dimension, ...
                 f"broadcast explicitly with sc.broadcast(x, ({', '.join(_union_names(fields))}))"
             )
     return dims
+
+
+_KIND_ORDER = {HORIZONTAL: 0, LOCAL: 1, VERTICAL: 2}
+
+
+def _gt4py_promotion(fields: list[Symbol]) -> tuple[Dimension, ...] | None:
+    """Under gt4py's rules, the dimensions of an operation on fields whose dimensions are
+    not nested (a `K` field times an `Edge` field): all of them, ordered as gt4py orders
+    them (by kind, horizontal before local before vertical, then by name), where each
+    operand's own order agrees with that order; else None (the DSL's rule decides)."""
+    union = {d for v in fields for d in v.type.dims}  # type: ignore[union-attr]
+    if any(set(v.type.dims) == union for v in fields):  # type: ignore[union-attr]
+        return None  # nested: the DSL's rule gives the same
+    order = tuple(sorted(union, key=lambda d: (_KIND_ORDER[d.kind], d.name)))
+    for v in fields:
+        own = v.type.dims  # type: ignore[union-attr]
+        if list(own) != [d for d in order if d in own]:
+            return None
+    return order
 
 
 def _union_names(fields: list[Symbol]) -> list[str]:

@@ -208,3 +208,42 @@ def test_a_tuple_of_domains_of_the_wrong_length_names_the_call() -> None:
     z = np.zeros((3, 2))
     with pytest.raises(sc.DefinitionError, match="tuple of 1 domains"):
         wrong(z, z.copy(), z.copy(), offset_provider={})
+
+
+Edge = gtx.Dimension("Edge")
+KField = Field[Dims[K], T]
+EdgeField = Field[Dims[Edge], T]
+EdgeKField = Field[Dims[Edge, K], T]
+
+
+@gtx.field_operator
+def _damped(
+    scal: KField[wpfloat], z: EdgeField[wpfloat], vn: EdgeKField[wpfloat]
+) -> EdgeKField[wpfloat]:
+    return vn + scal * z  # (K) * (Edge): gt4py orders the result (Edge, K)
+
+
+@gtx.program
+def damped(
+    scal: KField[wpfloat], z: EdgeField[wpfloat], vn: EdgeKField[wpfloat], out: EdgeKField[wpfloat]
+):
+    _damped(scal, z, vn, out=out)
+
+
+def test_fields_over_dimensions_that_are_not_nested_promote_as_in_gt4py(backend, order) -> None:
+    """icon4py's apply_weighted_2nd_and_4th_order_divergence_damping multiplies a K field by
+    an Edge field: gt4py promotes the dimensions (horizontal before vertical), the DSL's
+    own rule asks for sc.broadcast."""
+    rng = np.random.default_rng(5)
+    scal, z = rng.random(4), rng.random(6)
+    vn = laid_out(rng.random((6, 4)), order)
+    out = laid_out(np.zeros((6, 4)), order)
+    run(damped, backend, scal, z, vn, out)
+    np.testing.assert_array_equal(out, vn + scal[None, :] * z[:, None])
+    with pytest.raises(sc.DefinitionError, match="mismatched dimensions"):
+
+        @sc.field_operator
+        def own_rule(
+            a: sc.Field[[K], sc.float64], b: sc.Field[[Edge], sc.float64]
+        ) -> sc.Field[[Edge, K], sc.float64]:
+            return a * b
