@@ -1,6 +1,7 @@
 """Integer expressions of a program's scalar parameters that give a domain bound
-(`domain={K: (n // 2, n)}`): `+ - *` and `//` by a positive literal, evaluated once per call
-on the parameters' values as 64-bit integers, in Python and in the C++ of every family."""
+(`domain={K: (n // 2, n)}`): `+ - *`, `//` by a positive literal, and the larger or smaller
+of two (`maximum(2, n - 2)`), evaluated once per call on the parameters' values as 64-bit
+integers, in Python and in the C++ of every family."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any, Union
 
 # the operators a bound expression may use, as the IR's binary operators name them
 BOUND_OPS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//"}
+# the math functions a bound expression may use, as the IR names them
+BOUND_FUNCTIONS = ("maximum", "minimum")
 
 Operand = Union["BoundExpr", str, int]
 
@@ -32,11 +35,17 @@ class BoundExpr:
             return a - b
         if self.op == "mul":
             return a * b
+        if self.op == "maximum":
+            return max(a, b)
+        if self.op == "minimum":
+            return min(a, b)
         return a // b
 
     def cpp(self, var: Callable[[str], str]) -> str:
         """The int64 C++ expression; `var` gives the C++ name of a parameter."""
         a, b = _cpp(self.left, var), _cpp(self.right, var)
+        if self.op in BOUND_FUNCTIONS:
+            return f"std::{self.op[:3]}<std::int64_t>({a}, {b})"
         if self.op != "floordiv":
             return f"({a} {BOUND_OPS[self.op]} {b})"
         # the divisor is a positive literal: round towards minus infinity, as Python does
@@ -57,6 +66,8 @@ class BoundExpr:
         return f"sc_bx{digest}"
 
     def __repr__(self) -> str:
+        if self.op in BOUND_FUNCTIONS:
+            return f"{self.op}({self.left!r}, {self.right!r})"
         return f"{_text(self.left)} {BOUND_OPS[self.op]} {_text(self.right)}"
 
 

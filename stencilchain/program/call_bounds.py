@@ -9,7 +9,7 @@ from typing import Any
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
-from stencilchain.program.bound_exprs import BOUND_OPS, BoundExpr, Operand
+from stencilchain.program.bound_exprs import BOUND_FUNCTIONS, BOUND_OPS, BoundExpr, Operand
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.pretty import format_expr
 
@@ -53,9 +53,15 @@ def _operand(expr: ir.Expr, what: str) -> Operand:
         if isinstance(left, int) and isinstance(right, int):
             return BoundExpr(expr.op, left, right).evaluate({})
         return BoundExpr(expr.op, left, right)
+    if isinstance(expr, ir.MathCall) and expr.fn in BOUND_FUNCTIONS and len(expr.args) == 2:
+        left, right = (_operand(a, what) for a in expr.args)
+        if isinstance(left, int) and isinstance(right, int):
+            return BoundExpr(expr.fn, left, right).evaluate({})
+        return BoundExpr(expr.fn, left, right)
     raise DefinitionError(
         f"{what} is {format_expr(expr)}; a bound is built from integer scalar parameters "
-        f"and int literals with {' '.join(BOUND_OPS.values())} (`//` by a positive literal)"
+        f"and int literals with {' '.join(BOUND_OPS.values())} (`//` by a positive literal), "
+        "maximum and minimum"
     )
 
 

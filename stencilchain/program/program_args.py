@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
-from stencilchain.program.program_scalars import ProgramScalar, scalar_binary, scalar_neg
+from stencilchain.program.program_scalars import (
+    ProgramScalar,
+    scalar_binary,
+    scalar_math,
+    scalar_neg,
+)
 
 if TYPE_CHECKING:
     from stencilchain.program.program_trace import ProgramTrace
@@ -52,6 +57,10 @@ class ProgramArg:
 
     def _scalar(self, op: str, left: object, right: object) -> ProgramScalar:
         return scalar_binary(self.trace, op, left, right)
+
+    def program_math(self, fn: str, args: tuple[object, ...]) -> ProgramScalar:
+        """A math function of this and other program scalars (tracing.math_call)."""
+        return scalar_math(self.trace, fn, args)
 
     def __add__(self, other: object) -> ProgramScalar:
         return self._scalar("add", self, other)

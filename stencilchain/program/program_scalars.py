@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
-from stencilchain.program.tracing import Symbol, binary, unary
+from stencilchain.program.tracing import Symbol, binary, math_call, unary
 
 if TYPE_CHECKING:
     from stencilchain.program.program_trace import ProgramTrace
@@ -24,6 +24,10 @@ class ProgramScalar:
     def __init__(self, trace: ProgramTrace, expr: ir.Expr) -> None:
         self.trace = trace
         self.expr = expr
+
+    def program_math(self, fn: str, args: tuple[object, ...]) -> ProgramScalar:
+        """A math function of this and other program scalars (tracing.math_call)."""
+        return scalar_math(self.trace, fn, args)
 
     def __add__(self, other: object) -> ProgramScalar:
         return scalar_binary(self.trace, "add", self, other)
@@ -96,6 +100,12 @@ def scalar_binary(trace: ProgramTrace, op: str, left: object, right: object) -> 
     what = f"`{ir.OP_SYMBOLS[op]}` in program {trace.name}"
     a, b = scalar_operand(trace, left, what), scalar_operand(trace, right, what)
     return ProgramScalar(trace, binary(op, a, b).expr)
+
+
+def scalar_math(trace: ProgramTrace, fn: str, args: tuple[object, ...]) -> ProgramScalar:
+    """`sc.math.<fn>(*args)` of program scalars and literals (`maximum(n, 2)` in a bound)."""
+    what = f"sc.math.{fn} in program {trace.name}"
+    return ProgramScalar(trace, math_call(fn, *(scalar_operand(trace, a, what) for a in args)).expr)
 
 
 def scalar_neg(trace: ProgramTrace, operand: object) -> ProgramScalar:

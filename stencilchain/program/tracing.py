@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 import contextvars
 from collections.abc import Callable, Collection
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 
@@ -667,6 +667,12 @@ _FLOAT_ONLY = (
 
 
 def math_call(fn: str, *args: object) -> Symbol:
+    """`sc.math.<fn>(*args)`: a traced value, or where an argument is a program's scalar
+    (`maximum(n, 2)` in a program's domain) an expression of program scalars, which a
+    program's trace takes where a traced scalar goes (program_scalars.ProgramScalar)."""
+    program = next((a for a in args if hasattr(a, "program_math")), None)
+    if program is not None:
+        return cast(Symbol, program.program_math(fn, args))
     where = f"sc.math.{fn}"
     expected = 2 if fn in ir.BINARY_MATH_FUNCTIONS else 1
     if len(args) != expected:

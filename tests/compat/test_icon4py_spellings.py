@@ -17,6 +17,7 @@ import pytest
 import stencilchain as sc
 import stencilchain.compat.gt4py as gtx
 from stencilchain.compat.gt4py import Dims, Field
+from stencilchain.compat.gt4py.experimental import concat_where
 
 from ._support import laid_out
 
@@ -247,3 +248,28 @@ def test_fields_over_dimensions_that_are_not_nested_promote_as_in_gt4py(backend,
             a: sc.Field[[K], sc.float64], b: sc.Field[[Edge], sc.float64]
         ) -> sc.Field[[Edge, K], sc.float64]:
             return a * b
+
+
+@gtx.field_operator
+def _above(a: CellKField[wpfloat], n: gtx.int32) -> CellKField[wpfloat]:
+    return concat_where(K >= gtx.maximum(2, n - 2), a * 2.0, a)  # noqa: SIM300
+
+
+@gtx.program
+def above(a: CellKField[wpfloat], out: CellKField[wpfloat], n: gtx.int32, nflat: gtx.int32):
+    _above(a, n, out=out, domain={Cell: (0, 3), K: (gtx.maximum(1, nflat), gtx.minimum(n, 6))})
+
+
+def test_maximum_and_minimum_in_bounds_and_conditions(backend, order) -> None:
+    """icon4py's advection stencils bound a concat_where by `maximum(2, end - 2)` and a
+    domain by `maximum(1, nflatlev)`: the larger or smaller of two integer expressions of
+    program scalars, in both."""
+    a = laid_out(np.random.default_rng(6).random((3, 6)), order)
+    for n, nflat in ((5, 0), (3, 2), (9, -1)):
+        out = laid_out(np.zeros((3, 6)), order)
+        run(above, backend, a, out, np.int32(n), np.int32(nflat))
+        k = np.arange(6)
+        expected = np.zeros((3, 6))
+        levels = (k >= max(1, nflat)) & (k < min(n, 6))
+        expected[:, levels] = np.where(k >= max(2, n - 2), 2.0 * a, a)[:, levels]
+        np.testing.assert_array_equal(out, expected)
