@@ -13,7 +13,7 @@ from stencilchain.program.dtypes import (
     ScalarType,
     int64,
 )
-from stencilchain.program.regions import Region
+from stencilchain.program.regions import Joined, Region
 from stencilchain.program.staggered import check_dims
 from stencilchain.program.tracing import (
     DynamicOffset,
@@ -36,7 +36,7 @@ def where(cond: object, true: object, false: object) -> Any:
     element (a tuple of the same nesting)."""
     if any_tuple(true, false):
         return map_leaves(lambda t, f: where(cond, t, f), "sc.where", true, false)
-    if isinstance(cond, Region):
+    if isinstance(cond, (Region, Joined)):
         raise DefinitionError(
             f"sc.where({cond.text}, ...): a condition on a dimension's index selects with "
             f"sc.concat_where({cond.text}, a, b) (each branch evaluated only where it applies)"
@@ -65,6 +65,10 @@ def concat_where(cond: object, true: object, false: object) -> Any:
     Tuple branches combine element by element."""
     if any_tuple(true, false):
         return map_leaves(lambda t, f: concat_where(cond, t, f), "sc.concat_where", true, false)
+    if isinstance(cond, Joined):  # along several dimensions: one concat_where per side
+        if cond.op == "&":
+            return concat_where(cond.left, concat_where(cond.right, true, false), false)
+        return concat_where(cond.left, true, concat_where(cond.right, true, false))
     if not isinstance(cond, Region):
         got = describe(cond) if isinstance(cond, (Symbol, bool, int, float)) else repr(cond)
         raise DefinitionError(

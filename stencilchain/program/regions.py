@@ -62,7 +62,7 @@ def _int_offset(value: Size, sign: str, other: object) -> int:
 
 class Region:
     """A condition on the index along `dim`: the union of `intervals`. Combine with `&`, `|`,
-    `~` (conditions on one dimension only); pass to sc.concat_where."""
+    `~` (with a condition along another dimension: `Joined`); pass to sc.concat_where."""
 
     __slots__ = ("dim", "intervals", "text")
     __hash__ = None  # type: ignore[assignment]
@@ -70,7 +70,7 @@ class Region:
     def __init__(self, dim: Dimension, intervals: tuple[Interval, ...], text: str) -> None:
         self.dim = dim
         self.intervals = intervals
-        self.text = text
+        self.text: str = text
 
     def __repr__(self) -> str:
         return f"<condition {self.text}>"
@@ -82,39 +82,82 @@ class Region:
             f"write sc.concat_where({self.text}, a, b), and combine conditions with `&`, `|`, `~`"
         )
 
-    def _other(self, op: str, other: object) -> Region:
-        if not isinstance(other, Region):
+    def _other(self, op: str, other: object) -> Region | Joined:
+        if not isinstance(other, (Region, Joined)):
             raise DefinitionError(
                 f"`{self.text} {op} {other!r}`: a condition on a dimension combines only with "
                 "another such condition (K == 0, K >= sc.size(K) - 1); a condition on values "
                 "is sc.where's, inside or around the concat_where"
             )
-        if other.dim != self.dim:
-            raise DefinitionError(
-                f"`({self.text}) {op} ({other.text})`: one condition may involve only one "
-                f"dimension; nest them: sc.concat_where({self.text}, "
-                f"sc.concat_where({other.text}, a, b), c)"
-            )
         return other
 
-    def __and__(self, other: object) -> Region:
+    def __and__(self, other: object) -> Region | Joined:
         o = self._other("&", other)
+        if isinstance(o, Joined) or o.dim != self.dim:
+            return Joined("&", self, o)
         return Region(
             self.dim, intersect(self.intervals, o.intervals), f"({self.text}) & ({o.text})"
         )
 
-    def __or__(self, other: object) -> Region:
+    def __or__(self, other: object) -> Region | Joined:
         o = self._other("|", other)
+        if isinstance(o, Joined) or o.dim != self.dim:
+            return Joined("|", self, o)
         return Region(self.dim, self.intervals + o.intervals, f"({self.text}) | ({o.text})")
 
     def __invert__(self) -> Region:
         return Region(self.dim, complement(self.intervals), f"~({self.text})")
 
-    def __rand__(self, other: object) -> Region:
+    def __rand__(self, other: object) -> Region | Joined:
         return self._other("&", other)
 
-    def __ror__(self, other: object) -> Region:
+    def __ror__(self, other: object) -> Region | Joined:
         return self._other("|", other)
+
+
+class Joined:
+    """Conditions on the indices along different dimensions joined by `&` or `|`
+    (`(K > 0) & (Cell >= start)`): sc.concat_where nests one concat_where per side, `a & b`
+    selecting the true branch where both hold, `a | b` where either does."""
+
+    __slots__ = ("left", "op", "right", "text")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, op: str, left: Region | Joined, right: Region | Joined) -> None:
+        self.op, self.left, self.right = op, left, right
+        self.text: str = f"({left.text}) {op} ({right.text})"
+
+    def __repr__(self) -> str:
+        return f"<condition {self.text}>"
+
+    def __bool__(self) -> bool:
+        raise DefinitionError(
+            f"`{self.text}` has no truth value when the operator is defined: write "
+            f"sc.concat_where({self.text}, a, b)"
+        )
+
+    def _other(self, op: str, other: object) -> Region | Joined:
+        if not isinstance(other, (Region, Joined)):
+            raise DefinitionError(
+                f"`({self.text}) {op} {other!r}`: a condition on dimensions combines only with "
+                "another such condition; a condition on values is sc.where's"
+            )
+        return other
+
+    def __and__(self, other: object) -> Joined:
+        return Joined("&", self, self._other("&", other))
+
+    def __or__(self, other: object) -> Joined:
+        return Joined("|", self, self._other("|", other))
+
+    def __rand__(self, other: object) -> Joined:
+        return Joined("&", self._other("&", other), self)
+
+    def __ror__(self, other: object) -> Joined:
+        return Joined("|", self._other("|", other), self)
+
+    def __invert__(self) -> Joined:  # De Morgan
+        return Joined("|" if self.op == "&" else "&", ~self.left, ~self.right)
 
 
 def _tightest(bounds: tuple[Bound, ...], pick: Callable[[list[int]], int]) -> tuple[Bound, ...]:

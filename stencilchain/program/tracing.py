@@ -419,7 +419,7 @@ def _operand_hint(value: object) -> str | None:
             f"sc.concat_where, {value.name} >= n, and as the index sc.index({value.name}), "
             "which is a field and an operand"
         )
-    if isinstance(value, regions.Region):
+    if isinstance(value, (regions.Region, regions.Joined)):
         return (
             "a condition on the index is sc.concat_where's, alone or joined with other such "
             "conditions along the same dimension by & and |; to join it with a condition on "

@@ -259,14 +259,34 @@ def test_if_on_a_condition_is_refused() -> None:
     assert_at(info.value, "if", "K == 0", "sc.concat_where(K == 0, a, b)")
 
 
-def test_two_dimensions_in_one_condition_are_refused() -> None:
-    with pytest.raises(sc.DefinitionError) as info:
+@sc.field_operator
+def across_dimensions(a: F, n: sc.int64) -> tuple[F, F, F]:
+    """Conditions along two dimensions joined (icon4py's `((K > 0) & (K < nrdmax)) & (Cell
+    >= start)`): one concat_where per dimension, nested."""
+    both = sc.concat_where(((K > 0) & (K < n)) & (I >= 1), 2.0 * a, -a)
+    either = sc.concat_where((K == 0) | (I == 0), 2.0 * a, -a)
+    negated = sc.concat_where(~((K == 0) | (I == 0)), 2.0 * a, -a)
+    return both, either, negated
 
-        @sc.field_operator
-        def f(a: F) -> F:
-            return sc.concat_where((K == 0) & (I == 0), a, -a)  # L:two
 
-    assert_at(info.value, "two", "only one dimension", "nest them")
+@sc.program
+def joined_conditions(a: F, n: sc.int64, both: F, either: F, negated: F) -> None:
+    across_dimensions(a, n, out=(both, either, negated))
+
+
+def joined_reference(a: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    i, k = np.indices(a.shape)
+    both = np.where((k > 0) & (k < n) & (i >= 1), 2.0 * a, -a)
+    either = np.where((k == 0) | (i == 0), 2.0 * a, -a)
+    return both, either, np.where(~((k == 0) | (i == 0)), 2.0 * a, -a)
+
+
+def test_conditions_along_two_dimensions_nest() -> None:
+    a = np.random.default_rng(3).random((4, 5))
+    outs = [np.zeros_like(a) for _ in range(3)]
+    joined_conditions(a, 3, *outs)
+    for got, want in zip(outs, joined_reference(a, 3)):
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize(

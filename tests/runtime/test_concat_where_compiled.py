@@ -129,3 +129,23 @@ def test_an_explicit_sub_range_and_a_domain_error(
         run(both)(*one)
     assert str(compiled_error.value) == str(embedded_error.value)
     assert "concat_where branch" in str(compiled_error.value)
+
+
+@pytest.mark.parametrize("fixture", TOOLCHAINS)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_conditions_along_two_dimensions(
+    fixture: str, order: str, request: pytest.FixtureRequest
+) -> None:
+    """`((K > 0) & (K < n)) & (I >= 1)`, `|` and `~` of conditions along two dimensions
+    (one concat_where per dimension, nested), against tests/program/test_concat_where.py's
+    NumPy reference and the embedded executor."""
+    from tests.program import test_concat_where as m
+
+    a = np.array(np.random.default_rng(4).random((4, 5)), order=order)
+    expected = [np.zeros_like(a) for _ in range(3)]
+    m.joined_conditions(a, 3, *expected)
+    outs = [np.zeros_like(a) for _ in range(3)]
+    runner(fixture, request)(m.joined_conditions)(a, 3, *outs)
+    for got, want, reference in zip(outs, expected, m.joined_reference(a, 3)):
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, reference)
