@@ -3,12 +3,14 @@ the package's identity for cache keys is the installer's record where the packag
 installed and its files' identities elsewhere, each changing when the code does; the host
 CPU's identity reads the first processor only; a fresh process finds a cached program of
 either family in both caches (no translation, no build) and computes what the embedded
-executor does."""
+executor does, through the load index (docs/adr/0039-load-index.md) or, without it,
+through both caches."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -162,5 +164,9 @@ def test_a_fresh_process_loads_a_cached_program_without_a_build(
     assert first["caches"] == {"translation": "miss", "compilation": "miss"}
     assert first["same"] is True
     second = run_python(code, env, tmp_path)
-    assert second["caches"] == {"translation": "hit", "compilation": "hit"}
+    assert second["caches"] == {"index": "hit"}  # the load index: no translation, no plan
     assert second["same"] is True and second["out"] == first["out"]
+    shutil.rmtree(private_cache_dir / "index")  # without it: both caches answer
+    third = run_python(code, env, tmp_path)
+    assert third["caches"] == {"translation": "hit", "compilation": "hit"}
+    assert third["same"] is True and third["out"] == first["out"]
