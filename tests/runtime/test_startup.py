@@ -97,8 +97,13 @@ def test_a_checkout_is_identified_by_its_files(tmp_path: Path) -> None:
     tree = tmp_path / "stencilchain"
     (tree / "steps").mkdir(parents=True)
     (tree / "app").mkdir()
+    for layer in ("runtime", "containers", "distributed", "meshes", "compat"):
+        (tree / layer).mkdir()
+        (tree / layer / "x.py").write_text("")
     (tree / "steps" / "a.py").write_text("x = 1\n")
     (tree / "steps" / "b.h").write_text("int x;\n")
+    (tree / "steps" / "runtime").mkdir()  # a layer's name below the top is keyed
+    (tree / "steps" / "runtime" / "c.py").write_text("")
     (tree / "app" / "cli.py").write_text("")
     (tree / "notes.txt").write_text("")
 
@@ -111,7 +116,8 @@ def test_a_checkout_is_identified_by_its_files(tmp_path: Path) -> None:
     assert [entry.split(":")[0] for entry in first] == [
         os.path.join("steps", "a.py"),
         os.path.join("steps", "b.h"),
-    ]  # app/ and other suffixes change no key
+        os.path.join("steps", "runtime", "c.py"),
+    ]  # app/, the layers that make no cached output and other suffixes change no key
     with open(tree / "steps" / "a.py", "a") as file:  # an edit in place
         file.write("y = 2\n")
     assert identity() != first
