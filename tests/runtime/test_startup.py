@@ -176,3 +176,21 @@ def test_a_fresh_process_loads_a_cached_program_without_a_build(
     third = run_python(code, env, tmp_path)
     assert third["caches"] == {"translation": "hit", "compilation": "hit"}
     assert third["same"] is True and third["out"] == first["out"]
+
+
+def test_an_executable_is_identified_through_its_links(tmp_path: Path) -> None:
+    first, second = tmp_path / "g++-12", tmp_path / "clang++"
+    first.write_text("#!/bin/sh\n")
+    second.write_text("#!/bin/sh\n")
+    os.utime(second, ns=(first.stat().st_atime_ns, first.stat().st_mtime_ns))  # same size, time
+    link = tmp_path / "c++"
+    link.symlink_to(first)
+    before = tools.executable_identity(str(link))
+    assert tools.executable_identity(str(link)) == before
+    link.unlink()
+    link.symlink_to(second)  # the alternative switched: another file
+    assert tools.executable_identity(str(link)) != before
+    with open(second, "a") as file:  # an upgrade in place
+        file.write("# 2\n")
+    changed = tools.executable_identity(str(link))
+    assert changed not in (before, tools.executable_identity(str(first)))
