@@ -9,10 +9,12 @@ round runs every case once, so that a change of the machine's load touches them 
   private cache by this process first), per family, in a fresh process: the import of
   numpy and of the programs' module, the import of `stencilchain.containers`, the
   toolchain (the container and its `toolchain()`), then the first call, and inside it (an
-  in-memory trace, `sc.trace`) the translation (the translation cache's lookup), the
-  bindings, the compilation (the build cache's lookup and marker check) and the load of
-  the module; `first_call_s` is the figure of the target (<= 3 ms). Each fresh process
-  checks that both caches answered "hit" (no build ran).
+  in-memory trace, `sc.trace`) the load index's hit (`index`: the program's key, the
+  entry, the build's marker check; docs/adr/0039-load-index.md) or, without one, the
+  translation (the translation cache's lookup), the bindings and the compilation (the
+  build cache's lookup and marker check), and the load of the module; `first_call_s` is
+  the figure of the target (<= 3 ms). Each fresh process checks that every cache it asked
+  answered "hit" (no build ran).
 
     OMP_NUM_THREADS=1 python -m benchmarks.startup [--rounds 9] [--families gtfn,dace]
 

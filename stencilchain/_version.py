@@ -12,7 +12,8 @@ once per process (ADR 0034):
   seen (reinstall, or set `STENCILCHAIN_CACHE_SALT`);
 - any other tree (a checkout, an editable install) by its own Python sources and C++
   files, identified like the build tools (path, size, modification time: any edit
-  changes it): one `stat` per file, about 200.
+  changes it): one `stat` per file, about 150; the files of the layers that make no
+  cached output (`_UNKEYED_LAYERS`) are left out.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ import os
 __version__ = "0.1.0"
 
 _KEYED_SUFFIXES = (".py", ".h", ".cpp")
-_UNKEYED_FOLDERS = {"examples", "app", "__pycache__"}  # they change no translation or build
+# Layers whose code makes no cached output (no translated source, build or index entry):
+# the command line, examples, what runs a loaded module (runtime), composition (containers:
+# what they choose is in the steps' settings), and what makes or runs programs above the
+# IR (distributed, meshes, compat: the IR's fingerprint covers what they make). ADR 0039.
+_UNKEYED_LAYERS = {"examples", "app", "runtime", "containers", "distributed", "meshes", "compat"}
+_UNKEYED_FOLDERS = {"__pycache__"}  # at any depth
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,7 +67,8 @@ def _add_identities(folder: str, relative: str, identities: list[str]) -> None:
         for entry in entries:
             name = relative + entry.name
             if entry.is_dir(follow_symlinks=False):
-                if entry.name not in _UNKEYED_FOLDERS:
+                layer = not relative and entry.name in _UNKEYED_LAYERS  # top level only
+                if not layer and entry.name not in _UNKEYED_FOLDERS:
                     _add_identities(entry.path, name + os.sep, identities)
             elif entry.name.endswith(_KEYED_SUFFIXES):
                 stat = entry.stat()

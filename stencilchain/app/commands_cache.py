@@ -155,6 +155,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_clear(args: argparse.Namespace) -> int:
     caches = _caches()
     result = inventory.remove(caches, inventory.scan(caches))
+    caches.location.load_index().clear()  # entries naming builds that are gone
     remaining = sum(e.size for e in inventory.scan(caches))
     return _report(args, caches, "removed", result, remaining)
 

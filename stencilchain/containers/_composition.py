@@ -105,8 +105,9 @@ def make_compile_workflow(
     environment: BuildEnvironment | None = None,
 ) -> CompileWorkflow:
     """The three steps composed, the translation behind the persistent translation cache
-    unless `cfg.cached_translation` is off. The cache wraps the step it is given, so an
-    overridden translation is the one that runs on a miss. A compilation step that has no
+    and the whole behind the load index unless `cfg.cached_translation` is off. The cache
+    wraps the step it is given, so an overridden translation is the one that runs on a
+    miss; the index keys cover each step's settings, so an overridden step has its own. A compilation step that has no
     build environment of its own runs its processes in `environment` (the container's)."""
     for name, step in (
         ("translation", translation),
@@ -120,8 +121,12 @@ def make_compile_workflow(
         and compilation.environment is None
     ):
         compilation = compilation.with_environment(environment)
-    cache = cache_location_of(cfg).translation_cache() if cfg.cached_translation else None
-    return CompileWorkflow(translation, bindings, compilation, cache)
+    if not cfg.cached_translation:
+        return CompileWorkflow(translation, bindings, compilation)
+    location = cache_location_of(cfg)
+    return CompileWorkflow(
+        translation, bindings, compilation, location.translation_cache(), location.load_index()
+    )
 
 
 def make_toolchain(

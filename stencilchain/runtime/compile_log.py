@@ -1,5 +1,6 @@
 """The log lines of a compilation: one INFO line per translation and per build, each saying
-how its cache answered (hit, miss, or off) and how long the stage took; DEBUG lines with
+how its cache answered (hit, miss, or off) and how long the stage took, or one for a load
+index hit (which ran neither: docs/adr/0039-load-index.md); DEBUG lines with
 the paths (translation cache entry, build folder, module) and the bindings and load times.
 
 They are written by the stage hook of `Toolchain._build`, once per program a toolchain
@@ -15,6 +16,7 @@ from stencilchain.steps.stages import CompiledArtifact
 from stencilchain.steps.workflow import (
     BINDINGS,
     COMPILATION,
+    INDEX,
     TRANSLATION,
     CompileWorkflow,
     StageReport,
@@ -56,6 +58,10 @@ def log_stage(
                 log.debug("%s: translation cache entry %s", who, cache.path(key))
     elif report.stage == BINDINGS:
         log.debug("%s: bindings generated in %s", who, took)
+    elif report.stage == INDEX:
+        log.info("%s: load index hit in %s (no translation, no bindings, no build plan)", who, took)
+        if isinstance(report.output, CompiledArtifact):
+            log.debug("%s: build folder %s", who, report.output.build_dir)
     elif report.stage == COMPILATION:
         if report.cached:
             log.info("%s: build cache hit in %s", who, took)

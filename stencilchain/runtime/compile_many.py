@@ -24,7 +24,7 @@ from stencilchain.program import ir
 from stencilchain.program.program import Program
 from stencilchain.runtime.config import default_build_jobs
 from stencilchain.steps.build.batch import BatchBuildStep
-from stencilchain.steps.workflow import COMPILATION, StageReport
+from stencilchain.steps.workflow import COMPILATION, INDEX, StageReport
 
 if TYPE_CHECKING:
     from stencilchain.runtime.toolchain import CompiledProgram, Toolchain
@@ -215,7 +215,7 @@ def _compile(
     compilation: list[bool | None] = []
 
     def hook(report: StageReport) -> None:
-        if report.stage == COMPILATION:
+        if report.stage in (COMPILATION, INDEX):  # a load index hit is a cache hit
             compilation.append(report.cached)
 
     workflow = toolchain.workflow

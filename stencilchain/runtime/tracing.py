@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from stencilchain.steps.stages import CompiledArtifact
-from stencilchain.steps.workflow import COMPILATION, TRANSLATION, StageReport
+from stencilchain.steps.workflow import COMPILATION, INDEX, TRANSLATION, StageReport
 
 # a trace keeps at most this many events: a long run with many calls stays a readable file
 MAX_EVENTS = 1_000_000
@@ -199,7 +199,7 @@ def record_stage(
     """Record one finished stage of a compilation (it ended now, `report.seconds` long):
     the cache's answer (hit, miss, off) and, for a build, its folder."""
     args: dict[str, Any] = {"program": program, "toolchain": toolchain, "family": family}
-    if report.stage in (TRANSLATION, COMPILATION):
+    if report.stage in (TRANSLATION, COMPILATION, INDEX):
         args["cache"] = {True: "hit", False: "miss", None: "off"}[report.cached]
     if isinstance(report.output, CompiledArtifact):
         args["folder"] = str(report.output.build_dir)

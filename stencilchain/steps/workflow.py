@@ -5,6 +5,10 @@ the one place that runs the three steps of a toolchain.
     bindings:    ProgramSource -> ExtensionSource
     compilation: ExtensionSource -> CompiledArtifact  (a build cache of its own)
 
+With a load index (docs/adr/0039-load-index.md), a run first asks it for the program's
+complete build: a hit is one stage, `INDEX`, instead of the three (no translation, no
+bindings, no build plan); a miss runs the three and records their build in the index.
+
 A hook passed to a run sees each stage as it finishes (its time, its output, and whether
 a cache held it): metrics, progress and the command line use it; none of them runs a step.
 """
@@ -18,7 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar, runtime_checkable
 
+from stencilchain.errors import StencilchainError
 from stencilchain.program import ir
+from stencilchain.steps.caches.load_index import IndexRecord, LoadIndex, index_key
 from stencilchain.steps.caches.translation_cache import (
     TranslationCache,
     TranslationKey,
@@ -37,6 +43,7 @@ EndT_co = TypeVar("EndT_co", covariant=True)
 
 TRANSLATION, BINDINGS, COMPILATION = "translation", "bindings", "compilation"
 STAGES = (TRANSLATION, BINDINGS, COMPILATION)
+INDEX = "index"  # a load index hit: the one stage of a run that it answered
 
 
 class Step(Protocol[StartT_contra, EndT_co]):
@@ -59,6 +66,20 @@ class ParallelBuildStep(Protocol):
     the same step with at most `n` (an equal step otherwise: same output, same keys)."""
 
     def with_build_jobs(self, jobs: int, /) -> Step[ExtensionSource, CompiledArtifact]: ...
+
+
+@runtime_checkable
+class IndexedStep(Protocol):
+    """A compilation step whose builds the load index can find: what keys them besides the
+    translation and the bindings (`load_context`), the build an index entry names
+    (`load_indexed`, None if it cannot be used) and what to record of its output
+    (`index_record`). The compiler steps of both families are."""
+
+    def load_context(self) -> str: ...
+
+    def load_indexed(self, record: IndexRecord, program: str, /) -> CompiledArtifact | None: ...
+
+    def index_record(self, artifact: CompiledArtifact, /) -> IndexRecord | None: ...
 
 
 class TextCache(Protocol):
@@ -138,10 +159,23 @@ class CompileWorkflow:
     bindings: Step[ProgramSource, ExtensionSource]
     compilation: Step[ExtensionSource, CompiledArtifact]
     translation_cache: TranslationCache | None = None
+    load_index: LoadIndex | None = None
 
     def __call__(self, program: ir.Program, /, hook: StageHook | None = None) -> CompiledArtifact:
-        """Run every stage; `hook` sees each as it finishes."""
-        return self.compile(self.bind(self.translate(program, hook), hook), hook)
+        """Run every stage, or (a load index hit) find their build at once; `hook` sees
+        each stage as it finishes."""
+        start = time.perf_counter()
+        indexed = self.indexed_load
+        if indexed is None:
+            return self.compile(self.bind(self.translate(program, hook), hook), hook)
+        key = indexed.key(program)
+        artifact = indexed.load(key, program)
+        if artifact is not None:
+            _report(hook, INDEX, start, artifact, True)
+            return artifact
+        artifact = self.compile(self.bind(self.translate(program, hook), hook), hook)
+        indexed.record(key, artifact)
+        return artifact
 
     def prepare(self) -> None:
         """Do each step's one-time set-up (see PreparedStep) now, in this thread."""
@@ -169,6 +203,35 @@ class CompileWorkflow:
             encode_program_source,
             decode_program_source,
         )
+
+    @functools.cached_property
+    def indexed_load(self) -> IndexedLoad | None:
+        """The load index as this workflow uses it, or None where it cannot: no index or no
+        translation cache; a compilation step that is not an IndexedStep; a step whose
+        settings are not a value (not a dataclass, or a repr naming an object's address:
+        its key would differ in every process); a stage method customized by a subclass
+        (a hit would skip it); or a tool of the build that is missing."""
+        index, cache, compilation = self.load_index, self.translation_cache, self.compilation
+        if index is None or cache is None or not isinstance(compilation, IndexedStep):
+            return None
+        steps = (self.translation, self.bindings, compilation)
+        if not all(dataclasses.is_dataclass(step) for step in steps):
+            return None
+        own = type(self)
+        if any(
+            getattr(own, stage) is not getattr(CompileWorkflow, stage)
+            for stage in ("translate", "bind", "compile")
+        ):
+            return None
+        try:
+            context = compilation.load_context()
+        except StencilchainError:  # a tool is missing: the build says so
+            return None
+        settings = step_settings_key(self.bindings)
+        if " at 0x" in f"{step_settings_key(self.translation)}{settings}{context}":
+            return None
+        translation_key = TranslationKey(step_settings_key(self.translation), cache.salt)
+        return IndexedLoad(index, translation_key, settings, context, compilation)
 
     def translate(self, program: ir.Program, hook: StageHook | None = None) -> ProgramSource:
         """The program's source: from the translation cache, or translated (and stored)."""
@@ -204,6 +267,35 @@ class CompileWorkflow:
         """The program's source if the translation cache holds it; runs and writes nothing."""
         cached_step = self.cached_translation
         return None if cached_step is None else cached_step.lookup(program)
+
+
+@dataclasses.dataclass(frozen=True)
+class IndexedLoad:
+    """A workflow's use of the load index: the key of a program (its translation key, the
+    bindings' settings and the compilation's load context), the build an entry names, and
+    the recording of a build the steps made."""
+
+    index: LoadIndex
+    translation_key: TranslationKey
+    bindings_settings: str
+    load_context: str
+    compilation: IndexedStep
+
+    def key(self, program: ir.Program) -> str:
+        return index_key(self.translation_key(program), self.bindings_settings, self.load_context)
+
+    def load(self, key: str, program: ir.Program) -> CompiledArtifact | None:
+        """The complete build the entry of `key` names for `program`, or None (a miss)."""
+        record = self.index.get(key)
+        if record is None:
+            return None
+        return self.compilation.load_indexed(record, program.fingerprint())
+
+    def record(self, key: str, artifact: CompiledArtifact) -> None:
+        """Record `artifact`, the build the steps just gave, under `key`."""
+        record = self.compilation.index_record(artifact)
+        if record is not None:
+            self.index.put(key, record)
 
 
 def _report(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -60,7 +61,8 @@ def _expect(lines: list[str], patterns: list[str]) -> None:
 def test_a_compile_logs_its_cache_decisions(
     family: str, private_cache_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Miss then hit, on a new cache: exactly one INFO line per translation and per build."""
+    """Miss then hit, on a new cache: exactly one INFO line per translation and per build,
+    or one for a load index hit."""
     if family == "dace":
         pytest.importorskip("dace", reason="the DaCe toolchains need the `dace` extra")
     who = re.escape(f"logged_blur (run_{family}_cpu, {family})")
@@ -84,6 +86,16 @@ def test_a_compile_logs_its_cache_decisions(
     with caplog.at_level(logging.INFO, logger="stencilchain"):
         again.compile(logged_blur)
         again.compile(logged_blur)  # from the pool: nothing to say
+    _expect(  # a load index hit (ADR 0039): one line, neither cache asked
+        _info_lines(caplog),
+        [f"{who}: load index hit in {TIME} \\(no translation, no bindings, no build plan\\)"],
+    )
+
+    caplog.clear()
+    shutil.rmtree(private_cache_dir / "index")  # without the index, both caches answer
+    again = getattr(build_container({}, cache_dir=private_cache_dir), family).toolchain()
+    with caplog.at_level(logging.INFO, logger="stencilchain"):
+        again.compile(logged_blur)
     _expect(
         _info_lines(caplog),
         [f"{who}: translation cache hit in {TIME}", f"{who}: build cache hit in {TIME}"],

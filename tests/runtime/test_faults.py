@@ -383,7 +383,14 @@ def garbage_module(cache: BuiltCache) -> Path:
     return cache.folder
 
 
+def without_load_index(cache: BuiltCache) -> None:
+    """Remove the load index: a hit reads no translation entry (docs/adr/0039-load-index.md),
+    so a damaged one is found only by a process that translates, as one without it does."""
+    shutil.rmtree(cache.worker.cache_dir / "index", ignore_errors=True)
+
+
 def garbage_translation(cache: BuiltCache) -> Path:
+    without_load_index(cache)
     entry = cache.translation_entry("fault_smooth")
     entry.write_bytes(os.urandom(entry.stat().st_size))
     return entry
@@ -392,6 +399,7 @@ def garbage_translation(cache: BuiltCache) -> Path:
 def translation_of_another_program(cache: BuiltCache) -> Path:
     """An intact entry (its checksum right) holding fault_other's source under
     fault_smooth's key."""
+    without_load_index(cache)
     entry = cache.translation_entry("fault_smooth")
     other = json.loads(cache.translation_entry("fault_other").read_text())
     content = json.loads(entry.read_text())

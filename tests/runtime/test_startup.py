@@ -3,12 +3,14 @@ the package's identity for cache keys is the installer's record where the packag
 installed and its files' identities elsewhere, each changing when the code does; the host
 CPU's identity reads the first processor only; a fresh process finds a cached program of
 either family in both caches (no translation, no build) and computes what the embedded
-executor does."""
+executor does, through the load index (docs/adr/0039-load-index.md) or, without it,
+through both caches."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -95,8 +97,13 @@ def test_a_checkout_is_identified_by_its_files(tmp_path: Path) -> None:
     tree = tmp_path / "stencilchain"
     (tree / "steps").mkdir(parents=True)
     (tree / "app").mkdir()
+    for layer in ("runtime", "containers", "distributed", "meshes", "compat"):
+        (tree / layer).mkdir()
+        (tree / layer / "x.py").write_text("")
     (tree / "steps" / "a.py").write_text("x = 1\n")
     (tree / "steps" / "b.h").write_text("int x;\n")
+    (tree / "steps" / "runtime").mkdir()  # a layer's name below the top is keyed
+    (tree / "steps" / "runtime" / "c.py").write_text("")
     (tree / "app" / "cli.py").write_text("")
     (tree / "notes.txt").write_text("")
 
@@ -109,7 +116,8 @@ def test_a_checkout_is_identified_by_its_files(tmp_path: Path) -> None:
     assert [entry.split(":")[0] for entry in first] == [
         os.path.join("steps", "a.py"),
         os.path.join("steps", "b.h"),
-    ]  # app/ and other suffixes change no key
+        os.path.join("steps", "runtime", "c.py"),
+    ]  # app/, the layers that make no cached output and other suffixes change no key
     with open(tree / "steps" / "a.py", "a") as file:  # an edit in place
         file.write("y = 2\n")
     assert identity() != first
@@ -162,5 +170,27 @@ def test_a_fresh_process_loads_a_cached_program_without_a_build(
     assert first["caches"] == {"translation": "miss", "compilation": "miss"}
     assert first["same"] is True
     second = run_python(code, env, tmp_path)
-    assert second["caches"] == {"translation": "hit", "compilation": "hit"}
+    assert second["caches"] == {"index": "hit"}  # the load index: no translation, no plan
     assert second["same"] is True and second["out"] == first["out"]
+    shutil.rmtree(private_cache_dir / "index")  # without it: both caches answer
+    third = run_python(code, env, tmp_path)
+    assert third["caches"] == {"translation": "hit", "compilation": "hit"}
+    assert third["same"] is True and third["out"] == first["out"]
+
+
+def test_an_executable_is_identified_through_its_links(tmp_path: Path) -> None:
+    first, second = tmp_path / "g++-12", tmp_path / "clang++"
+    first.write_text("#!/bin/sh\n")
+    second.write_text("#!/bin/sh\n")
+    os.utime(second, ns=(first.stat().st_atime_ns, first.stat().st_mtime_ns))  # same size, time
+    link = tmp_path / "c++"
+    link.symlink_to(first)
+    before = tools.executable_identity(str(link))
+    assert tools.executable_identity(str(link)) == before
+    link.unlink()
+    link.symlink_to(second)  # the alternative switched: another file
+    assert tools.executable_identity(str(link)) != before
+    with open(second, "a") as file:  # an upgrade in place
+        file.write("# 2\n")
+    changed = tools.executable_identity(str(link))
+    assert changed not in (before, tools.executable_identity(str(first)))

@@ -21,6 +21,7 @@ from stencilchain.runtime.pools import CompiledProgramPools
 from stencilchain.steps.workflow import (
     BINDINGS,
     COMPILATION,
+    INDEX,
     STAGES,
     TRANSLATION,
     CompileWorkflow,
@@ -109,9 +110,15 @@ def test_the_hook_sees_every_stage_and_its_cache(tmp_path: Path) -> None:
     # each stage's own time, in seconds: positive, and together within the run's
     assert all(r.seconds > 0 for r in cold)
     assert sum(r.seconds for r in cold) <= elapsed
+    indexed: list[StageReport] = []
+    artifact = toolchain.workflow(add_one.ir, indexed.append)
+    assert [(r.stage, r.cached) for r in indexed] == [(INDEX, True)]  # the load index's hit
+    assert indexed[0].output == artifact and not artifact.built
+    assert indexed[0].seconds < cold[-1].seconds  # loading a finished build is not building it
     warm: list[StageReport] = []
-    artifact = toolchain.workflow(add_one.ir, warm.append)
-    assert warm[-1].seconds < cold[-1].seconds  # loading a finished build is not building it
+    unindexed = dataclasses.replace(toolchain.workflow, load_index=None)
+    assert unindexed(add_one.ir, warm.append) == artifact
+    assert warm[-1].seconds < cold[-1].seconds
     assert [r.cached for r in warm] == [True, None, True]
     assert warm[-1].output == artifact and not artifact.built
     assert warm[0].output == cold[0].output  # the same ProgramSource, from the cache

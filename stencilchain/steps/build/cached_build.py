@@ -28,6 +28,7 @@ from stencilchain.errors import CompilationError, StencilchainError
 from stencilchain.steps.build.plan import BuildPlan
 from stencilchain.steps.build.runner import LOG_NAME
 from stencilchain.steps.caches.build_cache import BuildCache
+from stencilchain.steps.caches.load_index import IndexRecord, context_digest
 from stencilchain.steps.stages import CompiledArtifact
 
 _log = logging.getLogger(__name__)
@@ -103,6 +104,66 @@ def discard_build(artifact: CompiledArtifact) -> None:
     BuildCache(folder.parent).discard(folder.name)
 
 
+def load_indexed(
+    cache: BuildCache,
+    record: IndexRecord,
+    program: str,
+    *,
+    files: Sequence[str] = ("module",),
+) -> CompiledArtifact | None:
+    """The artifact of the complete build that a load index entry (`record`) names for the
+    program of fingerprint `program`, or None (a miss: then the workflow runs every step,
+    which rebuilds what needs it). The build is checked as a build-cache hit is (trust,
+    marker, files present and of their size), and its marker must record what the entry
+    says: the program, the module name, the entry point and the build context. Builds,
+    removes and logs nothing: whatever is wrong is found again, and said, by the steps."""
+    try:
+        found = cache.lookup(record.build)
+    except StencilchainError:  # not trusted: said by the steps, which look again
+        raise
+    except (ValueError, OSError):  # not a key of the build cache; a folder removed meanwhile
+        return None
+    if found is None:  # no build, an unfinished one, or an unusable marker
+        return None
+    metadata = found.metadata
+    expected = {
+        "entry_point": record.entry_point,
+        "module_name": record.module_name,
+        "key_program": program,
+    }
+    if any(metadata.get(name) != value for name, value in expected.items()):
+        return None
+    if context_digest(metadata.get("key_context", "")) != record.context:
+        return None
+    if _file_problem(found.folder, metadata, files):
+        return None
+    return CompiledArtifact(
+        module_path=found.folder / metadata[files[0]],
+        module_name=record.module_name,
+        entry_point=record.entry_point,
+        build_dir=found.folder,
+        metadata_json=json.dumps(dict(metadata), sort_keys=True),
+        built=False,
+        workspace=record.workspace,
+    )
+
+
+def index_record(artifact: CompiledArtifact) -> IndexRecord | None:
+    """What a load index entry records of `artifact`, a complete build of the build cache;
+    None if its marker does not say it all."""
+    metadata = artifact.metadata
+    context = metadata.get("key_context")
+    if not isinstance(context, str):
+        return None
+    return IndexRecord(
+        build=artifact.build_dir.name,
+        module_name=artifact.module_name,
+        entry_point=artifact.entry_point,
+        workspace=artifact.workspace,
+        context=context_digest(context),
+    )
+
+
 def _problem(
     plan: BuildPlan[Any, Any], folder: Path, metadata: Mapping[str, str], files: Sequence[str]
 ) -> str:
@@ -118,6 +179,12 @@ def _problem(
     for name, value in expected.items():
         if name in metadata and metadata[name] != value:
             return f"is marked as a build of another {name} ({metadata[name]!r}, not {value!r})"
+    return _file_problem(folder, metadata, files)
+
+
+def _file_problem(folder: Path, metadata: Mapping[str, str], files: Sequence[str]) -> str:
+    """What is wrong with the files of the complete build in `folder` ("" if nothing): a
+    file its marker names outside the folder, missing, or of another size than built."""
     if FILE_SIZES not in metadata:
         return "records no file sizes (its marker is of an older version)"
     try:

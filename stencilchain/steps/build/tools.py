@@ -134,11 +134,13 @@ def _first_processor(path: str) -> str:
 
 
 def executable_identity(path: str) -> str:
-    """The executable at `path`: the resolved file's size and modification time change with
-    any upgrade; `--version` would cost a process start on every cached first call."""
-    real = os.path.realpath(path)
-    stat = os.stat(real)
-    return sha256_of(path, real, str(stat.st_size), str(stat.st_mtime_ns))
+    """The executable at `path`, its links followed: the file's device and inode (another
+    file when a link points elsewhere, e.g. `update-alternatives`), size and modification
+    time (any upgrade). One `stat`: `--version` would cost a process start on every cached
+    first call, and `os.path.realpath` a `lstat` per component of every link."""
+    stat = os.stat(path)
+    parts = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    return sha256_of(path, *map(str, parts))
 
 
 def package_identity(name: str) -> str:

@@ -258,7 +258,7 @@ class BuildCache(TrustedFolder):
                 marker, info, self.top, entry=f"the build cache entry {folder}", risk=_RISK
             )
             try:
-                raw = read_all(fd)
+                raw = read_all(fd, info.st_size)
             except OSError as error:
                 return None, f"its completion marker cannot be read ({error})"
             metadata, problem = _parse_marker(raw, key)

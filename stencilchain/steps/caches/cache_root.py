@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from stencilchain.steps.caches.build_cache import BuildCache, unwritable_cache
+from stencilchain.steps.caches.load_index import LoadIndex
 from stencilchain.steps.caches.translation_cache import TranslationCache
 from stencilchain.steps.caches.trust import make_private_folder
 from stencilchain.steps.family import Family
@@ -24,9 +25,9 @@ from stencilchain.steps.settings import CacheLifetime
 
 @dataclasses.dataclass(frozen=True)
 class CacheLocation:
-    """The folders of one configuration's caches: translated sources and build folders,
-    the salt mixed into every key made for them (empty: none), and the families whose
-    entries a listing tells apart."""
+    """The folders of one configuration's caches: translated sources, build folders and
+    the load index, the salt mixed into every key made for them (empty: none), and the
+    families whose entries a listing tells apart."""
 
     root: Path
     salt: str = ""
@@ -40,6 +41,10 @@ class CacheLocation:
     def builds(self) -> Path:
         return self.root / "builds"
 
+    @property
+    def index(self) -> Path:
+        return self.root / "index"
+
     def translation_cache(self) -> TranslationCache:
         """The translation cache here, trusted only if no other user can write to it or to
         a folder up to `root`."""
@@ -51,6 +56,12 @@ class CacheLocation:
         """The build cache here, trusted only if no other user can write to it or to a
         folder up to `root`."""
         return BuildCache(self.builds, cache_root=self.root, salt=self.salt, families=self.families)
+
+    def load_index(self) -> LoadIndex:
+        """The load index here (docs/adr/0039-load-index.md), trusted only if no other user
+        can write to it or to a folder up to `root`. Its keys hold the salt through the
+        translation keys and the build caches' settings they are made of."""
+        return LoadIndex(self.index, cache_root=self.root)
 
 
 def cache_location(

@@ -35,11 +35,14 @@ def open_entry(path: Path) -> int:
     return os.open(path, _READ)
 
 
-def read_all(fd: int) -> bytes:
-    """Everything left to read from `fd`."""
+def read_all(fd: int, size: int = 0) -> bytes:
+    """Everything left to read from `fd`, whose size (its `fstat`) is `size` if known: read
+    in one call then (a small entry on a first call needs no megabyte buffer)."""
     chunks = []
-    while chunk := os.read(fd, 1 << 20):
+    block = size + 1 if size else 1 << 16  # os.read allocates the whole block each call
+    while chunk := os.read(fd, block):
         chunks.append(chunk)
+        block = 1 << 16
     return b"".join(chunks)
 
 
@@ -48,7 +51,8 @@ def read_entry(path: Path) -> tuple[os.stat_result, bytes]:
     it: no trust check, no use recorded); OSError if it cannot be read."""
     fd = open_entry(path)
     try:
-        return os.fstat(fd), read_all(fd)
+        info = os.fstat(fd)
+        return info, read_all(fd, info.st_size)
     finally:
         os.close(fd)
 

@@ -97,7 +97,7 @@ class TranslationCache(TrustedFolder):
             require_trusted_file(
                 path, info, self.top, entry=f"the translation cache entry {path}", risk=_RISK
             )
-            problem, payload = _decode(read_all(fd), key)
+            problem, payload = _decode(read_all(fd, info.st_size), key)
             if problem:
                 return _miss(path, f"is {problem}")
             record_use(fd, info)

@@ -132,6 +132,15 @@ class DaCeCompiler(CompilerStep):
         require_type(self, "precompiled_headers", bool)
         require_type(self, "native_cpu", bool)
 
+    UNKEYED_SETTINGS = ("build_jobs",)
+
+    def load_context(self) -> str:
+        """See CompilerStep: the tools of `plan`, without importing DaCe."""
+        tools = build_tools.find_tools(
+            self.cxx, None, ("cmake", "ninja", "dace"), build_tools.search_path(self.environment)
+        )
+        return self.indexed_context(tools, native_cpu=self._native_cpu())
+
     def plan(self, source: ExtensionSource) -> DaCeBuildPlan:
         """Everything a build of `source` needs, with its cache key; builds nothing and
         does not import DaCe."""

@@ -103,6 +103,14 @@ class CMakeCompiler(CompilerStep):
         check_positive(self, "jobs")
         require_type(self, "native_cpu", bool)
 
+    UNKEYED_SETTINGS = ("jobs",)
+
+    def load_context(self) -> str:
+        """See CompilerStep: every tool a build of this step may run (nvcc on the GPU)."""
+        nvcc = self.nvcc if self.device is Device.GPU else None
+        tools = find_tools(self.cxx, nvcc, ("cmake", "ninja"), search_path(self.environment))
+        return self.indexed_context(tools, native_cpu=self._native_cpu())
+
     def plan(self, source: ExtensionSource) -> CMakeBuildPlan:
         """Everything a build of `source` needs, with its cache key; builds nothing."""
         if not isinstance(source, ExtensionSource):

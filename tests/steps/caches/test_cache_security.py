@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -244,7 +245,9 @@ def cache_security_double(f: sc.Field[[I, J], sc.float64], out: sc.Field[[I, J],
 
 
 @pytest.mark.parametrize("family", ["gtfn", "dace"])
-@pytest.mark.parametrize("where", ["build folder", "builds folder", "translation entry"])
+@pytest.mark.parametrize(
+    "where", ["build folder", "builds folder", "translation entry", "load index entry"]
+)
 def test_end_to_end_a_cache_entry_others_can_write_is_refused(
     tmp_path: Path, family: str, where: str
 ) -> None:
@@ -259,11 +262,16 @@ def test_end_to_end_a_cache_entry_others_can_write_is_refused(
     assert out[1, 1] == 2.0 * f[1, 1] + f[2, 1]
     key = first.workflow.translation_key(cache_security_double.ir)
     assert key is not None and first.workflow.translation_cache is not None
+    indexed = first.workflow.indexed_load
+    assert indexed is not None
     path = {
         "build folder": compiled.artifact.build_dir,
         "builds folder": compiled.artifact.build_dir.parent,
         "translation entry": first.workflow.translation_cache.path(key),
+        "load index entry": indexed.index.path(indexed.key(cache_security_double.ir)),
     }[where]
+    if where == "translation entry":  # a load index hit reads none (ADR 0039): without it
+        shutil.rmtree(cache_dir / "index")
     _widen(path, stat.S_IWOTH)
     with pytest.raises(CacheSecurityError) as error:
         family_toolchain(family, cache_dir).compile(cache_security_double)
