@@ -119,16 +119,6 @@ class ProgramTrace:
         parts = mixed or (
             isinstance(domain, (tuple, list)) and isinstance(fop.return_type, ir.TupleType)
         )
-        if parts and lowered:
-            why = (
-                "returns fields over different dimensions"
-                if mixed
-                else "is given a domain per field of out="
-            )
-            raise DefinitionError(
-                f"{where}: {fop.name} {why} and calls a scan or takes a computed argument; "
-                "return the fields of each domain from a field operator of its own"
-            )
         definitions = dict(unstagger(fop.definitions()))
         if parts:  # its parts are the program's field operators, not itself
             self._register({fop.name: definitions.pop(fop.name)}, scans, where, False)
@@ -322,6 +312,9 @@ class ProgramTrace:
         definition = unstagger(fop.definition)
         body = inline_calls(definition.body, unstagger(fop.definitions()))
         body = substitute(body, {p.name: e for p, e in zip(definition.params, exprs)})
+        if isinstance(rt, ir.TupleType) and (mixed_dims(rt) or isinstance(domain, (tuple, list))):
+            self._record_lowered_parts(fop.name, rt, body, outs, domain, where)
+            return None
         walker = ExtentsWalker({})
         walker.visit(body, {}, {}, {})
         for name, gathered in walker.gathered.items():
@@ -425,6 +418,44 @@ class ProgramTrace:
             if p.name == name and isinstance(p.type, ir.FieldType):
                 return p.type
         raise KeyError(name)
+
+    def _record_lowered_parts(
+        self,
+        name: str,
+        rt: ir.TupleType,
+        body: ir.Expr,
+        outs: tuple[str, ...] | None,
+        domain: object,
+        where: str,
+    ) -> None:
+        """A lowered call (computed arguments, conditions on scalars) whose tuple result is
+        over different dimensions or given one domain per field of out=: one call per field
+        (program/tuple_parts.py), each over its own domain. Not with a scan in its body."""
+        if outs is None or innermost_scan_call(body) is not None:
+            raise DefinitionError(
+                f"{where}: {name} returns fields over different dimensions or is given a "
+                "domain per field of out=, and calls a scan or has no out=; return the fields "
+                "of each domain from a field operator of its own"
+            )
+        for part in result_parts(where, rt, domain):
+            part_body = part.body(body)
+            walker = ExtentsWalker({})
+            walker.visit(part_body, {}, {}, {})
+            names = {**{n: n for n in walker.extents}, **{n: n for n in walker.windows}}
+            read, windows, windowed = self._bind_reads(
+                Reads(walker.extents, walker.windows), names
+            )
+            out = (outs[part.index],)
+            self._check_outputs_not_read_around(where, out, read, windowed)
+            dims = rt.elems[part.index].dims
+            call_domain = domain_of_call(self, where, dims, read, part.given, windows)
+            final = ir.FieldOperatorDef(
+                self._new_fop_name(f"{name}__out{part.index}"),
+                params_of(part_body, self.params),
+                part_body,
+            )
+            args = tuple(ir.Ref(p.name, p.type) for p in final.params)
+            self._record_lowered(where, final, args, out, call_domain, ir.Lowered(call_domain))
 
     def _record_lowered(
         self,

@@ -273,3 +273,45 @@ def test_maximum_and_minimum_in_bounds_and_conditions(backend, order) -> None:
         levels = (k >= max(1, nflat)) & (k < min(n, 6))
         expected[:, levels] = np.where(k >= max(2, n - 2), 2.0 * a, a)[:, levels]
         np.testing.assert_array_equal(out, expected)
+
+
+@gtx.field_operator
+def _split(
+    a: CellKField[wpfloat], nflat: gtx.int32, x: wpfloat
+) -> tuple[CellKField[wpfloat], CellKField[wpfloat]]:
+    below = concat_where(K >= nflat, a * x, a)  # noqa: SIM300 (a condition on a scalar: lowered)
+    return below, 3.0 * a
+
+
+@gtx.program
+def split(
+    a: CellKField[wpfloat],
+    u: CellKField[wpfloat],
+    v: CellKField[wpfloat],
+    nflat: gtx.int32,
+    x: wpfloat,
+    start: gtx.int32,
+    stop: gtx.int32,
+):
+    _split(
+        a,
+        nflat,
+        x * 2.0,  # a computed argument: lowered too
+        out=(u, v),
+        domain=({Cell: (start, stop), K: (1, 5)}, {Cell: (start, stop), K: (0, 4)}),
+    )
+
+
+def test_a_domain_per_field_of_a_lowered_call(backend, order) -> None:
+    """icon4py's compute_rho_theta_pgrad_and_update_vn and
+    compute_perturbed_quantities_and_interpolation: one domain per field of out= for a call
+    that the trace lowers (a condition on a scalar, a computed argument)."""
+    a = laid_out(np.random.default_rng(7).random((4, 6)), order)
+    u, v = laid_out(np.zeros((4, 6)), order), laid_out(np.zeros((4, 6)), order)
+    run(split, backend, a, u, v, np.int32(3), 0.5, np.int32(1), np.int32(3))
+    k = np.arange(6)
+    eu, ev = np.zeros((4, 6)), np.zeros((4, 6))
+    eu[1:3, 1:5] = np.where(k >= 3, a * 1.0, a)[1:3, 1:5]
+    ev[1:3, 0:4] = 3.0 * a[1:3, 0:4]
+    np.testing.assert_array_equal(u, eu)
+    np.testing.assert_array_equal(v, ev)
