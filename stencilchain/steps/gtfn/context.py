@@ -14,7 +14,7 @@ from stencilchain.program.dimensions import Dimension
 from stencilchain.program.transforms import transform_program
 from stencilchain.steps.cpp.domain_checks import open_domain
 from stencilchain.steps.cpp.expressions import ExpressionEmitter, MeshTables, Pos, index_at
-from stencilchain.steps.cpp.scan_chains import chained_temporaries, scan_chains
+from stencilchain.steps.cpp.scan_chains import chain_scan, chained_temporaries, scan_chains
 from stencilchain.steps.cpp.signature import FieldArg, ProgramSignature, bound_var, index_var
 from stencilchain.steps.gtfn.functions import FieldOperatorFunctions, table_reader
 from stencilchain.steps.gtfn.tiling import Materialization, TilePlan, plan_tiles
@@ -88,7 +88,7 @@ class TranslationContext:
         }
         if tables:
             ctx.mesh = MeshTables.of(program, table_reader(tables, ctx.access().stride))
-        ctx.chains = [] if gpu else scan_chains(translated)
+        ctx.chains = [] if gpu else scan_chains(translated, field_operators=enable_transforms)
         if not gpu and enable_transforms:
             for index, call in enumerate(translated.calls):
                 if call.callee in ctx.scans:
@@ -99,7 +99,7 @@ class TranslationContext:
                 if plan is not None:
                     ctx.plans[index] = plan
         for chain in ctx.chains:
-            axis = ctx.scans[translated.calls[chain[0]].callee].axis
+            axis = chain_scan(translated, chain).axis
             level = f"({index_var(axis)} - {bound_var(axis, 'start')})"
             for name in chained_temporaries(translated, [chain]):
                 # at the current level and column of the block: sc_width columns per level
@@ -168,7 +168,10 @@ class PointAccess:
         return self.ctx.scalars[name]
 
     def store(self, name: str, value: str) -> str:
-        """The statement that stores `value` into array `name` at the current point."""
+        """The statement that stores `value` into array `name` at the current point (into
+        its buffer, for a temporary of a chain)."""
+        if name in self.ctx.buffered:
+            return f"{self.ctx.buffered[name]} = {value};"
         field = self.ctx.fields[name]
         return f"{field.pointer}[{self.offset(field, {})}] = {value};"
 

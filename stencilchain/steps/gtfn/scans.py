@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.steps.cpp.loop_order import loop_order, stride_dispatch
-from stencilchain.steps.cpp.scan_chains import chained_temporaries
+from stencilchain.steps.cpp.scan_chains import chain_scan, chained_temporaries
 from stencilchain.steps.cpp.scans import SCAN_BLOCK, scan_block
 from stencilchain.steps.cpp.signature import bound_var, domain_loop, index_var
-from stencilchain.steps.gtfn.bodies import scan_body, scan_readers
+from stencilchain.steps.gtfn.bodies import point_statements, scan_body, scan_readers
 from stencilchain.steps.gtfn.context import TranslationContext, extents
 from stencilchain.steps.settings import DataLayout
 
@@ -37,7 +37,7 @@ def cpu_scan_call(ctx: TranslationContext, index: int, call: ir.ProgramCall) -> 
         lines += ["    " + s for s in body]
         lines.append("}")
         return lines
-    lines.append(f"    const std::int64_t sc_points = {' * '.join(extents(columns))};")
+    lines.append(f"    const std::int64_t sc_points = {scan_points(columns, scan.axis)};")
     per_column = column_loops(ctx, columns, len(columns) - 1, body)
     if ctx.data_layout is DataLayout.UNIT_STRIDE and scan.dims[-1] == scan.axis:
         lines += ["    " + s for s in per_column]
@@ -58,6 +58,13 @@ def cpu_scan_call(ctx: TranslationContext, index: int, call: ir.ProgramCall) -> 
     lines += ["    " + s for s in dispatch]
     lines.append("}")
     return lines
+
+
+def scan_points(columns: list[Dimension], axis: Dimension) -> str:
+    """The C++ of the points a scan call computes (its columns times its levels): what the
+    `openmp_threshold` compares, as for field-operator calls. Counting only the columns
+    left a column solve on one thread up to 65,535 columns however deep they were."""
+    return " * ".join(extents([*columns, axis]))
 
 
 def scan_blocks(
@@ -114,6 +121,26 @@ def _column_block(
     )
 
 
+def _pointwise_block(
+    ctx: TranslationContext, call: ir.ProgramCall, along: Dimension, axis: Dimension
+) -> list[str]:
+    """A field-operator call of a chain over the columns `sc_first <= i < sc_last` along
+    `along`: level by level, the loop over the block's columns innermost (independent
+    points: vectorizable)."""
+    level, column = index_var(axis), index_var(along)
+    start, stop = bound_var(axis, "start"), bound_var(axis, "stop")
+    return [
+        f"for (std::int64_t {level} = {start}; {level} < {stop}; ++{level}) {{",
+        "    #pragma omp simd",
+        f"    for (std::int64_t {column} = sc_first; {column} < sc_last; ++{column}) {{",
+        f"        const std::int64_t sc_b = {column} - sc_first;",
+        "        (void)sc_b;",
+        *("        " + s for s in point_statements(ctx.access(), call)),
+        "    }",
+        "}",
+    ]
+
+
 def column_loops(
     ctx: TranslationContext, dims: list[Dimension], inner: int, body: Sequence[str]
 ) -> list[str]:
@@ -153,10 +180,11 @@ def cpu_scan_chain(ctx: TranslationContext, chain: tuple[int, ...]) -> list[str]
     walking the levels once per call with the loop over its columns innermost, the
     temporaries between the calls in per-thread buffers of one block (from the pool)."""
     calls = [ctx.program.calls[i] for i in chain]
-    axis = ctx.scans[calls[0].callee].axis
-    columns = ctx.parallel_dims(calls[0])
+    scan = chain_scan(ctx.program, chain)
+    axis = scan.axis
+    columns = ctx.parallel_dims(next(c for c in calls if c.callee == scan.name))
     lines = ctx.domain_code(chain[0])
-    lines.append(f"    const std::int64_t sc_points = {' * '.join(extents(columns))};")
+    lines.append(f"    const std::int64_t sc_points = {scan_points(columns, axis)};")
     # loops follow the strides of the last call's first output
     out = ctx.fields[calls[-1].outs[0]]
     access = ctx.access()
@@ -185,7 +213,7 @@ def cpu_scan_chain(ctx: TranslationContext, chain: tuple[int, ...]) -> list[str]
         ]
     dispatch = stride_dispatch(
         [stride(d) for d in columns],
-        [chain_blocks(ctx, calls, columns, k, buffered) for k in range(len(columns))],
+        [chain_blocks(ctx, calls, columns, k, buffered, axis) for k in range(len(columns))],
         comment="the column dimension of smallest stride",
         setup=setup,
     )
@@ -200,8 +228,10 @@ def chain_blocks(
     columns: list[Dimension],
     inner: int,
     buffered: list[str],
+    axis: Dimension,
 ) -> list[str]:
-    """The parallel loop over the blocks of a chain along `columns[inner]`."""
+    """The parallel loop over the blocks of a chain along `columns[inner]` (`axis`: the
+    scans' axis)."""
     along = columns[inner]
     outer = [d for k, d in enumerate(columns) if k != inner]
     start, stop = bound_var(along, "start"), bound_var(along, "stop")
@@ -223,7 +253,10 @@ def chain_blocks(
     ]
     indent += "    "
     for call in calls:
-        block = _column_block(ctx, call, along, max(CHAIN_BLOCK_NARROW, CHAIN_BLOCK_WIDE))
+        if call.callee in ctx.scans:
+            block = _column_block(ctx, call, along, max(CHAIN_BLOCK_NARROW, CHAIN_BLOCK_WIDE))
+        else:
+            block = _pointwise_block(ctx, call, along, axis)
         lines += [f"{indent}{{  // {call.callee}", *(indent + "    " + s for s in block)]
         lines.append(indent + "}")
     for _ in range(len(outer) + 1):
