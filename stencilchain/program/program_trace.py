@@ -442,9 +442,7 @@ class ProgramTrace:
             walker = ExtentsWalker({})
             walker.visit(part_body, {}, {}, {})
             names = {**{n: n for n in walker.extents}, **{n: n for n in walker.windows}}
-            read, windows, windowed = self._bind_reads(
-                Reads(walker.extents, walker.windows), names
-            )
+            read, windows, windowed = self._bind_reads(Reads(walker.extents, walker.windows), names)
             out = (outs[part.index],)
             self._check_outputs_not_read_around(where, out, read, windowed)
             dims = rt.elems[part.index].dims
