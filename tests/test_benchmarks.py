@@ -177,6 +177,7 @@ def test_a_peer_worker_answers_over_its_pipe_and_a_missing_peer_is_a_note(tmp_pa
         figures = harness.case_figures(case, {}, {"numpy": process}, rounds=2, per_round=2)
         row = figures["contenders"]["numpy hand"]
         assert row["calls"] == 4 and row["median_s"] > 0 and row["max_rel_diff"] == 0.0
+        assert row["median_cpu_s"] > 0
         assert figures["roofline"]["bytes_per_point"] == 24
     finally:
         process.close()

@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> None:
               f"{1e3 * roof.get('bound_best_s', float('nan')):.2f} ms at "
               f"{roof.get('copy_GBps_best', float('nan')):.1f} GB/s)")  # fmt: skip
         for name, row in case["contenders"].items():
-            print(f"  {name:28s} {1e3 * row['median_s']:9.3f} ms (min {1e3 * row['min_s']:8.3f})"
+            print(f"  {name:28s} {1e3 * row['median_s']:9.3f} ms (min {1e3 * row['min_s']:8.3f},"
+                  f" cpu {1e3 * row['median_cpu_s']:8.3f})"
                   f" {row['GBps']:7.1f} GB/s"
                   f"  x{row.get('time_over_gtfn', float('nan')):5.2f} of gtfn"
                   f"  {row.get('fraction_of_bound', float('nan')):5.2f} of bound"

@@ -10,7 +10,9 @@ package is missing is skipped with a note saying how to set it up.
 
 Per case (kernel, shape, layout): each contender's median wall time over `rounds` rounds
 of `per_round` calls, the order of the contenders rotating from round to round (and the
-least time, which waiting for a core on a loaded machine inflates less); its GB/s
+least time, which waiting for a core on a loaded machine inflates less, and the median CPU
+time of all the process's threads, which waiting does not inflate at all on one thread);
+its GB/s
 in unique bytes; its time over stencilchain GTFN's; and a roofline: the kernel's unique
 bytes and flops per point, the copy's GB/s, hence the least time a kernel that moves its
 unique bytes once can take, and each contender's fraction of it.
@@ -202,20 +204,23 @@ def case_figures(
         fn()  # warm
     names = list(local) + list(remote)
     walls: dict[str, list[float]] = {name: [] for name in names}
+    cpus: dict[str, list[float]] = {name: [] for name in names}
     for round_ in range(max(1, rounds)):
         shift = round_ % len(names)
         for name in names[shift:] + names[:shift]:
             if name in local:
                 for _ in range(per_round):
-                    start = time.perf_counter()
+                    start, start_cpu = time.perf_counter(), time.process_time()
                     local[name]()
                     walls[name].append(time.perf_counter() - start)
+                    cpus[name].append(time.process_time() - start_cpu)
             else:
                 process, key = remote[name]
                 answer = process.request(op="time", case=key, repeat=per_round)
                 if not answer.get("ok"):
                     raise RuntimeError(f"{name} {case.key}: {answer.get('error')}")
                 walls[name] += answer["wall_s"]
+                cpus[name] += answer["cpu_s"]
     for process, key in remote.values():
         process.request(op="drop", case=key)
     points = int(np.prod(case.shape))
@@ -226,7 +231,7 @@ def case_figures(
         row = results.setdefault(name, {})
         nbytes = 16 * points if name == copy_name else unique
         row.update({"median_s": median, "min_s": min(walls[name]), "GBps": nbytes / median / 1e9,
-                    "calls": len(walls[name])})  # fmt: skip
+                    "median_cpu_s": statistics.median(cpus[name]), "calls": len(walls[name])})  # fmt: skip
     ours = results.get("stencilchain gtfn", {}).get("median_s")
     for row in results.values():
         if ours:

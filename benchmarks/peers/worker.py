@@ -9,7 +9,8 @@ It answers requests, one JSON object per line on stdin, with one JSON line on st
   reference.py), builds the kernel, runs it once and checks it against NumPy; answers
   `{"ok": true, "build_s", "max_rel_diff"}`, or `{"ok": false, "error"}` (a wrong result
   is an error: that case is not timed);
-- `{"op": "time", "case": ID, "repeat": N}`: N calls, `{"ok": true, "wall_s": [...]}`;
+- `{"op": "time", "case": ID, "repeat": N}`: N calls, `{"ok": true, "wall_s": [...],
+  "cpu_s": [...]}` (the CPU time of the process, all its threads);
 - `{"op": "drop", "case": ID}`: frees the case's arrays; `{"op": "quit"}`.
 
 The first answer, before any request, is `{"ok": true, "peer", "version", "threads"}` or
@@ -87,12 +88,13 @@ class Worker:
 
     def time(self, case: str, repeat: int) -> dict[str, Any]:
         call = self.cases[case][1]
-        walls = []
+        walls, cpus = [], []
         for _ in range(repeat):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             call()
             walls.append(time.perf_counter() - start)
-        return {"ok": True, "wall_s": walls}
+            cpus.append(time.process_time() - start_cpu)
+        return {"ok": True, "wall_s": walls, "cpu_s": cpus}
 
     def drop(self, case: str) -> dict[str, Any]:
         self.cases.pop(case, None)
