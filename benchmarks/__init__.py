@@ -8,5 +8,6 @@ alone, `python benchmarks/x.py` or `python -m benchmarks.x`): `figures` (call ov
 compile, warm start, import), `throughput` (Laplacian and hdiff against a compiled copy),
 `tridiagonal`, `neighbor_sum`, `empty_call` (the empty C extension call baseline), and the
 older single-purpose scripts `compile_time`, `dace_call_overhead`, `temporaries`,
-`table_check`, `mesh_build`.
+`table_check`, `mesh_build`; `peers/` (hand-written Numba and Halide baselines of hdiff and
+the Thomas solve, each in its own interpreter: `python -m benchmarks.peers setup`, ADR 0038).
 """

@@ -2,14 +2,20 @@
 family, side by side with its baselines measured in the same run.
 
     OMP_NUM_THREADS=2 python -m benchmarks [--families gtfn,dace] [--json PATH] [--quick]
-                                            [--only NAME,...]
+                                            [--only NAME,...] [--large]
+                                            [--numba-python PATH] [--halide-python PATH]
 
 Figures (NAME for --only): call_overhead, compile, warm_start, import, startup (benchmarks/
 startup.py: imports against `import numpy` and the first call of a cached program in a fresh
 process, broken down, interleaved over rounds), laplacian, hdiff,
-tridiagonal, neighbor_sum, icon_calls (benchmarks/icon_calls.py: ICON-like keyword calls
-with scalar bounds and a C2E2CO table, their kernels on a 20,000-cell torus x 65 levels,
-and the check of a frozen against a writeable table). Prints a table (figure, family, layout, value, unit, baseline,
+tridiagonal (on (I, J, K) and on ICON's (Cell, K), both layouts), neighbor_sum, icon_calls
+(benchmarks/icon_calls.py: ICON-like keyword calls with scalar bounds and a C2E2CO table,
+their kernels on a 20,000-cell torus x 65 levels, and the check of a frozen against a
+writeable table), peers (benchmarks/peers/: hdiff and the Thomas solve on each toolchain, a
+compiled copy, a hand-written Numba nest and Halide pipelines, interleaved over rounds,
+with a roofline; each peer runs in its own interpreter, --numba-python / --halide-python or
+the environments of `python -m benchmarks.peers setup`, and is skipped with a note when
+missing). `--large` adds the peer figure at 768x768x128, beyond the last-level cache. Prints a table (figure, family, layout, value, unit, baseline,
 ratio, target, met?) and writes every measurement as JSON to PATH (default
 benchmarks/results/latest.json). OMP_NUM_THREADS is used as set (2 when it is unset, with
 a note) and recorded, and so is the load average at start and end; a 1-minute load above
@@ -49,6 +55,7 @@ FIGURES = (
     "tridiagonal",
     "neighbor_sum",
     "icon_calls",
+    "peers",
 )
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
 
@@ -60,6 +67,10 @@ class Sizes:
     laplacian: int = 4096
     hdiff: tuple[int, int, int] = (256, 256, 80)
     tridiagonal: tuple[int, int, int] = (256, 256, 80)
+    cells: tuple[int, int] = (20000, 65)  # the Thomas solve on (Cell, K)
+    peers: tuple[tuple[int, int, int], ...] = ((256, 256, 80),)  # --large adds 768x768x128
+    peer_rounds: int = 5  # interleaved rounds of the peer figure
+    peer_per_round: int = 3  # calls of each contender per round
     torus: str = "707x707x1"  # 999,698 cells
     icon_mesh: tuple[int, int, int] = (100, 100, 65)  # torus quads x quads x levels
     repeat: int = 10  # compiled throughput calls, after a warm-up
@@ -74,8 +85,9 @@ class Sizes:
 
 
 QUICK = Sizes(
-    64, (16, 16, 6), (8, 8, 6), "8x8x1", (10, 10, 4), 2, 1, 200, 2, 1, 1, 1, 4, ("laplacian",)
-)
+    64, (16, 16, 6), (8, 8, 6), (64, 6), ((16, 16, 6),), 2, 1, "8x8x1", (10, 10, 4),
+    2, 1, 200, 2, 1, 1, 1, 4, ("laplacian",),
+)  # fmt: skip
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -86,6 +98,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write JSON")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run")
     parser.add_argument("--only", default=",".join(FIGURES), help="comma-separated figures")
+    parser.add_argument("--large", action="store_true",
+                        help="the peer figure also at 768x768x128, beyond the last-level cache")  # fmt: skip
+    for peer in ("numba", "halide"):
+        parser.add_argument(f"--{peer}-python", type=Path, metavar="PATH",
+                            help=f"the interpreter of the {peer} baseline (benchmarks/peers)")  # fmt: skip
     args = parser.parse_args(argv)
     args.families = [f for f in args.families.split(",") if f]
     args.only = [f for f in args.only.split(",") if f]
@@ -170,7 +187,7 @@ def run_figures(
         "laplacian": lambda: laplacian_figures(toolchains, s.laplacian, s.repeat, s.numpy_repeat),
         "hdiff": lambda: hdiff_figures(toolchains, s.hdiff, s.repeat, s.numpy_repeat),
         "tridiagonal": lambda: tridiagonal_figures(
-            toolchains, s.tridiagonal, s.repeat, s.numpy_repeat
+            toolchains, s.tridiagonal, s.repeat, s.numpy_repeat, s.cells
         ),
         "neighbor_sum": lambda: _by_family(run_case(s.torus, toolchains, s.repeat, notes)),
         "icon_calls": lambda: icon_figures(
@@ -181,6 +198,15 @@ def run_figures(
         if name in only:
             measure(results, name, "all", errors, fn)
             results[name] = results[name].pop("all")  # {family: {layout: ...}} or the error
+    if "peers" in only:
+        from benchmarks.peers.__main__ import LARGE_SHAPE
+        from benchmarks.peers.harness import peers_figures
+
+        shapes = list(s.peers) + ([LARGE_SHAPE] if args.large else [])
+        pythons = {"numba": args.numba_python, "halide": args.halide_python}
+        measure(results, "peers", "all", errors, peers_figures, toolchains, shapes, s.cells,
+                s.peer_rounds, s.peer_per_round, pythons, notes)  # fmt: skip
+        results["peers"] = results["peers"].pop("all")  # {case: figures, "peers": versions}
     return results
 
 
@@ -295,6 +321,40 @@ def table_rows(figures: dict[str, Any]) -> list[Row]:
             rows.append(Row("neighbour sum", family, layout, r["kernel_GBps"], "GB/s", base,
                             speedup, ">= 5x NumPy", speedup >= 5))  # fmt: skip
     rows += _icon_rows(figures.get("icon_calls"))
+    rows += _peer_rows(figures.get("peers"))
+    return rows
+
+
+def _peer_rows(figure: Any) -> list[Row]:
+    """Each case of the peer figure: stencilchain's families against the faster peer (the
+    targets: hdiff >= 1.3x faster than the faster of Halide's schedules; the Thomas solve
+    faster than Numba and Halide), and each family's fraction of the roofline bound."""
+    rows: list[Row] = []
+    if not isinstance(figure, dict) or "error" in figure:
+        return rows
+    for key, case in figure.items():
+        if key == "peers" or not isinstance(case, dict) or "contenders" not in case:
+            continue
+        kernel, grid, layout = key.split(" ", 2)
+        contenders = case["contenders"]
+        rivals = {name: row["median_s"] for name, row in contenders.items()
+                  if name.startswith(("numba", "halide")) and
+                  (kernel == "thomas" or name.startswith("halide"))}  # fmt: skip
+        best = min(rivals, key=rivals.__getitem__) if rivals else None
+        for name, row in contenders.items():
+            if not name.startswith("stencilchain"):
+                continue
+            family = name.split()[-1]
+            label = f"{kernel} {grid} vs peers"
+            if best is None:
+                rows.append(Row(label, family, layout, 1e3 * row["median_s"], "ms",
+                                "no peer ran", None, "", None))  # fmt: skip
+                continue
+            speedup = rivals[best] / row["median_s"]
+            target = 1.3 if kernel == "hdiff" else 1.0
+            rows.append(Row(label, family, layout, 1e3 * row["median_s"], "ms",
+                            f"{best} {1e3 * rivals[best]:.3g} ms", speedup,
+                            f">= {target:g}x the faster peer", speedup >= target))  # fmt: skip
     return rows
 
 

@@ -22,11 +22,13 @@ FIGURES = (
     "tridiagonal",
     "neighbor_sum",
     "icon_calls",
+    "peers",
 )
 
 
 def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> None:
     report = tmp_path / "out" / "bench.json"
+    missing = tmp_path / "no-halide" / "python"
     python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = dict(
         os.environ,
@@ -37,7 +39,8 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
         PYTHONPATH=python_path,
     )
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", "--families", "gtfn", "--json", str(report)],
+        [sys.executable, "-m", "benchmarks", "--quick", "--families", "gtfn", "--json", str(report),
+         "--numba-python", str(tmp_path / "none" / "python"), "--halide-python", str(missing)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -45,6 +48,8 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
     result = json.loads(report.read_text())
     assert set(result["figures"]) == set(FIGURES)
     for name in FIGURES:
+        if name == "peers":
+            continue
         family = "all" if name == "import" else "gtfn"
         assert family in result["figures"][name], name
         assert "error" not in result["figures"][name][family], result["figures"][name]
@@ -52,6 +57,23 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
         for name in ("laplacian", "hdiff", "tridiagonal"):
             figures = result["figures"][name]["gtfn"][layout]
             assert figures["stencil_GBps"] > 0 and figures["copy_GBps"] > 0
+    for layout in ("Cell,K C", "Cell,K F"):  # the Thomas solve on ICON's (Cell, K)
+        assert result["figures"]["tridiagonal"]["gtfn"][layout]["stencil_GBps"] > 0
+    # the peers are missing: skipped with a note saying how to set them up; the figure
+    # still times stencilchain and the copy, with the roofline
+    peers = result["figures"]["peers"]
+    assert peers["peers"] == {}
+    assert set(peers) == {"peers"} | {
+        f"{kernel} 16x16x6 {layout}" for kernel in ("hdiff", "thomas") for layout in "CF"
+    } | {"thomas 64x6 Cell,K C", "thomas 64x6 Cell,K F"}
+    for case in (v for k, v in peers.items() if k != "peers"):
+        assert set(case["contenders"]) == {"stencilchain gtfn", "compiled copy (gtfn)"}
+        assert case["roofline"]["bound_s"] > 0 and case["roofline"]["bound_best_s"] > 0
+        assert case["contenders"]["stencilchain gtfn"]["fraction_of_bound_best"] > 0
+    for peer, python in (("numba", tmp_path / "none" / "python"), ("halide", missing)):
+        note = f"note: peer {peer}: skipped, no interpreter at {python}"
+        assert note in done.stdout
+        assert "python -m benchmarks.peers setup" in done.stdout
     meta = result["meta"]
     assert meta["omp_num_threads"] == "2" and meta["quick"] is True
     assert len(meta["loadavg_start"]) == 3 and len(meta["loadavg_end"]) == 3
@@ -83,3 +105,91 @@ def test_unknown_figure_is_refused() -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "unknown figure 'nope'" in done.stderr
+
+
+def test_the_peers_numpy_references_agree_with_the_examples() -> None:
+    """benchmarks/peers/reference.py (NumPy alone, for the peers' interpreters) makes the
+    examples' inputs and computes their references, in both layouts and at the ends of a
+    grid checked by blocks."""
+    import numpy as np
+
+    from benchmarks.peers import reference
+    from stencilchain.examples import hdiff, tridiagonal
+
+    for kernel, example, shape in (("hdiff", hdiff, (12, 9, 5)),
+                                   ("thomas", tridiagonal, (7, 6, 9))):  # fmt: skip
+        for order in "CF":
+            arrays = reference.make_inputs(kernel, shape, order)
+            made = example.make_inputs(shape, np.random.default_rng(0))
+            assert arrays[reference.ARGUMENTS[kernel][-1]].flags[f"{order}_CONTIGUOUS"]
+            for name, array in arrays.items():
+                np.testing.assert_array_equal(array, made[name])
+            expected = example.reference(**arrays)
+            out = reference.ARGUMENTS[kernel][-1]
+            reference.REFERENCES[kernel](*arrays.values())
+            np.testing.assert_array_equal(arrays[out], expected[out])
+
+
+def test_a_wrong_baseline_fails_loudly_and_is_not_timed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+    import pytest
+
+    from benchmarks.peers import reference
+    from benchmarks.peers.worker import Worker
+
+    def off_by_one(kernel, order, arrays, variant):  # type: ignore[no-untyped-def]
+        args = list(arrays.values())
+
+        def call() -> None:
+            reference.REFERENCES[kernel](*args)
+            args[-1][3, 3, 1] += 1e-6  # one point wrong
+
+        return call
+
+    worker = Worker("wrong", off_by_one)
+    for kernel in reference.KERNELS:
+        with pytest.raises(reference.WrongResultError, match="differs from NumPy's at 1 of"):
+            worker.prepare("a", kernel, "F", [10, 10, 4], "hand")
+        answer = worker.handle({"op": "prepare", "case": "a", "kernel": kernel, "order": "C",
+                                "shape": [10, 10, 4], "variant": "hand"})  # fmt: skip
+        assert answer["ok"] is False and "WrongResultError" in answer["error"]
+        assert "a" not in worker.cases  # nothing to time
+    # on a grid checked by its two end blocks, a wrong point near the far end is found too
+    monkeypatch.setattr(reference, "FULL_CHECK_POINTS", 100)
+    arrays = reference.make_inputs("thomas", (80, 3, 4), "C")
+    reference.thomas(*arrays.values())
+    assert reference.check_result("ok", "thomas", arrays) < 1e-15
+    arrays["x"][-2, 1, 1] = np.nan
+    with pytest.raises(reference.WrongResultError):
+        reference.check_result("thomas", "thomas", arrays)
+
+
+def test_a_peer_worker_answers_over_its_pipe_and_a_missing_peer_is_a_note(tmp_path: Path) -> None:
+    """The protocol end to end with the NumPy references as the kernel (the project's
+    interpreter has NumPy), and the notes of a peer that cannot run."""
+    from benchmarks.peers import harness
+    from benchmarks.peers.__main__ import bench_requirements
+
+    process = harness.PeerProcess("numpy", Path(sys.executable), dict(os.environ))
+    try:
+        assert process.hello["ok"] is True
+        case = harness.Case("hdiff", (12, 10, 3), "F")
+        figures = harness.case_figures(case, {}, {"numpy": process}, rounds=2, per_round=2)
+        row = figures["contenders"]["numpy hand"]
+        assert row["calls"] == 4 and row["median_s"] > 0 and row["max_rel_diff"] == 0.0
+        assert row["median_cpu_s"] > 0
+        assert figures["roofline"]["bytes_per_point"] == 24
+    finally:
+        process.close()
+    notes: list[str] = []
+    started = harness.start_peers(
+        {"nope": Path(sys.executable), "numba": tmp_path / "missing" / "python"}, notes
+    )
+    assert started == {}
+    assert notes[0].startswith("peer nope: skipped") and "unknown peer 'nope'" in notes[0]
+    assert notes[1].startswith(f"peer numba: skipped, no interpreter at {tmp_path}")
+    requirements = bench_requirements()
+    assert set(requirements) == set(harness.PEERS)
+    assert requirements["numba"][0].startswith("numba") and any(
+        r.startswith("numpy") for r in requirements["halide"]
+    )
