@@ -165,7 +165,8 @@ def test_a_changed_build_context_is_a_miss(
     compilation = flags.compilation
     assert isinstance(compilation, CompilerStep)
     changed = dataclasses.replace(
-        flags, compilation=dataclasses.replace(compilation, extra_flags=("-DANOTHER",))
+        flags,
+        compilation=dataclasses.replace(compilation, extra_flags=("-DANOTHER",)),  # type: ignore[type-var]
     )
     assert changed.indexed_load is not None and flags.indexed_load is not None
     assert changed.indexed_load.key(indexed_smooth.ir) != flags.indexed_load.key(indexed_smooth.ir)
