@@ -174,6 +174,9 @@ def add_columns(
             entry.map.gpu_block_size = gpu_block_size(len(order))
     else:
         entry = exit_ = None
+    if entry is not None and not reads and not scalar_reads:
+        # in the map's scope before its outputs' memlets are propagated through it
+        state.add_nedge(entry, nested, dace.Memlet())
     for name in [*reads, *scalar_reads]:
         access = state.add_access(name)
         memlet = whole_memlet(name, sdfg.arrays[name])
@@ -188,8 +191,6 @@ def add_columns(
             state.add_edge(nested, name, access, None, subset)
         else:
             state.add_memlet_path(nested, exit_, access, src_conn=name, memlet=subset)
-    if entry is not None and not reads and not scalar_reads:
-        state.add_nedge(entry, nested, dace.Memlet())
 
 
 def whole_memlet(name: str, desc: dace.data.Data) -> dace.Memlet:
