@@ -3,7 +3,7 @@ the smallest program that showed it, on the embedded executor and the CPU toolch
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -330,3 +330,34 @@ def test_a_scan_in_a_field_operator_keeps_to_the_inferred_range(run: Any) -> Non
         expected[:, :, k] = s
     np.testing.assert_allclose(x, expected, rtol=1e-15, atol=1e-15)
     np.testing.assert_array_equal(y, wh[:, :, 1:])
+
+
+# --- A named collection result with a scalar `if` in it ------------------------------------
+# Found (fuzzer, named collection results): `return Pair(a if alpha > 0.0 else 2.0 * a, a)`
+# annotated `-> Pair` (a NamedTuple) was a DefinitionError "annotated to return Pair(...)
+# but returns tuple[...]": joining the two paths of the `if` made a plain tuple of the
+# NamedTuple. Fixed: the join keeps a NamedTuple's class (program/branches.py, _join).
+
+
+class Pair(NamedTuple):
+    u: F
+    v: F
+
+
+@sc.field_operator
+def pair_by_sign(a: F, alpha: sc.float64) -> Pair:
+    return Pair(a if alpha > 0.0 else 2.0 * a, a - 1.0)
+
+
+@sc.program
+def named_result_with_if(a: F, alpha: sc.float64, x: F, y: F) -> None:
+    pair_by_sign(a, alpha, out=(x, y))
+
+
+@pytest.mark.parametrize("alpha", [0.5, -0.5])
+def test_a_named_tuple_result_keeps_its_class_through_an_if(run: Any, alpha: float) -> None:
+    a = np.random.default_rng(10).uniform(-1.0, 1.0, SHAPE)
+    x, y = np.zeros(SHAPE), np.zeros(SHAPE)
+    run(named_result_with_if)(a, alpha, x, y)
+    np.testing.assert_array_equal(x, a if alpha > 0.0 else 2.0 * a)
+    np.testing.assert_array_equal(y, a - 1.0)
