@@ -65,7 +65,9 @@ def annotation(dtype: str, entity: str) -> str:
     return f"{SHORT[entity]}K{DTYPE_SUFFIX[dtype]}"
 
 
-def prelude(skip: dict[str, bool]) -> str:
+def prelude(skip: dict[str, bool], flexible: frozenset[str] = frozenset()) -> str:
+    """The module's dimensions, connectivities and field types; those in `flexible`
+    declared with `max_neighbors=None` (each call's table gives its width)."""
     lines = [
         "import stencilchain as sc",
         "",
@@ -76,7 +78,7 @@ def prelude(skip: dict[str, bool]) -> str:
         lines.append(f'{local} = sc.Dimension("{local}", kind=sc.LOCAL)')
         lines.append(
             f'{name} = sc.Connectivity("{name}", source={source}, target=({target}, {local}), '
-            f"max_neighbors={width}, skip_values={skip[name]})"
+            f"max_neighbors={None if name in flexible else width}, skip_values={skip[name]})"
         )
     for entity in ENTITIES:
         for dtype, suffix in DTYPE_SUFFIX.items():
@@ -349,12 +351,15 @@ class MeshProgram:
     layout: str  # C or F
     skip: tuple[tuple[str, bool], ...]
     table_dtype: str
+    # connectivities declared with max_neighbors=None: their tables have one slot more
+    # than CONNECTIVITIES says in calls with an odd seed (one specialisation per width)
+    flexible: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return (
             f"MeshProgram(sizes={self.sizes}, layout={self.layout!r}, outputs={self.outputs}, "
             f"exact={self.exact}, coarse={self.coarse}, skip={self.skip}, "
-            f"table_dtype={self.table_dtype}, source=\n{self.source})"
+            f"table_dtype={self.table_dtype}, flexible={self.flexible}, source=\n{self.source})"
         )
 
     def build(self) -> sc.Program:
@@ -373,6 +378,7 @@ class MeshProgram:
         for name, dtype, what in self.params:
             if dtype == "table":
                 source, target, _, width = CONNECTIVITIES[what]
+                width += int(what in self.flexible) * (seed % 2)
                 table = rng.integers(0, sizes[source], (sizes[target], width))
                 if skip[what]:
                     table[rng.random(table.shape) < 0.25] = -1
@@ -407,6 +413,8 @@ class MeshProgram:
             found.append("tables without skip values")
         if tables and self.table_dtype == "int64":
             found.append("int64 tables")
+        if any(t in self.flexible for t in tables):
+            found.append("tables of any width")
         return found
 
 
@@ -436,6 +444,8 @@ CONSTRUCTS = {
 @st.composite
 def mesh_programs(draw: st.DrawFn, max_calls: int = 3, depth: int = 3) -> MeshProgram:
     skip = {name: draw(st.booleans()) for name in CONNECTIVITIES}
+    # now and then connectivities of any width (not C2E: the weights have its 3 slots)
+    flexible = frozenset(c for c in ("E2C", "E2V", "V2E") if draw(st.integers(0, 2)) == 0)
     fields: dict[str, tuple[str, str, bool, bool]] = {
         name: (dtype, entity, True, False) for name, (dtype, entity) in INPUTS.items()
     }
@@ -573,7 +583,7 @@ def mesh_programs(draw: st.DrawFn, max_calls: int = 3, depth: int = 3) -> MeshPr
         for n, d, w in program_params
     )
     program = f"@sc.program\ndef fuzz_program({signature}):\n" + "\n".join(lines) + "\n"
-    source = "\n\n".join([prelude(skip), *[s for s in scans if s], *fops, program])
+    source = "\n\n".join([prelude(skip, flexible), *[s for s in scans if s], *fops, program])
     need = max([lo + hi for lo, hi in written.values()])
     n_k = need + draw(st.integers(1, 3))
     large = draw(st.integers(0, 4)) == 0
@@ -589,4 +599,5 @@ def mesh_programs(draw: st.DrawFn, max_calls: int = 3, depth: int = 3) -> MeshPr
         layout=draw(st.sampled_from(["C", "F"])),
         skip=tuple(skip.items()),
         table_dtype=table_dtype,
+        flexible=tuple(sorted(flexible & set(used_tables))),
     )
