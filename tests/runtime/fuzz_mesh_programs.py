@@ -4,7 +4,10 @@ build, make their arguments and name their constructs).
 
 A program holds fields over (Cell, K), (Edge, K) and (Vertex, K) (float64, float32 and
 int32), weights over (Cell, C2EDim), and the tables of four connectivities (C2E with 3
-slots, E2C, E2V with 2, V2E with 4), each declared with or without skip values; its tables
+slots, E2C, E2V with 2, V2E with 4), each declared with or without skip values, and E2C, E2V
+and V2E now and then with `max_neighbors=None` (each call's table gives its width: the test
+runs such a program with tables of the declared width and of one slot more, one
+specialisation each, `MeshProgram.flexible`); its tables
 are random valid ones for a random mesh size: entries in [0, n_target), and -1 in about one
 slot in four (a whole row now and then) where the connectivity has skip values. Its calls
 combine arithmetic, `sc.where`, casts, shifts along K, `sc.concat_where` along K, neighbour

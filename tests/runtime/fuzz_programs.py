@@ -38,7 +38,27 @@ levels with half shifts (`wh(K + 0.5)` reads wh[k + 1], `wh(K - 0.5)` wh[k], `K 
 fields over K sent through KHalf and back (`x(KHalf - 0.5)(K + 0.5)`), and an output over
 KHalf (nlev + 1 levels) made from expressions over K read at half levels (`e(KHalf -
 0.5)`, averaged) and `wh`, whole shifts along KHalf (`wh(KHalf + 1)`); the index space along
-K is then nlev + 1 points, so the stops of given domains along K count from there.
+K is then nlev + 1 points, so the stops of given domains along K count from there. Half of
+the staggered programs (those whose inputs are not longer along I) also have an input over
+(IHalf, J, K), `IHalf = sc.staggered(I)`, on ni + 1 points (`wi`, read at `I + 0.5` and `I -
+0.5`), and any staggered program sends fields over I through IHalf and back (`x(IHalf -
+0.5)(I + 0.5)`); with `wi` the index space along I is ni + 1 points, and the stops of given
+domains along I count from there.
+The constructs of gt4py's and ICON's code (issue 21) too: named collections (a NamedTuple or
+a frozen dataclass `Rec<n>` of two fields as a field operator's parameter `tp`, read as
+`tp.u` and `tp.v` and passed as `Rec<n>(x, y)`; a NamedTuple `Rec<n>(e, f)` as a result,
+written to `out=(x, y)`); origins (the inputs one point longer along I or J, in half of those
+programs, given as `sc.as_field(dims, array, start={I: -1})`: they cover [-1, n), not [0, n +
+1)); tuple results over different dimensions (`-> tuple[F, FIJ]`, an (I, J) expression of
+the (I, J) fields beside the (I, J, K) one, each result over its own domain: both inferred,
+or given per result, `domain=({I: ..., K: ...}, {I: ..., J: ...})`); scans called from the
+program with a field over (I, J) or K beside the (I, J, K) ones (broadcast along the rest),
+with no field argument at all (`scan0(alpha, m, out=x)`: only scalars and the state, over
+the dimensions of `out=`), annotated as gt4py writes them (`state: tuple[float, int]`, `x0:
+float`), and with a field operator of scalars called in the body (`scan0_step(s, ...)`,
+`def scan0_step(u: float, v: float) -> float`). A program is built in a module of its own
+in sys.modules (`FuzzProgram.build`): the source's annotations are strings, and a named
+collection's are evaluated in its class's module.
 Meshes are in fuzz_mesh_programs.py.
 
 Exactness: every node records whether its value is bit-for-bit reproducible across
@@ -59,7 +79,8 @@ indices, per dimension) to choose explicit domains that read only what was writt
 choose a shape in which every domain is non-empty. Its bookkeeping is conservative: a
 concat_where's branches count as read everywhere, and the call gets an explicit domain along
 the condition's dimension (a window is checked at the call, with the call's domain); a call
-bounded by a parameter writes an output no later call reads. A program it makes is valid,
+bounded by a parameter writes an output no later call reads, and reads no temporary written
+over part of K (in a staggered program, every temporary). A program it makes is valid,
 and the test rejects (hypothesis `reject`) the rare one that the DSL refuses anyway (a scan
 in a concat_where branch that an enclosing branch makes empty); the long run counts them.
 """

@@ -29,7 +29,9 @@ cache, and a program of several calls and scans takes a few seconds per toolchai
 `dace_cpu_noopt`; `SC_TESTS_FUZZ_SEED=<int>` draws another set of programs (docs/guide/
 testing.md). The variables are not `STENCILCHAIN_*` ones: an unknown `STENCILCHAIN_*`
 variable is a `ConfigError` for every container built from the environment.
-The long run (several hundred programs, four toolchains each, counts per construct) is
+A mesh program with a connectivity declared `max_neighbors=None` runs twice, with tables of
+two widths (one specialisation each). The long run (several hundred programs, four
+toolchains each, counts per construct) is
 `python -m tests.runtime.fuzz_long_run` (its docstring). Every failure the fuzzer found is a
 regular test in tests/runtime/test_fuzz_findings.py.
 """
