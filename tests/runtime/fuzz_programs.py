@@ -1200,7 +1200,7 @@ def _operator_body(
         return f"sc.concat_where({cond}, {branches})", structure, results, every
     if n_results == 1:
         return texts[0], structure, results, every
-    if n_results == 2 and ctx.records is not None and draw(st.booleans()):
+    if n_results == 2 and ctx.records is not None and draw(st.integers(0, 3)) > 0:
         # a named collection (a NamedTuple) as the result, written to out=(x, y)
         types = [ANNOTATION[(d, "IJK")] for d in dtypes]
         record = _record(ctx.records, types, named_tuple=True)
@@ -1337,7 +1337,7 @@ def programs(
             # now and then every result of a tuple call before (a tuple of temporaries)
             before = [r for r in calls[-1]["results"] if r in candidates] if calls else []
             variant = draw(st.integers(0, 5))
-            if len(before) > 1 and calls[-1]["temporary"] and draw(st.booleans()):
+            if len(before) > 1 and calls[-1]["temporary"] and draw(st.integers(0, 3)) > 0:
                 args, variant = before, 2
             else:
                 args = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=2))
