@@ -1372,7 +1372,7 @@ def programs(
             mixable = not any(n.has_scan for n in nodes) and not re.search(
                 r"sc\.concat_where\([^,]*\bk[01]\b", text
             )
-            if structure == 0 and draw(st.integers(0, 3)) == 0 and mixable:
+            if structure == 0 and draw(st.integers(0, 5)) == 0 and mixable:
                 surface = _surface(draw, ctx)
                 text, structure = f"{text}, {surface.text}", (0, 1)
             used = frozenset().union(*(n.names for n in [*nodes, *([surface] if surface else [])]))
