@@ -1310,6 +1310,7 @@ def programs(
     }
     scans: list[str] = []
     records: list[str] = []
+    scan_scalars: set[str] = set()  # the arguments of scans with no field argument
     fops: list[str] = []
     temporary_candidates: set[str] = set()
     bounds: list[tuple[str, str, int, int]] = []
@@ -1348,6 +1349,8 @@ def programs(
             elif variant == 1:  # a field over (I, J) or K broadcast along the rest
                 args = [*args, draw(st.sampled_from(["h", "nu"]))]
             no_field = variant == 0
+            if no_field:  # no static parameter: DaCe fails to build it (test_fuzz_findings)
+                scan_scalars.update(args)
             arg_dtypes = [fields[a][0] if a in fields else scalars[a] for a in args]
             arg_dims = [fields[a][1] if a in fields else "" for a in args]
             name = f"scan{len(scans)}"
@@ -1605,7 +1608,9 @@ def programs(
         f"{name}: {ANNOTATION[(dtype, dims)]}" for name, dtype, dims in program_params
     )
     int_scalars = [
-        n for n, d, dims in program_params if not dims and d in INTS and n not in in_expressions
+        n
+        for n, d, dims in program_params
+        if not dims and d in INTS and n not in in_expressions | scan_scalars
     ]
     static: tuple[str, ...] = ()
     if int_scalars and draw(st.integers(0, 3)) == 0:
