@@ -20,8 +20,9 @@ parameters (`(kd0 - 1, kd0)`, `(2, kd0)`, `(kd0 // 2, kd0)`, `(kd0, kd0 + 1)`; v
 at call time among those giving a valid range) and inferred ones; scans over K, forward and
 backward, with a scalar, a (float64, int64), a nested (float64, (float64, int64)) or a
 float32 state, called from the program and from field operators; static parameters (a
-random set of the program's integer scalars); a K-only field broadcast implicitly,
-`sc.broadcast` of a scalar, and `sc.index(K)` (with int32 operands too); a field over (I,
+random set of the program's integer scalars, not the arguments of a scan with no field
+argument: DaCe fails to build those, test_fuzz_findings.py); a K-only field broadcast
+implicitly, `sc.broadcast` of a scalar, and `sc.index(K)` (with int32 operands too); a field over (I,
 J) broadcast along K; a zero-dimensional float64 input `z: sc.Field[[], sc.float64]` (a
 0-d array; broadcast, never shifted); float64, float32, int64 and int32 fields and scalars;
 literals that need all their digits, and dtype constructors as literals of values exact in
