@@ -447,6 +447,8 @@ CONSTRUCTS = {
 @st.composite
 def mesh_programs(draw: st.DrawFn, max_calls: int = 3, depth: int = 3) -> MeshProgram:
     skip = {name: draw(st.booleans()) for name in CONNECTIVITIES}
+    # now and then connectivities of any width (not C2E: the weights have its 3 slots)
+    flexible = frozenset(c for c in ("E2C", "E2V", "V2E") if draw(st.integers(0, 2)) == 0)
     fields: dict[str, tuple[str, str, bool, bool]] = {
         name: (dtype, entity, True, False) for name, (dtype, entity) in INPUTS.items()
     }
@@ -584,16 +586,12 @@ def mesh_programs(draw: st.DrawFn, max_calls: int = 3, depth: int = 3) -> MeshPr
         for n, d, w in program_params
     )
     program = f"@sc.program\ndef fuzz_program({signature}):\n" + "\n".join(lines) + "\n"
+    source = "\n\n".join([prelude(skip, flexible), *[s for s in scans if s], *fops, program])
     need = max([lo + hi for lo, hi in written.values()])
     n_k = need + draw(st.integers(1, 3))
     large = draw(st.integers(0, 4)) == 0
     sizes = {e: draw(st.integers(3, 12)) + (1500 if large else 0) for e in ENTITIES}
     sizes["K"] = n_k
-    layout = draw(st.sampled_from(["C", "F"]))
-    # now and then connectivities of any width (not C2E: the weights have its 3 slots);
-    # drawn last, so that the programs drawn before them stay the same
-    flexible = frozenset(c for c in ("E2C", "E2V", "V2E") if draw(st.integers(0, 2)) == 0)
-    source = "\n\n".join([prelude(skip, flexible), *[s for s in scans if s], *fops, program])
     return MeshProgram(
         source=source,
         sizes=tuple(sizes.items()),
@@ -601,7 +599,7 @@ def mesh_programs(draw: st.DrawFn, max_calls: int = 3, depth: int = 3) -> MeshPr
         outputs=tuple(outputs),
         exact=tuple(exacts),
         coarse=tuple(coarses),
-        layout=layout,
+        layout=draw(st.sampled_from(["C", "F"])),
         skip=tuple(skip.items()),
         table_dtype=table_dtype,
         flexible=tuple(sorted(flexible & set(used_tables))),

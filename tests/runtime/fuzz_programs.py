@@ -20,9 +20,8 @@ parameters (`(kd0 - 1, kd0)`, `(2, kd0)`, `(kd0 // 2, kd0)`, `(kd0, kd0 + 1)`; v
 at call time among those giving a valid range) and inferred ones; scans over K, forward and
 backward, with a scalar, a (float64, int64), a nested (float64, (float64, int64)) or a
 float32 state, called from the program and from field operators; static parameters (a
-random set of the program's integer scalars, not the arguments of a scan with no field
-argument: DaCe fails to build those, test_fuzz_findings.py); a K-only field broadcast
-implicitly, `sc.broadcast` of a scalar, and `sc.index(K)` (with int32 operands too); a field over (I,
+random set of the program's integer scalars); a K-only field broadcast implicitly,
+`sc.broadcast` of a scalar, and `sc.index(K)` (with int32 operands too); a field over (I,
 J) broadcast along K; a zero-dimensional float64 input `z: sc.Field[[], sc.float64]` (a
 0-d array; broadcast, never shifted); float64, float32, int64 and int32 fields and scalars;
 literals that need all their digits, and dtype constructors as literals of values exact in
@@ -1201,7 +1200,7 @@ def _operator_body(
         return f"sc.concat_where({cond}, {branches})", structure, results, every
     if n_results == 1:
         return texts[0], structure, results, every
-    if n_results == 2 and ctx.records is not None and draw(st.integers(0, 3)) > 0:
+    if n_results == 2 and ctx.records is not None and draw(st.booleans()):
         # a named collection (a NamedTuple) as the result, written to out=(x, y)
         types = [ANNOTATION[(d, "IJK")] for d in dtypes]
         record = _record(ctx.records, types, named_tuple=True)
@@ -1311,7 +1310,6 @@ def programs(
     }
     scans: list[str] = []
     records: list[str] = []
-    scan_scalars: set[str] = set()  # the arguments of scans with no field argument
     fops: list[str] = []
     temporary_candidates: set[str] = set()
     bounds: list[tuple[str, str, int, int]] = []
@@ -1339,7 +1337,7 @@ def programs(
             # now and then every result of a tuple call before (a tuple of temporaries)
             before = [r for r in calls[-1]["results"] if r in candidates] if calls else []
             variant = draw(st.integers(0, 5))
-            if len(before) > 1 and calls[-1]["temporary"] and draw(st.integers(0, 3)) > 0:
+            if len(before) > 1 and calls[-1]["temporary"] and draw(st.booleans()):
                 args, variant = before, 2
             else:
                 args = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=2))
@@ -1350,8 +1348,6 @@ def programs(
             elif variant == 1:  # a field over (I, J) or K broadcast along the rest
                 args = [*args, draw(st.sampled_from(["h", "nu"]))]
             no_field = variant == 0
-            if no_field:  # no static parameter: DaCe fails to build it (test_fuzz_findings)
-                scan_scalars.update(args)
             arg_dtypes = [fields[a][0] if a in fields else scalars[a] for a in args]
             arg_dims = [fields[a][1] if a in fields else "" for a in args]
             name = f"scan{len(scans)}"
@@ -1376,7 +1372,7 @@ def programs(
             mixable = not any(n.has_scan for n in nodes) and not re.search(
                 r"sc\.concat_where\([^,]*\bk[01]\b", text
             )
-            if structure == 0 and draw(st.integers(0, 5)) == 0 and mixable:
+            if structure == 0 and draw(st.integers(0, 3)) == 0 and mixable:
                 surface = _surface(draw, ctx)
                 text, structure = f"{text}, {surface.text}", (0, 1)
             used = frozenset().union(*(n.names for n in [*nodes, *([surface] if surface else [])]))
@@ -1609,9 +1605,7 @@ def programs(
         f"{name}: {ANNOTATION[(dtype, dims)]}" for name, dtype, dims in program_params
     )
     int_scalars = [
-        n
-        for n, d, dims in program_params
-        if not dims and d in INTS and n not in in_expressions | scan_scalars
+        n for n, d, dims in program_params if not dims and d in INTS and n not in in_expressions
     ]
     static: tuple[str, ...] = ()
     if int_scalars and draw(st.integers(0, 3)) == 0:
