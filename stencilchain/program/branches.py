@@ -70,9 +70,12 @@ def _join(
                 f"{_shape(otherwise)}; both must give the same",
                 location,
             )
-        return tuple(
+        joined = tuple(
             _join(cond, a, b, location, what) for a, b in zip(then, otherwise, strict=True)
         )
+        if type(then) is type(otherwise) and hasattr(then, "_fields"):  # a NamedTuple stays one
+            return type(then)(*joined)
+        return joined
     if then is otherwise or (
         isinstance(then, Symbol) and isinstance(otherwise, Symbol) and then.expr == otherwise.expr
     ):

@@ -4,7 +4,10 @@ build, make their arguments and name their constructs).
 
 A program holds fields over (Cell, K), (Edge, K) and (Vertex, K) (float64, float32 and
 int32), weights over (Cell, C2EDim), and the tables of four connectivities (C2E with 3
-slots, E2C, E2V with 2, V2E with 4), each declared with or without skip values; its tables
+slots, E2C, E2V with 2, V2E with 4), each declared with or without skip values, and E2C, E2V
+and V2E now and then with `max_neighbors=None` (each call's table gives its width: the test
+runs such a program with tables of the declared width and of one slot more, one
+specialisation each, `MeshProgram.flexible`); its tables
 are random valid ones for a random mesh size: entries in [0, n_target), and -1 in about one
 slot in four (a whole row now and then) where the connectivity has skip values. Its calls
 combine arithmetic, `sc.where`, casts, shifts along K, `sc.concat_where` along K, neighbour
@@ -65,7 +68,9 @@ def annotation(dtype: str, entity: str) -> str:
     return f"{SHORT[entity]}K{DTYPE_SUFFIX[dtype]}"
 
 
-def prelude(skip: dict[str, bool]) -> str:
+def prelude(skip: dict[str, bool], flexible: frozenset[str] = frozenset()) -> str:
+    """The module's dimensions, connectivities and field types; those in `flexible`
+    declared with `max_neighbors=None` (each call's table gives its width)."""
     lines = [
         "import stencilchain as sc",
         "",
@@ -76,7 +81,7 @@ def prelude(skip: dict[str, bool]) -> str:
         lines.append(f'{local} = sc.Dimension("{local}", kind=sc.LOCAL)')
         lines.append(
             f'{name} = sc.Connectivity("{name}", source={source}, target=({target}, {local}), '
-            f"max_neighbors={width}, skip_values={skip[name]})"
+            f"max_neighbors={None if name in flexible else width}, skip_values={skip[name]})"
         )
     for entity in ENTITIES:
         for dtype, suffix in DTYPE_SUFFIX.items():
@@ -349,12 +354,15 @@ class MeshProgram:
     layout: str  # C or F
     skip: tuple[tuple[str, bool], ...]
     table_dtype: str
+    # connectivities declared with max_neighbors=None: their tables have one slot more
+    # than CONNECTIVITIES says in calls with an odd seed (one specialisation per width)
+    flexible: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return (
             f"MeshProgram(sizes={self.sizes}, layout={self.layout!r}, outputs={self.outputs}, "
             f"exact={self.exact}, coarse={self.coarse}, skip={self.skip}, "
-            f"table_dtype={self.table_dtype}, source=\n{self.source})"
+            f"table_dtype={self.table_dtype}, flexible={self.flexible}, source=\n{self.source})"
         )
 
     def build(self) -> sc.Program:
@@ -373,6 +381,7 @@ class MeshProgram:
         for name, dtype, what in self.params:
             if dtype == "table":
                 source, target, _, width = CONNECTIVITIES[what]
+                width += int(what in self.flexible) * (seed % 2)
                 table = rng.integers(0, sizes[source], (sizes[target], width))
                 if skip[what]:
                     table[rng.random(table.shape) < 0.25] = -1
@@ -407,6 +416,8 @@ class MeshProgram:
             found.append("tables without skip values")
         if tables and self.table_dtype == "int64":
             found.append("int64 tables")
+        if any(t in self.flexible for t in tables):
+            found.append("tables of any width")
         return found
 
 
@@ -436,6 +447,8 @@ CONSTRUCTS = {
 @st.composite
 def mesh_programs(draw: st.DrawFn, max_calls: int = 3, depth: int = 3) -> MeshProgram:
     skip = {name: draw(st.booleans()) for name in CONNECTIVITIES}
+    # now and then connectivities of any width (not C2E: the weights have its 3 slots)
+    flexible = frozenset(c for c in ("E2C", "E2V", "V2E") if draw(st.integers(0, 2)) == 0)
     fields: dict[str, tuple[str, str, bool, bool]] = {
         name: (dtype, entity, True, False) for name, (dtype, entity) in INPUTS.items()
     }
@@ -573,7 +586,7 @@ def mesh_programs(draw: st.DrawFn, max_calls: int = 3, depth: int = 3) -> MeshPr
         for n, d, w in program_params
     )
     program = f"@sc.program\ndef fuzz_program({signature}):\n" + "\n".join(lines) + "\n"
-    source = "\n\n".join([prelude(skip), *[s for s in scans if s], *fops, program])
+    source = "\n\n".join([prelude(skip, flexible), *[s for s in scans if s], *fops, program])
     need = max([lo + hi for lo, hi in written.values()])
     n_k = need + draw(st.integers(1, 3))
     large = draw(st.integers(0, 4)) == 0
@@ -589,4 +602,5 @@ def mesh_programs(draw: st.DrawFn, max_calls: int = 3, depth: int = 3) -> MeshPr
         layout=draw(st.sampled_from(["C", "F"])),
         skip=tuple(skip.items()),
         table_dtype=table_dtype,
+        flexible=tuple(sorted(flexible & set(used_tables))),
     )

@@ -38,7 +38,27 @@ levels with half shifts (`wh(K + 0.5)` reads wh[k + 1], `wh(K - 0.5)` wh[k], `K 
 fields over K sent through KHalf and back (`x(KHalf - 0.5)(K + 0.5)`), and an output over
 KHalf (nlev + 1 levels) made from expressions over K read at half levels (`e(KHalf -
 0.5)`, averaged) and `wh`, whole shifts along KHalf (`wh(KHalf + 1)`); the index space along
-K is then nlev + 1 points, so the stops of given domains along K count from there.
+K is then nlev + 1 points, so the stops of given domains along K count from there. Half of
+the staggered programs (those whose inputs are not longer along I) also have an input over
+(IHalf, J, K), `IHalf = sc.staggered(I)`, on ni + 1 points (`wi`, read at `I + 0.5` and `I -
+0.5`), and any staggered program sends fields over I through IHalf and back (`x(IHalf -
+0.5)(I + 0.5)`); with `wi` the index space along I is ni + 1 points, and the stops of given
+domains along I count from there.
+The constructs of gt4py's and ICON's code (issue 21) too: named collections (a NamedTuple or
+a frozen dataclass `Rec<n>` of two fields as a field operator's parameter `tp`, read as
+`tp.u` and `tp.v` and passed as `Rec<n>(x, y)`; a NamedTuple `Rec<n>(e, f)` as a result,
+written to `out=(x, y)`); origins (the inputs one point longer along I or J, in half of those
+programs, given as `sc.as_field(dims, array, start={I: -1})`: they cover [-1, n), not [0, n +
+1)); tuple results over different dimensions (`-> tuple[F, FIJ]`, an (I, J) expression of
+the (I, J) fields beside the (I, J, K) one, each result over its own domain: both inferred,
+or given per result, `domain=({I: ..., K: ...}, {I: ..., J: ...})`); scans called from the
+program with a field over (I, J) or K beside the (I, J, K) ones (broadcast along the rest),
+with no field argument at all (`scan0(alpha, m, out=x)`: only scalars and the state, over
+the dimensions of `out=`), annotated as gt4py writes them (`state: tuple[float, int]`, `x0:
+float`), and with a field operator of scalars called in the body (`scan0_step(s, ...)`,
+`def scan0_step(u: float, v: float) -> float`). A program is built in a module of its own
+in sys.modules (`FuzzProgram.build`): the source's annotations are strings, and a named
+collection's are evaluated in its class's module.
 Meshes are in fuzz_mesh_programs.py.
 
 Exactness: every node records whether its value is bit-for-bit reproducible across
@@ -59,7 +79,8 @@ indices, per dimension) to choose explicit domains that read only what was writt
 choose a shape in which every domain is non-empty. Its bookkeeping is conservative: a
 concat_where's branches count as read everywhere, and the call gets an explicit domain along
 the condition's dimension (a window is checked at the call, with the call's domain); a call
-bounded by a parameter writes an output no later call reads. A program it makes is valid,
+bounded by a parameter writes an output no later call reads, and reads no temporary written
+over part of K (in a staggered program, every temporary). A program it makes is valid,
 and the test rejects (hypothesis `reject`) the rare one that the DSL refuses anyway (a scan
 in a concat_where branch that an enclosing branch makes empty); the long run counts them.
 """
@@ -67,7 +88,10 @@ in a concat_where branch that an enclosing branch makes empty); the long run cou
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
+import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -76,6 +100,14 @@ from hypothesis import strategies as st
 import stencilchain as sc
 
 DIMS = ("I", "J", "K")
+#: The dimension of each letter of a field's dims (H: KHalf, G: IHalf).
+DIMENSIONS = {
+    "I": sc.Dimension("I"),
+    "J": sc.Dimension("J"),
+    "K": sc.Dimension("K"),
+    "H": sc.staggered(sc.Dimension("K")),
+    "G": sc.staggered(sc.Dimension("I")),
+}
 Offset = tuple[int, int, int]
 Margins = tuple[tuple[int, int], ...]  # per dimension of DIMS: (from the first, from the end)
 
@@ -90,6 +122,7 @@ ANNOTATION = {
     ("float32", "IJK"): "F32",
     ("int32", "IJK"): "N32",
     ("float64", "0"): "F0",
+    ("float64", "GJK"): "FG",
     ("float64", ""): "sc.float64",
     ("int64", ""): "sc.int64",
     ("float32", ""): "sc.float32",
@@ -97,10 +130,14 @@ ANNOTATION = {
 }
 
 PRELUDE = """\
+import dataclasses
+from typing import NamedTuple
+
 import stencilchain as sc
 
 I, J, K = sc.Dimension("I"), sc.Dimension("J"), sc.Dimension("K")
 KHalf = sc.staggered(K)
+IHalf = sc.staggered(I)
 F = sc.Field[[I, J, K], sc.float64]
 N = sc.Field[[I, J, K], sc.int64]
 FK = sc.Field[[K], sc.float64]
@@ -110,6 +147,7 @@ N32 = sc.Field[[I, J, K], sc.int32]
 FH = sc.Field[[I, J, KHalf], sc.float64]
 NH = sc.Field[[I, J, KHalf], sc.int64]
 F0 = sc.Field[[], sc.float64]
+FG = sc.Field[[IHalf, J, K], sc.float64]
 """
 
 #: The program's inputs: name -> (dtype, dims).
@@ -132,6 +170,11 @@ INPUTS = {
 #: The inputs over (I, J, KHalf) of a staggered program (nlev + 1 half levels; dims "IJH"),
 #: read at full levels with half shifts (`wh(K + 0.5)` reads wh[k + 1], `wh(K - 0.5)` wh[k]).
 STAGGERED_INPUTS = {"wh": ("float64", "IJH"), "nh": ("int64", "IJH")}
+#: The input over (IHalf, J, K) of a staggered program (ni + 1 half points along I; dims
+#: "GJK"), read at full points (`wi(I + 0.5)` reads wi[i + 1], `wi(I - 0.5)` wi[i]).
+I_STAGGERED_INPUTS = {"wi": ("float64", "GJK")}
+I_HALF_TO_FULL = {"I + 0.5": 1, "I - 0.5": 0}
+I_FULL_TO_HALF = {"IHalf + 0.5": 0, "IHalf - 0.5": -1}
 #: A half shift of a field over KHalf onto K: the text and the whole offset it reads at.
 HALF_TO_FULL = {"K + 0.5": 1, "K - 0.5": 0, "K + 1.5": 2, "K - 1.5": -1}
 #: A half shift of a field over K onto KHalf: the text and the whole offset it reads at.
@@ -248,6 +291,7 @@ class Context:
     recent: frozenset[str] = frozenset()  # the results of the call before
     allow_scans: bool = True  # at most one scan per field operator: set False by the first
     staggered: bool = False  # a staggered program: half shifts through KHalf and back
+    records: list[str] | None = None  # source of named collections (None: make none)
 
 
 def _has(ctx: Context, dtype: str) -> bool:
@@ -294,6 +338,12 @@ def leaf(draw: st.DrawFn, ctx: Context, dtype: str, *, traced: bool = False) -> 
         if fdtype == dtype and dims == "IJH":  # over KHalf: read at full levels
             text = draw(st.sampled_from([*HALF_TO_FULL, "K + 0.5", "K - 0.5"]))
             reads = frozenset({(name, (0, 0, HALF_TO_FULL[text]))})
+            options.append(
+                Node(f"{name}({text})", dtype, "field", "IJK", exact, reads, frozenset({name}))
+            )
+        elif fdtype == dtype and dims == "GJK":  # over IHalf: read at full points
+            text = draw(st.sampled_from(sorted(I_HALF_TO_FULL)))
+            reads = frozenset({(name, (I_HALF_TO_FULL[text], 0, 0))})
             options.append(
                 Node(f"{name}({text})", dtype, "field", "IJK", exact, reads, frozenset({name}))
             )
@@ -558,6 +608,11 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
         return draw(scan_in_field_operator(ctx, depth, dtype))
     if op == "half":  # onto KHalf and back: x(KHalf - 0.5)(K + 0.5) reads x[k]
         x = draw(sub())
+        if x.kind == "field" and "I" in x.dims and draw(st.integers(0, 2)) == 0:  # IHalf
+            up = draw(st.sampled_from(sorted(I_FULL_TO_HALF)))
+            down = draw(st.sampled_from(sorted(I_HALF_TO_FULL)))
+            node = shift(x, (I_FULL_TO_HALF[up] + I_HALF_TO_FULL[down], 0, 0))
+            return dataclasses.replace(node, text=f"({x.text})({up})({down})")
         if x.kind != "field" or "K" not in x.dims:
             return x
         up = draw(st.sampled_from(["KHalf + 0.5", "KHalf - 0.5"]))
@@ -629,14 +684,40 @@ SCAN_INIT = {
 }
 
 
+#: gt4py's annotations of a scan's state (docs/dsl.md, "As gt4py writes them").
+GT4PY_STATES = {
+    "scalar": "float",
+    "pair": "tuple[float, int]",
+    "nested": "tuple[float, tuple[float, int]]",
+    "float32": "sc.float32",
+}
+#: gt4py's annotations of a scan's value parameters: `float` and `int` take the dimensions
+#: of their argument (an (I, J) or K field broadcast along the rest); the others as fields.
+GT4PY_VALUES = {"float64": "float", "int64": "int"}
+
+
 @st.composite
 def scan_definitions(
-    draw: st.DrawFn, name: str, arg_dtypes: list[str], state: str | None = None
+    draw: st.DrawFn,
+    name: str,
+    arg_dtypes: list[str],
+    state: str | None = None,
+    arg_dims: list[str] | None = None,
+    gt4py: bool | None = None,
 ) -> tuple[str, bool, bool, str]:
     """A scan operator over K: its source, whether it is exact, whether it is inexact by
-    float32 ulp (coarse), and its state (a key of SCAN_STATES)."""
+    float32 ulp (coarse), and its state (a key of SCAN_STATES). `arg_dims`: each argument's
+    dimensions (IJK when not given; "" for a scalar, IJ or K for a field broadcast along
+    the rest); `gt4py`: annotated as gt4py writes scans (`state: tuple[float, int]`, `x0:
+    float`; None: drawn). Now and then its update is a field operator of scalars called in
+    its body (`scan0_step(s, ...)`, defined before it)."""
     forward = draw(st.booleans())
     state = state or draw(st.sampled_from(sorted(SCAN_STATES)))
+    arg_dims = arg_dims or ["IJK"] * len(arg_dtypes)
+    gt4py = draw(st.integers(0, 2)) == 0 if gt4py is None else gt4py
+    # `float` takes the dimensions of the parameters annotated as fields (F32) where there
+    # are some, where an argument over fewer dimensions would need sc.broadcast
+    gt4py = gt4py and all(d in GT4PY_VALUES for d, dims in zip(arg_dtypes, arg_dims) if dims)
     args = [f"x{i}" for i in range(len(arg_dtypes))]
     fields = {a: (d, "", True) for a, d in zip(args, arg_dtypes)}
     sdtype = "float32" if state == "float32" else "float64"
@@ -645,13 +726,34 @@ def scan_definitions(
         fields["t"] = ("float64", "", True)
     body_ctx = Context(fields, {}, in_scan=True, allow_scans=False)
     update = draw(expressions(body_ctx, sdtype, 2))
-    params = ", ".join(f"{a}: {ANNOTATION[(d, 'IJK')]}" for a, d in zip(args, arg_dtypes))
+
+    def annotation(dtype: str, dims: str) -> str:
+        if not dims:  # a scalar parameter
+            return f"sc.{dtype}"
+        if gt4py and dtype in GT4PY_VALUES:
+            return GT4PY_VALUES[dtype]
+        return ANNOTATION[(dtype, dims)]
+
+    params = [f"{a}: {annotation(d, dims)}" for a, d, dims in zip(args, arg_dtypes, arg_dims)]
     decorator = f"@sc.scan_operator(axis=K, forward={forward}, init={SCAN_INIT[state]})"
-    lines = [
-        decorator,
-        f"def {name}({'s' if state in ('scalar', 'float32') else 'state'}, {params}):",
-    ]
+    first = "s" if state in ("scalar", "float32") else "state"
+    if gt4py or not any(arg_dims):  # with no field argument: as gt4py writes it
+        returns = "" if state == "float32" else f" -> {GT4PY_STATES[state]}"
+        first = f"{first}: {GT4PY_STATES[state]}"
+    else:
+        returns = ""
+    lines = [decorator, f"def {name}({', '.join([first, *params])}){returns}:"]
     new = f"0.5 * s + {update.text}"
+    if sdtype == "float64" and draw(st.integers(0, 2)) == 0:  # a field operator of scalars
+        lines = [
+            "@sc.field_operator",
+            f"def {name}_step(u: float, v: float) -> float:",
+            "    return 0.5 * u + v",
+            "",
+            "",
+            *lines,
+        ]
+        new = f"{name}_step(s, {update.text})"
     floats = ["s", *[a for a, d in zip(args, arg_dtypes) if d == "float64"]]
     if state in ("pair", "nested"):
         cond_left = draw(st.sampled_from(floats))
@@ -772,19 +874,32 @@ class FuzzProgram:
     # whether a parameter is over (I, J, KHalf) (dims "IJH"): nlev + 1 points along it, one
     # more than the fields over K (so the index space along K is one longer)
     staggered: bool = False
+    # whether the `longer` inputs are field values starting at -1 along it (an origin)
+    origin: bool = False
 
     def __repr__(self) -> str:
         return (
             f"FuzzProgram(shape={self.shape}, layout={self.layout!r}, outputs={self.outputs}, "
             f"exact={self.exact}, coarse={self.coarse}, bounds={self.bounds}, "
-            f"longer={self.longer!r}, staggered={self.staggered}, source=\n"
+            f"longer={self.longer!r}, staggered={self.staggered}, origin={self.origin}, "
+            f"source=\n"
             f"{self.source})"
         )
 
     def build(self) -> sc.Program:
-        namespace: dict[str, Any] = {}
-        exec(compile(self.source, "<fuzz program>", "exec"), namespace)
-        return namespace["fuzz_program"]  # type: ignore[no-any-return]
+        """The program, defined in a module of its own in sys.modules: the source's
+        annotations are strings (this module's `from __future__ import annotations`), and
+        those of a named collection are evaluated in its class's module, as for a user's."""
+        name = f"fuzz_program_{hashlib.sha256(self.source.encode()).hexdigest()[:16]}"
+        module = sys.modules.get(name)
+        if module is None:
+            module = sys.modules[name] = types.ModuleType(name)
+            try:
+                exec(compile(self.source, "<fuzz program>", "exec"), module.__dict__)
+            except BaseException:
+                del sys.modules[name]
+                raise
+        return module.fuzz_program  # type: ignore[no-any-return]
 
     def arguments(self, seed: int) -> list[Any]:
         """The program's arguments: random inputs and outputs (their untouched points are
@@ -799,9 +914,11 @@ class FuzzProgram:
                 args.append(np.array(rng.uniform(-2.0, 2.0)))
                 continue
             shape = tuple(
-                self.shape[DIMS.index(d)] + (d == self.longer and name not in self.outputs)
-                if d != "H"
-                else n_k + 1
+                n_k + 1
+                if d == "H"
+                else self.shape[0] + 1
+                if d == "G"
+                else self.shape[DIMS.index(d)] + (d == self.longer and name not in self.outputs)
                 for d in dims
             )
             if not dims:
@@ -825,7 +942,11 @@ class FuzzProgram:
                 value = rng.uniform(-2.0, 2.0, shape).astype(dtype)
             else:
                 value = rng.integers(-20, 21, shape).astype(dtype)
-            args.append(_laid_out(value, self.layout))
+            value = _laid_out(value, self.layout)
+            if self.origin and self.longer in dims and name not in self.outputs:
+                dimensions = [DIMENSIONS[d] for d in dims]
+                value = sc.as_field(dimensions, value, start={DIMENSIONS[self.longer]: -1})
+            args.append(value)
         return args
 
     def constructs(self) -> list[str]:
@@ -891,6 +1012,18 @@ CONSTRUCTS = {
     "zero-dimensional fields": r"\bz: F0",
     "dtype constructors": r"return .*sc\.(float64|int64)\(-?\d",
     "parameter expressions as arguments": r"^    .*op\d+\(.*\b(alpha|beta|m|k0|k1) (//|[-*]) \d",
+    "named collection arguments": r"\btp: Rec\d+\b",
+    "dataclass collections": r"^@dataclasses\.dataclass",
+    "named collection results": r"-> Rec\d+:",
+    "origins": r"^# those inputs start at -1 along [IJ]",
+    "tuple results over different dimensions": r"-> tuple\[\w+, FIJ\]:",
+    "a domain per result": r"domain=\(\{",
+    "scan arguments over fewer dimensions": r"^    .*scan\d+\([^\n]*\b(h|nu)\b",
+    "scans without field arguments": r"^def scan\d+\([^\n]*: sc\.(float64|int64)\)( -> [^\n]*)?:$",
+    "field operators in scan bodies": r"return scan\d+_step\(",
+    "gt4py scan annotations": r"^def scan\d+\((s|state): (float|tuple\[|sc\.float32)",
+    "fields over IHalf": r"\bwi: FG",
+    "half shifts through IHalf and back": r"\)\(IHalf [+-] 0\.5\)\(I [+-] 0\.5\)",
     "int64 results": r"-> (N|tuple\[.*N\b.*\])",
     "float64 results": r"-> (F|tuple\[.*F\b.*\])",
 }
@@ -1067,7 +1200,50 @@ def _operator_body(
         return f"sc.concat_where({cond}, {branches})", structure, results, every
     if n_results == 1:
         return texts[0], structure, results, every
+    if n_results == 2 and ctx.records is not None and draw(st.booleans()):
+        # a named collection (a NamedTuple) as the result, written to out=(x, y)
+        types = [ANNOTATION[(d, "IJK")] for d in dtypes]
+        record = _record(ctx.records, types, named_tuple=True)
+        return f"{record}({texts[0]}, {texts[1]})", structure, results, every
     return ", ".join(texts), structure, results, every
+
+
+def _record(records: list[str], types: list[str], named_tuple: bool) -> str:
+    """A new named collection `Rec<n>` of fields `u`, `v` of `types`, a NamedTuple or a
+    frozen dataclass, its source appended to `records`; its name."""
+    name = f"Rec{len(records)}"
+    head = (
+        f"class {name}(NamedTuple):"
+        if named_tuple
+        else f"@dataclasses.dataclass(frozen=True)\nclass {name}:"
+    )
+    records.append(f"{head}\n    u: {types[0]}\n    v: {types[1]}\n")
+    return name
+
+
+def _surface(draw: st.DrawFn, ctx: Context, depth: int = 2) -> Node:
+    """An exact float64 expression over (I, J): the program's fields over (I, J) shifted
+    along I and J, combined with each other, alpha and literals."""
+    if depth == 0 or draw(st.integers(0, 2)) == 0:
+        names = sorted(
+            n for n, (d, dims, _) in ctx.fields.items() if (d, dims) == ("float64", "IJ")
+        )
+        name = draw(st.sampled_from(names))
+        di, dj = draw(st.sampled_from([-1, 0, 1])), draw(st.sampled_from([-1, 0, 1]))
+        parts = [f"{d} {'+' if o > 0 else '-'} {abs(o)}" for d, o in (("I", di), ("J", dj)) if o]
+        text = f"{name}({', '.join(parts)})" if parts else name
+        reads = frozenset({(name, (di, dj, 0))})
+        return Node(text, "float64", "field", "IJ", True, reads, frozenset({name}))
+    x = _surface(draw, ctx, depth - 1)
+    other = draw(st.integers(0, 2))
+    if other == 0:
+        y = _surface(draw, ctx, depth - 1)
+    elif other == 1 and "alpha" in ctx.scalars:
+        y = Node("alpha", "float64", "scalar", "", True, names=frozenset({"alpha"}))
+    else:
+        y = _literal(draw, "float64")
+    sym = draw(st.sampled_from(["+", "-", "*"]))
+    return Node(f"({x.text} {sym} {y.text})", "float64", "field", "IJ", **_union(x, y))
 
 
 @st.composite
@@ -1113,16 +1289,27 @@ def programs(
         fields.update(
             {name: (dtype, dims, True) for name, (dtype, dims) in STAGGERED_INPUTS.items()}
         )
+        if longer != "I" and draw(st.booleans()):  # and one over (IHalf, J, K)
+            fields.update(
+                {name: (dtype, dims, True) for name, (dtype, dims) in I_STAGGERED_INPUTS.items()}
+            )
+    # inputs one point longer along I or J: now and then as field values starting at -1
+    # along it (an origin), so that they cover [-1, n) rather than [0, n + 1)
+    origin = bool(longer) and draw(st.booleans())
     coarse_of: dict[str, bool] = {}
     result_of: dict[str, tuple[str, bool]] = {}
     scalars = {name: dtype for name, (dtype, dims) in INPUTS.items() if not dims}
     # over KHalf: one level more than the outputs over K (in the margins of K's points)
+    # over IHalf: one point more along I
     written: dict[str, Margins] = {
-        name: ((0, 0), (0, 0), (0, -1 if dims == "IJH" else 0))
+        name: ((0, -1 if dims == "GJK" else 0), (0, 0), (0, -1 if dims == "IJH" else 0))
         for name, (_, dims, _) in fields.items()
     }
-    dims_of = {name: dims.replace("H", "K") for name, (_, dims, _) in fields.items()}
+    dims_of = {
+        name: dims.replace("H", "K").replace("G", "I") for name, (_, dims, _) in fields.items()
+    }
     scans: list[str] = []
+    records: list[str] = []
     fops: list[str] = []
     temporary_candidates: set[str] = set()
     bounds: list[tuple[str, str, int, int]] = []
@@ -1134,23 +1321,43 @@ def programs(
     n_calls = draw(st.integers(1, max_calls))
     for index in range(n_calls):
         recent = frozenset(calls[-1]["results"]) if calls else frozenset()
-        ctx = Context(dict(fields), dict(scalars), scans=scans, recent=recent, staggered=staggered)
+        ctx = Context(
+            dict(fields),
+            dict(scalars),
+            scans=scans,
+            recent=recent,
+            staggered=staggered,
+            records=records,
+        )
         force: frozenset[str] = frozenset()
+        no_field = False
+        surface: Node | None = None  # a second result over (I, J), its own domain
         if draw(st.integers(0, 4)) == 0:  # a scan called from the program
             candidates = sorted(n for n, (_, dims, _) in fields.items() if dims == "IJK")
             # now and then every result of a tuple call before (a tuple of temporaries)
-            before = [r for r in calls[-1]["results"] if r in fields] if calls else []
+            before = [r for r in calls[-1]["results"] if r in candidates] if calls else []
+            variant = draw(st.integers(0, 5))
             if len(before) > 1 and calls[-1]["temporary"] and draw(st.booleans()):
-                args = before
+                args, variant = before, 2
             else:
                 args = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=2))
-            arg_dtypes = [fields[a][0] for a in args]
+            if variant == 0:  # no field argument: only scalars and its state, over out='s dims
+                args = draw(
+                    st.lists(st.sampled_from(["alpha", "m"]), min_size=1, max_size=2, unique=True)
+                )
+            elif variant == 1:  # a field over (I, J) or K broadcast along the rest
+                args = [*args, draw(st.sampled_from(["h", "nu"]))]
+            no_field = variant == 0
+            arg_dtypes = [fields[a][0] if a in fields else scalars[a] for a in args]
+            arg_dims = [fields[a][1] if a in fields else "" for a in args]
             name = f"scan{len(scans)}"
-            source, exact, coarse, state = draw(scan_definitions(name, arg_dtypes))
+            source, exact, coarse, state = draw(
+                scan_definitions(name, arg_dtypes, arg_dims=arg_dims)
+            )
             scans.append(source)
-            exact = exact and all(fields[a][2] for a in args)
+            exact = exact and all(fields[a][2] for a in args if a in fields)
             coarse = coarse or any(coarse_of.get(a, False) for a in args)
-            reads = frozenset((a, (0, 0, 0)) for a in args)
+            reads = frozenset((a, (0, 0, 0)) for a in args if a in fields)
             structure, _ = _numbered(SCAN_STATES[state])
             results = [
                 (d, exact if d in FLOATS else True, coarse) for d in _leaves(SCAN_STATES[state])
@@ -1159,11 +1366,20 @@ def programs(
             argtexts = list(names)
         else:
             text, structure, results, nodes = draw(_operator_body(ctx, depth))
-            used = frozenset().union(*(n.names for n in nodes))
+            # now and then a tuple over (I, J, K) and (I, J), of a field operator that calls no
+            # scan and has no concat_where on scalars (docs/dsl.md: such a call is lowered
+            # into a field operator of its own, which returns fields over one set of dims)
+            mixable = not any(n.has_scan for n in nodes) and not re.search(
+                r"sc\.concat_where\([^,]*\bk[01]\b", text
+            )
+            if structure == 0 and draw(st.integers(0, 3)) == 0 and mixable:
+                surface = _surface(draw, ctx)
+                text, structure = f"{text}, {surface.text}", (0, 1)
+            used = frozenset().union(*(n.names for n in [*nodes, *([surface] if surface else [])]))
             force = frozenset().union(*(n.explicit for n in nodes))
             names = [
                 n
-                for n in [*INPUTS, *STAGGERED_INPUTS, *fields]
+                for n in [*INPUTS, *STAGGERED_INPUTS, *I_STAGGERED_INPUTS, *fields]
                 if n in used and n in {**fields, **scalars}
             ]
             names = list(dict.fromkeys(names))
@@ -1181,19 +1397,32 @@ def programs(
             pairable = [
                 n for n in names if fields.get(n, ("", ""))[1] == "IJK" and n not in dynamic
             ]
-            if len(pairable) > 1 and draw(st.integers(0, 3)) == 0:
+            if len(pairable) > 1 and draw(st.integers(0, 2)) > 0:
                 first, second = draw(
                     st.lists(st.sampled_from(pairable), min_size=2, max_size=2, unique=True)
                 )
                 i, j = names.index(first), names.index(second)
-                text = re.sub(rf"\b{first}\b", "tp[0]", text)
-                text = re.sub(rf"\b{second}\b", "tp[1]", text)
-                types = f"{param_texts[i].split(': ')[1]}, {param_texts[j].split(': ')[1]}"
-                param_texts[i] = f"tp: tuple[{types}]"
-                argtexts[i] = f"({first}, {second})"
+                types = [param_texts[i].split(": ")[1], param_texts[j].split(": ")[1]]
+                if draw(st.booleans()):  # a named collection: `tp.u`, passed as Rec<n>(x, y)
+                    record = _record(records, types, named_tuple=draw(st.integers(0, 2)) == 0)
+                    text = re.sub(rf"\b{first}\b", "tp.u", text)
+                    text = re.sub(rf"\b{second}\b", "tp.v", text)
+                    param_texts[i] = f"tp: {record}"
+                    argtexts[i] = f"{record}({first}, {second})"
+                else:
+                    text = re.sub(rf"\b{first}\b", "tp[0]", text)
+                    text = re.sub(rf"\b{second}\b", "tp[1]", text)
+                    param_texts[i] = f"tp: tuple[{types[0]}, {types[1]}]"
+                    argtexts[i] = f"({first}, {second})"
                 del param_texts[j], argtexts[j]
             params = ", ".join(param_texts)
-            annotation = _annotation_text(structure, [r[0] for r in results])
+            if text.startswith("Rec"):  # a named collection
+                annotation = text.split("(")[0]
+            elif surface is not None:
+                annotation = f"tuple[{ANNOTATION[(results[0][0], 'IJK')]}, FIJ]"
+                results.append(("float64", True, False))
+            else:
+                annotation = _annotation_text(structure, [r[0] for r in results])
             fops.append(
                 f"@sc.field_operator\ndef {callee}({params}) -> {annotation}:\n    return {text}\n"
             )
@@ -1207,8 +1436,10 @@ def programs(
         explicit = _margins_of(reads, readable, dims_of)
         domain = {}
         # a bound from a parameter, if the call reads no temporary written over part of K
+        # (in a staggered program every temporary is: K's nlev levels of nlev + 1 points)
         bounded = draw(st.integers(0, 5)) == 0 and all(
-            n not in temporary_candidates or written[n][2] == (0, 0) for n, _ in reads
+            n not in temporary_candidates or (written[n][2] == (0, 0) and not staggered)
+            for n, _ in reads
         )
         for axis, d in enumerate(DIMS):
             if bounded and d == "K":
@@ -1225,16 +1456,32 @@ def programs(
                 hi = explicit[axis][1] + draw(st.integers(0, 1))
                 margins[axis] = [lo, hi]
                 domain[d] = ("explicit", lo, hi)
-        temporary = draw(st.booleans()) and not bounded  # if every later call reads them
+        # the result over (I, J): its own domain, inferred as the call's, else given
+        surface_domain: dict[str, tuple[Any, ...]] = {}
+        result_dims = ["IJK"] * len(results)
+        if surface is not None:
+            result_dims[-1] = "IJ"
+            surface_margins = _margins_of(surface.reads, written, dims_of)
+            if domain:
+                surface_explicit = _margins_of(surface.reads, readable, dims_of)
+                for axis, d in enumerate(DIMS[:2]):
+                    lo = surface_explicit[axis][0] + draw(st.integers(0, 1))
+                    hi = surface_explicit[axis][1] + draw(st.integers(0, 1))
+                    surface_margins[axis] = [lo, hi]
+                    surface_domain[d] = ("explicit", lo, hi)
+            surface_margins[2] = [0, 0]
+        # if every later call reads them; a scan with no field argument writes to out=
+        temporary = draw(st.integers(0, 2)) > 0 and not bounded and not no_field
         out_names: list[str] = []
-        for dtype, exact, coarse in results:
+        for (dtype, exact, coarse), dims in zip(results, result_dims):
             out_name = f"x{len(calls)}_{len(out_names)}"
             out_names.append(out_name)
-            fields[out_name] = (dtype, "IJK", exact)
+            fields[out_name] = (dtype, dims, exact)
             coarse_of[out_name] = coarse
             result_of[out_name] = (dtype, exact)
-            dims_of[out_name] = "IJK"
-            written[out_name] = tuple((lo, hi) for lo, hi in margins)
+            dims_of[out_name] = dims
+            own = surface_margins if dims == "IJ" else margins
+            written[out_name] = tuple((lo, hi) for lo, hi in own)
             if temporary:
                 temporary_candidates.add(out_name)
         calls.append(
@@ -1247,6 +1494,8 @@ def programs(
                 "domain": domain,
                 "temporary": temporary,
                 "dims": "IJK",
+                "result_dims": result_dims,
+                "surface_domain": surface_domain,
             }
         )
         if bounded:  # written where only the call knows: no later call reads them
@@ -1257,7 +1506,7 @@ def programs(
         node = draw(_half_level_body(ctx, depth - 1))
         names = [
             n
-            for n in [*INPUTS, *STAGGERED_INPUTS, *fields]
+            for n in [*INPUTS, *STAGGERED_INPUTS, *I_STAGGERED_INPUTS, *fields]
             if n in node.names and n in {**fields, **scalars}
         ]
         names = list(dict.fromkeys(names))
@@ -1298,12 +1547,14 @@ def programs(
     # the programs's fields over KHalf, which make the index space along K one longer
     half_fields = [n for n in STAGGERED_INPUTS if any(n in c["args"] for c in calls)]
     half_fields += [r for c in calls if c["dims"] == "IJH" for r in c["results"]]
+    # and over IHalf, which make it one longer along I
+    i_half_fields = [n for n in I_STAGGERED_INPUTS if any(n in c["args"] for c in calls)]
     # the names each call reads, to know which results become temporaries
     read_later: set[str] = set()
     for call in calls:
         read_later.update(call["args"])
     program_params: list[tuple[str, str, str]] = []
-    for name, (dtype, dims) in {**INPUTS, **STAGGERED_INPUTS}.items():
+    for name, (dtype, dims) in {**INPUTS, **STAGGERED_INPUTS, **I_STAGGERED_INPUTS}.items():
         if any(name in c["args"] for c in calls):
             program_params.append((name, dtype, dims))
     program_params += [(name, bound_dtypes[name], "") for name, _, _, _ in bounds]
@@ -1318,14 +1569,23 @@ def programs(
         )
         args = list(call.get("argtexts", call["args"]))
         for i, arg in enumerate(args):  # now and then an expression of the scalar passed
-            if arg in PARAMETER_EXPRESSIONS and draw(st.integers(0, 2)) == 0:
+            # (not of a scan: its scalar arguments are parameters or literals)
+            if (
+                arg in PARAMETER_EXPRESSIONS
+                and call["callee"].startswith("op")
+                and len(set(call.get("result_dims", ()))) < 2  # nor of one over several dims
+                and draw(st.integers(0, 2)) == 0
+            ):
                 args[i] = draw(st.sampled_from(PARAMETER_EXPRESSIONS[arg]))
                 in_expressions.add(arg)
-        domain = ", ".join(
-            f"{d}: {_domain_text(v, bool(half_fields) and d == 'K')}"
-            for d, v in call["domain"].items()
-        )
+        space = {"I": bool(i_half_fields), "J": False, "K": bool(half_fields)}
+        domain = ", ".join(f"{d}: {_domain_text(v, space[d])}" for d, v in call["domain"].items())
         extra = [f"domain={{{domain}}}"] if domain else []
+        if domain and call.get("surface_domain"):  # each result over its own domain
+            surface = ", ".join(
+                f"{d}: {_domain_text(v, space[d])}" for d, v in call["surface_domain"].items()
+            )
+            extra = [f"domain=({{{domain}}}, {{{surface}}})"]
         targets = _structure_text(call["structure"], call["results"])
         if temporary:
             targets = targets[1:-1] if targets.startswith("(") else targets
@@ -1334,9 +1594,10 @@ def programs(
         else:
             arguments = ", ".join([*args, f"out={targets}", *extra])
             lines.append(f"    {call['callee']}({arguments})")
-            for result in call["results"]:
+            result_dims = call.get("result_dims", [call["dims"]] * len(call["results"]))
+            for result, dims in zip(call["results"], result_dims):
                 dtype, exact = result_of[result]
-                program_params.append((result, dtype, call["dims"]))
+                program_params.append((result, dtype, dims))
                 outputs.append(result)
                 exact_outputs.append(exact)
                 coarse_outputs.append(coarse_of[result])
@@ -1353,12 +1614,19 @@ def programs(
     program = f"{decorator}\ndef fuzz_program({signature}):\n" + "\n".join(lines) + "\n"
     if longer:
         program = f"# inputs one point longer along {longer} than the outputs\n{program}"
+    if origin:
+        program = f"# those inputs start at -1 along {longer} (sc.as_field, start=)\n{program}"
+    if i_half_fields:
+        program = (
+            f"# fields over (IHalf, J, K), on ni + 1 half points: {', '.join(i_half_fields)}\n"
+            f"{program}"
+        )
     if half_fields:
         program = (
             f"# fields over (I, J, KHalf), on nlev + 1 half levels: {', '.join(half_fields)}\n"
             f"{program}"
         )
-    source = "\n\n".join([PRELUDE, *[s for s in scans if s], *fops, program])
+    source = "\n\n".join([PRELUDE, *records, *[s for s in scans if s], *fops, program])
     # a shape in which every domain holds at least one point
     need = [
         max([*(lo + hi for name in written for lo, hi in [written[name][axis]]), extra_need[axis]])
@@ -1379,4 +1647,5 @@ def programs(
         static=static,
         longer=longer,
         staggered=bool(half_fields),
+        origin=origin,
     )

@@ -29,7 +29,9 @@ cache, and a program of several calls and scans takes a few seconds per toolchai
 `dace_cpu_noopt`; `SC_TESTS_FUZZ_SEED=<int>` draws another set of programs (docs/guide/
 testing.md). The variables are not `STENCILCHAIN_*` ones: an unknown `STENCILCHAIN_*`
 variable is a `ConfigError` for every container built from the environment.
-The long run (several hundred programs, four toolchains each, counts per construct) is
+A mesh program with a connectivity declared `max_neighbors=None` runs twice, with tables of
+two widths (one specialisation each). The long run (several hundred programs, four
+toolchains each, counts per construct) is
 `python -m tests.runtime.fuzz_long_run` (its docstring). Every failure the fuzzer found is a
 regular test in tests/runtime/test_fuzz_findings.py.
 """
@@ -107,9 +109,14 @@ def compare(program: Any, toolchains: dict[str, Any], data_seed: int) -> list[tu
         prog.with_backend(toolchain)(*actual)
         differences += compare_outputs(program, actual, expected, name)
         for i, (name_, _, _) in enumerate(program.params):  # inputs are never written
-            if name_ not in program.outputs and isinstance(arguments[i], np.ndarray):
-                np.testing.assert_array_equal(actual[i], arguments[i], strict=True)
+            if name_ not in program.outputs and not np.isscalar(arguments[i]):
+                np.testing.assert_array_equal(_array(actual[i]), _array(arguments[i]), strict=True)
     return differences
+
+
+def _array(value: Any) -> Any:
+    """The array of a field value (an input with an origin), or `value` itself."""
+    return value.asnumpy() if isinstance(value, sc.FieldValue) else value
 
 
 def _same_error(
@@ -129,8 +136,8 @@ def _same_error(
             prog.with_backend(toolchain)(*actual)
         assert str(info.value) == message, f"{name}: {info.value}"
         for got, want in zip(actual, arguments):
-            if isinstance(want, np.ndarray):
-                np.testing.assert_array_equal(got, want, strict=True)
+            if not np.isscalar(want):
+                np.testing.assert_array_equal(_array(got), _array(want), strict=True)
 
 
 FUZZ_SETTINGS = settings(
@@ -180,7 +187,11 @@ def test_random_staggered_programs_agree_on_every_toolchain(
 def test_random_mesh_programs_agree_on_every_toolchain(
     toolchains: dict[str, Any], program: MeshProgram, data_seed: int
 ) -> None:
+    """A program with a connectivity of any width (max_neighbors=None) runs with tables of
+    both widths, one specialisation each (MeshProgram.arguments)."""
     DIFFERENCES.extend(compare(program, toolchains, data_seed))
+    if program.flexible:
+        DIFFERENCES.extend(compare(program, toolchains, data_seed ^ 1))
 
 
 @pytest.mark.parametrize(
@@ -192,7 +203,12 @@ def test_random_mesh_programs_agree_on_every_toolchain(
         (
             mesh_programs(),
             fuzz_mesh_programs.CONSTRUCTS,
-            ("tables with skip values", "tables without skip values", "int64 tables"),
+            (
+                "tables with skip values",
+                "tables without skip values",
+                "int64 tables",
+                "tables of any width",
+            ),
         ),
     ],
     ids=["cartesian", "mesh"],
