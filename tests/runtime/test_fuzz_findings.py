@@ -370,8 +370,8 @@ def test_a_named_tuple_result_keeps_its_class_through_an_if(run: Any, alpha: flo
 # with `m` in static_params builds on the embedded executor and GTFN, but DaCe's SDFG
 # construction fails: RuntimeError "Leftover nodes in queue: deque([AccessNode (x)])"
 # (dace/sdfg/state.py scope_dict, from steps/dace/scans.py add_columns), with a scalar or a
-# tuple state; the same program with `m` not static runs on every toolchain. Not fixed
-# (the generator can still make such a program: a longer run may meet it again).
+# tuple state; the same program with `m` not static runs on every toolchain. Fixed: the
+# map's empty edge into the column's SDFG comes before the outputs' memlets.
 
 
 @sc.scan_operator(axis=K, forward=True, init=(0.0, 0))
@@ -385,17 +385,9 @@ def static_scan_without_fields(m: sc.int64, x: F, y: sc.Field[[I, J, K], sc.int6
     count_levels(m, out=(x, y))
 
 
-DACE_STATIC_SCAN = pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="DaCe: a scan with no field argument and a static scalar argument fails to build "
-    "(Leftover nodes in queue)",
-)
-
-
 @pytest.mark.parametrize(
     "toolchain",
-    ["embedded", "gtfn_cpu", pytest.param("dace_cpu", marks=DACE_STATIC_SCAN)],
+    ["embedded", "gtfn_cpu", "dace_cpu"],
 )
 def test_a_scan_without_fields_takes_a_static_parameter(
     request: pytest.FixtureRequest, toolchain: str
