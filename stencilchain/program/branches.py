@@ -14,6 +14,7 @@ An `if` on a field stays a DefinitionError that says to use sc.where.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program.constructs import where
@@ -74,7 +75,8 @@ def _join(
             _join(cond, a, b, location, what) for a, b in zip(then, otherwise, strict=True)
         )
         if type(then) is type(otherwise) and hasattr(then, "_fields"):  # a NamedTuple stays one
-            return type(then)(*joined)
+            named: Any = type(then)
+            return named(*joined)
         return joined
     if then is otherwise or (
         isinstance(then, Symbol) and isinstance(otherwise, Symbol) and then.expr == otherwise.expr

@@ -41,8 +41,10 @@ def test_pool_compiles_a_program_once_per_toolchain(gtfn_cpu) -> None:  # type: 
     np.testing.assert_array_equal(out_b, expected)
 
 
-def test_metrics_are_collected_when_enabled(session_cache_dir: Path) -> None:
-    container = build_container({}, cache_dir=session_cache_dir, metrics=True)
+def test_metrics_are_collected_when_enabled(private_cache_dir: Path) -> None:
+    # a cache of its own: in the session's, an earlier test's build of `scale` would be a
+    # load index hit (one "index" stage instead of the three steps)
+    container = build_container({}, cache_dir=private_cache_dir, metrics=True)
     metrics = container.metrics()
     toolchain_name = "run_gtfn_cpu_metrics_test"
     container.gtfn.name.override(toolchain_name)
