@@ -315,16 +315,8 @@ class ProgramTrace:
         if isinstance(rt, ir.TupleType) and (mixed_dims(rt) or isinstance(domain, (tuple, list))):
             self._record_lowered_parts(fop.name, rt, body, outs, domain, where)
             return None
-        walker = ExtentsWalker({})
-        walker.visit(body, {}, {}, {})
-        for name, gathered in walker.gathered.items():
-            self._check_gathered_read(where, name, gathered)
-        names = {**{n: n for n in walker.extents}, **{n: n for n in walker.windows}}
-        read, windows, windowed = self._bind_reads(Reads(walker.extents, walker.windows), names)
-        if outs is not None:
-            self._check_outputs_not_read_around(where, outs, read, windowed)
         dims = rt.dims if isinstance(rt, ir.FieldType) else rt.elems[0].dims
-        call_domain = domain_of_call(self, where, dims, read, domain, windows)
+        call_domain = self._lowered_domain(body, outs, dims, domain, where)
         while (scan_call := innermost_scan_call(body)) is not None:
             scan = self.scans[scan_call.callee]
             branch = scan_branch(body, scan_call, where)
@@ -419,6 +411,27 @@ class ProgramTrace:
                 return p.type
         raise KeyError(name)
 
+    def _lowered_domain(
+        self,
+        body: ir.Expr,
+        outs: tuple[str, ...] | None,
+        dims: tuple[Dimension, ...],
+        domain: object,
+        where: str,
+    ) -> ir.Domain:
+        """The domain of a lowered call whose inlined body is `body` over `dims` (given or
+        inferred from its reads), after checking its reads: through tables, and around
+        its outputs `outs` (None: temporaries)."""
+        walker = ExtentsWalker({})
+        walker.visit(body, {}, {}, {})
+        for name, gathered in walker.gathered.items():
+            self._check_gathered_read(where, name, gathered)
+        names = {**{n: n for n in walker.extents}, **{n: n for n in walker.windows}}
+        read, windows, windowed = self._bind_reads(Reads(walker.extents, walker.windows), names)
+        if outs is not None:
+            self._check_outputs_not_read_around(where, outs, read, windowed)
+        return domain_of_call(self, where, dims, read, domain, windows)
+
     def _record_lowered_parts(
         self,
         name: str,
@@ -439,14 +452,9 @@ class ProgramTrace:
             )
         for part in result_parts(where, rt, domain):
             part_body = part.body(body)
-            walker = ExtentsWalker({})
-            walker.visit(part_body, {}, {}, {})
-            names = {**{n: n for n in walker.extents}, **{n: n for n in walker.windows}}
-            read, windows, windowed = self._bind_reads(Reads(walker.extents, walker.windows), names)
             out = (outs[part.index],)
-            self._check_outputs_not_read_around(where, out, read, windowed)
             dims = rt.elems[part.index].dims
-            call_domain = domain_of_call(self, where, dims, read, part.given, windows)
+            call_domain = self._lowered_domain(part_body, out, dims, part.given, where)
             final = ir.FieldOperatorDef(
                 self._new_fop_name(f"{name}__out{part.index}"),
                 params_of(part_body, self.params),
