@@ -405,13 +405,15 @@ def test_a_scan_without_fields_takes_a_static_parameter(
     np.testing.assert_array_equal(y, np.broadcast_to(2 * np.arange(1, SHAPE[2] + 1), SHAPE))
 
 
-# --- gtfn_cpu (with its IR transforms) differs from the embedded executor ------------------
+# --- gtfn_cpu (with its IR transforms) differed from the embedded executor ----------------
 # Found (fuzzer, the default derandomized draws of this branch before they changed): the
-# program below, with FuzzProgram.arguments(41), gives output x3_0 that differs from the
-# embedded executor's on gtfn_cpu in 18 of 196 points (relative 1e-8 to 3e-9, at I = 1),
-# while gtfn_cpu_no_transforms and dace_cpu agree bit for bit; the same with a plain tuple
-# in place of the named collection Rec0 and with k1 not static. Not minimized, not fixed:
-# a bug of GTFN's IR transforms to find (op3 alone, with its inputs as parameters, agrees).
+# program below, with FuzzProgram.arguments(41), gave output x3_0 that differed from the
+# embedded executor's on gtfn_cpu in 18 of 196 points (relative 1e-8 to 3e-9), while
+# gtfn_cpu_no_transforms and dace_cpu agreed bit for bit. The C++ was right; GCC 12.2 at -O3
+# dropped the float32 rounding of `sc.astype(sc.astype(nu ** 2, sc.float32), sc.float64)`
+# where predictive commoning had unrolled the K loop (nu is also read at K - 1) and the SLP
+# vectorizer vectorized it. Fixed: both families compile with -fno-predictive-commoning
+# (docs/adr/0041; the reduced program and loop: tests/steps/cpp/test_gcc_rounding_reproducer.py).
 
 GTFN_TRANSFORMS_SOURCE = (
     FUZZ_PRELUDE
@@ -463,7 +465,6 @@ def fuzz_program(a: F, b: F, nu: FK, h: FIJ, koff: N32, alpha: sc.float64, beta:
 )
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="gtfn_cpu transforms differ")
 def test_gtfn_transforms_agree_with_the_embedded_executor_on_a_fuzz_program(
     gtfn_cpu: Any,
 ) -> None:

@@ -69,11 +69,14 @@ __all__ = ["DEFAULT_CPU_ARGS", "DaCeBuildPlan", "DaCeCompiler"]
 # -fwrapv as in GTFN. -fno-trapping-math changes no value
 # (only whether a comparison may raise an FP exception flag) and lets GCC turn the `? :`
 # of a `where` into a vector select instead of refusing the loop ("control flow in loop").
+# -fno-predictive-commoning as in GTFN: GCC 12.2 at -O3 can drop the rounding of
+# `(double)(float)x` in a loop that predictive commoning unrolled (ADR 0041).
 DEFAULT_CPU_ARGS: tuple[str, ...] = (
     "-fwrapv",
     "-fno-math-errno",
     "-fno-trapping-math",
     "-ffp-contract=off",
+    "-fno-predictive-commoning",
     "-Wall",
     "-Wno-unused-parameter",
     "-Wno-unused-label",

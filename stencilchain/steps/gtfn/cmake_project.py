@@ -55,6 +55,7 @@ PROGRAM_UNIT_FLAGS = (
     "-fno-trapping-math",
     "-fno-tree-loop-distribute-patterns",
     "-ffp-contract=off",
+    "-fno-predictive-commoning",
 )
 
 
@@ -273,7 +274,10 @@ def _unit_options(project: CMakeProject, unit: Unit, pch_dir: Path | None) -> li
     `memmove` per row, which glibc runs as `rep movsb` from 2 KiB on, at half the
     bandwidth on this machine's AMD cores (a Fortran-order 256x256x80 copy: 2.4x slower);
     and -ffp-contract=off: `a * b + c` stays two roundings, as NumPy computes it, also where
-    the CPU has fused multiply-adds (`native_cpu`: -march=native)."""
+    the CPU has fused multiply-adds (`native_cpu`: -march=native); and
+    -fno-predictive-commoning: GCC 12.2 at -O3 drops the rounding of `(double)(float)x`
+    where predictive commoning has carried a load into the next iteration and the SLP
+    vectorizer then vectorizes the unrolled body (ADR 0041)."""
     if unit.language == "cuda":
         return ["-Xcompiler=-fwrapv", *project.cuda_flags]
     options = ["-fwrapv", *project.extra_flags]
