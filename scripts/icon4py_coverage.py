@@ -428,10 +428,16 @@ def plan_call(program_ir: Any, annotations: dict[str, Any], mesh: Mesh, nlev: in
     for name, t in annotations.items():
         if name in scalars and not hasattr(t, "dims"):
             scalars[name] = np.dtype(t).type(scalars[name])
+    # a call writing a field it reads around reads a snapshot of it (program/snapshots.py):
+    # the snapshot's reads are the field's
+    from stencilchain.program.snapshots import snapshot_sources
+
+    snapshot_of = snapshot_sources(program_ir)
     shapes, half = {}, []
     for name, t in annotations.items():
         if not hasattr(t, "dims"):
             continue
+        names = {name} | {tmp for tmp, source in snapshot_of.items() if source == name}
         shape = [_entity_size(d, mesh, nlev) for d in t.dims]
         for axis, d in enumerate(t.dims):
             if d.kind != "vertical" or d.name.endswith("Half"):
@@ -445,12 +451,12 @@ def plan_call(program_ir: Any, annotations: dict[str, Any], mesh: Mesh, nlev: in
                     if name in call.outs:
                         need = max(need, stop)
                     for field, _lo, hi in dd.reads:
-                        if field == name:
+                        if field in names:
                             need = max(need, stop + hi)
                     start = max(b.resolve(nlev, scalars) for b in dd.starts)
                     for w in dd.windows:
                         where = w.resolve(start, stop, nlev, scalars)
-                        if where is not None and w.field in ("", name):
+                        if where is not None and (w.field == "" or w.field in names):
                             need = max(need, where[1] + w.reads[1])
             if need > shape[axis]:
                 half.append(name)

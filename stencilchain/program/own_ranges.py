@@ -45,6 +45,7 @@ from stencilchain.program.dynamic_offsets import shifted_temporaries
 from stencilchain.program.field_values import FieldValue, check_field_dims
 from stencilchain.program.ir_walk import written_fields
 from stencilchain.program.scan_lowering import scan_domain
+from stencilchain.program.snapshots import snapshot_sources
 
 # per field parameter (in parameter order, tables excluded), per axis (start, gap)
 RangeKey = tuple[tuple[tuple[int, int], ...], ...]
@@ -259,6 +260,14 @@ class _RangeSpecialisation:
         for name, axes in ranges.items():
             for dim, sg in zip(program.field_type(name).dims, axes):
                 self.by_axis[(name, dim)] = sg
+        # a snapshot of a field (program/snapshots.py) holds the field's values over the
+        # field's own range: its reads are checked against that range at call time, as
+        # the field's would be, not as a temporary's
+        self.copies = snapshot_sources(program)
+        for copy, field in self.copies.items():
+            for dim, sg in zip(program.field_type(field).dims, ranges.get(field, ())):
+                self.by_axis[(copy, dim)] = sg
+            self.temporaries.discard(copy)
         # the domains the calls of the specialisation write, by field written so far
         self.written: dict[str, ir.Domain] = {}
         # per field-operator call whose scans were lowered (by its traced domain's id), its
@@ -283,8 +292,8 @@ class _RangeSpecialisation:
 
     def own_reads(self, dd: ir.DimDomain) -> list[ir.OwnRange]:
         """The reads of `dd` of fields over their own ranges along its dimension."""
-        return [
-            ir.OwnRange(name, lo, hi, *self.by_axis[(name, dd.dim)])
+        return [  # a snapshot's reads are reported as its field's
+            ir.OwnRange(self.copies.get(name, name), lo, hi, *self.by_axis[(name, dd.dim)])
             for name, lo, hi in dd.reads
             if self.by_axis.get((name, dd.dim), (0, 0)) != (0, 0)
         ]

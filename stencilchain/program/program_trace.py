@@ -37,6 +37,7 @@ from stencilchain.program.scan_lowering import (
     scan_domain,
 )
 from stencilchain.program.scan_operator import ScanOperator
+from stencilchain.program.snapshots import read_outputs_from_snapshots, snapshot_operator
 from stencilchain.program.staggered import unstagger
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute
@@ -123,6 +124,18 @@ class ProgramTrace:
         if parts:  # its parts are the program's field operators, not itself
             self._register({fop.name: definitions.pop(fop.name)}, scans, where, False)
         self._register(definitions, scans, where, in_program=not lowered)
+        if out is not None:  # a field the call writes and reads around: read a snapshot
+            exprs = list(
+                read_outputs_from_snapshots(
+                    self,
+                    unstagger(fop.definition),
+                    tuple(exprs),
+                    self._outputs(fop, out, where),
+                    in_place=not lowered and not parts,
+                    fops=self.seen_fops,
+                    where=where,
+                )
+            )
         if lowered:
             assert isinstance(fop, FieldOperator)
             return self._record_with_scans(fop, tuple(exprs), out, domain, where)
@@ -157,6 +170,38 @@ class ProgramTrace:
         self.calls.append(ir.ProgramCall(definition.name, exprs, outs, call_domain))
         for name in outs:
             self.written[name] = call_domain
+
+    def record_snapshot(self, ref: ir.Ref, name: str, where: str) -> ir.Ref:
+        """Record a copy of the field parameter `ref` into a new temporary named after
+        `name`, made just before the call `where` writes the field (program/snapshots.py);
+        a Ref to the copy. The copy spans the index space, narrowed to the field's own
+        range where the field has one (an inferred domain), whatever earlier calls wrote
+        to it: outside that, it holds the caller's values."""
+        assert isinstance(ref.type, ir.FieldType)
+        copy = snapshot_operator(ref.type)
+        self._register({copy.name: copy}, {}, where, in_program=True)
+        taken = {p.name for p in self.params} | {t.name for t in self.temporaries}
+        while name in taken:
+            name += "_"
+        whole = ir.Domain(
+            tuple(
+                ir.DimDomain(
+                    d,
+                    (ir.Bound(0, False),),
+                    (ir.Bound(0, True),),
+                    (0, 0),
+                    reads=((ref.name, 0, 0),),
+                    inferred=True,
+                )
+                for d in ref.type.dims
+            ),
+            explicit=False,
+        )
+        self.calls.append(ir.ProgramCall(copy.name, (ref,), (name,), whole))
+        self.written[name] = whole
+        self.temporaries.append(ir.Param(name, ref.type))
+        self.makers.append(((name,), where, user_location()))
+        return ir.Ref(name, ref.type)
 
     def _record_parts(
         self,
