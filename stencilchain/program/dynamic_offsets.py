@@ -207,10 +207,13 @@ def _entry_source(expr: ir.Expr, scope: _Scope | None, dim: Dimension) -> _Sourc
         if addend is not None:
             sign, scalar = addend
             addends.append((sign, _program_scalar(scalar, scope), False))
-        elif isinstance(expr, ir.NeighborShift) and expr.connectivity.skip_values is not False:
-            if addends:
-                tables.add((expr.connectivity.name, expr.slot))
-                addends = [(sign, e, True) for sign, e, _ in addends]
+        elif (
+            addends
+            and isinstance(expr, ir.NeighborShift)
+            and expr.connectivity.skip_values is not False
+        ):
+            tables.add((expr.connectivity.name, expr.slot))
+            addends = [(sign, e, True) for sign, e, _ in addends]
         expr = inner
 
 
@@ -288,8 +291,8 @@ def _scalar_value(expr: ir.Expr, args: Any, params: Mapping[str, int]) -> int | 
     try:
         value = _scalar(expr, args, params)
         return int(value)
-    except (TypeError, ValueError, OverflowError, IndexError, KeyError):
-        return None
+    except (TypeError, ValueError, OverflowError, IndexError):
+        return None  # too few arguments, or one that is no scalar of its type
 
 
 def _scalar(expr: ir.Expr, args: Any, params: Mapping[str, int]) -> Any:

@@ -878,7 +878,8 @@ class DynamicOffset:
 
 
 def as_offset(dim: object, offset: object) -> DynamicOffset:
-    """`sc.as_offset(K, off)`, checked: `off` is an integer field parameter over `dim`."""
+    """`sc.as_offset(K, off)`, checked: `off` is an integer field parameter over `dim`
+    (read through tables, slots or shifts along other dimensions), plus or minus scalars."""
     written = f"sc.as_offset({dim!r}, {describe(offset)})"
     if not isinstance(dim, Dimension) or dim.is_local:
         raise DefinitionError(

@@ -2,15 +2,20 @@
 and without transforms) and the DaCe ones (auto-optimized or not): the programs of
 tests/program/test_computed_offsets.py against the embedded executor and their NumPy
 references, in C, Fortran and sliced layouts; an offset whose addend takes a read out of
-the array is refused before the native call writes anything."""
+the array is refused before the native call writes anything. The CUDA sources of both
+families build (where nvcc is installed)."""
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from stencilchain.containers import build_container
 from stencilchain.errors import ArgumentError
 from tests.program import test_computed_offsets as m
 from tests.runtime.test_own_ranges_compiled import _layout
@@ -94,3 +99,15 @@ def test_half_levels(toolchain: Any) -> None:
     with pytest.raises(ArgumentError, match=r"argument 'off'.*reads index 8 along K"):
         m.half_levels.with_backend(toolchain)(theta_ic, off, out)
     assert (out == 0).all()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.slow
+def test_gpu_sources_build(session_cache_dir: Path) -> None:
+    container = build_container({}, cache_dir=session_cache_dir, device="gpu")
+    toolchains = [container.gtfn.toolchain()]
+    if importlib.util.find_spec("dace") is not None:
+        toolchains.append(container.dace.toolchain())
+    for toolchain in toolchains:
+        for program in (m.computed, m.steep, m.after_table):
+            assert toolchain.compile(program).artifact.module_path.is_file()
