@@ -476,8 +476,9 @@ def make_arguments(
     floats: tuple[float, float] = FLOAT_RANGES[0],
 ) -> dict[str, Any]:
     """Random fields of the planned shapes (floats in [low, high) of `floats`; int32
-    fields over K named like an offset: offsets to a level inside the column; other
-    integers in [0, nlev); bools at random) and the planned scalars."""
+    fields over K named like an offset: offsets to a level inside the column but the last,
+    as icon4py's own tests make them (ICON interpolates between `k + off` and `k + off +
+    1`); other integers in [0, nlev); bools at random) and the planned scalars."""
     rng = np.random.default_rng(seed)
     args: dict[str, Any] = {}
     for name, t in annotations.items():
@@ -497,7 +498,8 @@ def make_arguments(
                 k = np.arange(shape[k_axes[0]]).reshape(
                     [-1 if i == k_axes[0] else 1 for i in range(len(shape))]
                 )
-                values = values - k  # k + offset is a level of the column
+                # k + offset is a level of the column, and so is k + offset + 1
+                values = rng.integers(0, nlev - 1, shape) - k
             args[name] = values.astype(dtype)
     return args
 

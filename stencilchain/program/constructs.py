@@ -210,5 +210,6 @@ def min_over(value: object, axis: object) -> Symbol:
 
 def as_offset(dim: object, offset: object) -> DynamicOffset:
     """`f(sc.as_offset(K, off))` reads `f` at `k + off[point]` along K: a data-dependent
-    shift by an integer field parameter over K (checked to stay in the array at the call)."""
+    shift by an integer field parameter over K, or its entries plus or minus scalars
+    (`off + 1`; checked to stay in the array at the call)."""
     return tracing_as_offset(dim, offset)

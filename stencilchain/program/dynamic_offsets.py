@@ -2,12 +2,17 @@
 arguments are read as offsets, and the check that each keeps every read inside the array,
 made before anything runs (as the entries of a neighbour table are checked). Over fields
 over their own ranges (program/own_ranges.py) the read must stay inside the range of
-every field the shift reads: `start + i + off[i]` in each one's `[start, end)`."""
+every field the shift reads: `start + i + off[i]` in each one's `[start, end)`.
+
+An offset may be computed as the entries of such an argument plus or minus scalars
+(`off[C2E2CDim(0)] + 1`, `off - k0`: ICON's `zd_vertoffset + 1`): its addends are program
+scalars and literals, evaluated once per call, and the check moves each level's lowest
+and highest entry by them (docs/adr/0041-computed-dynamic-offsets.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -15,12 +20,33 @@ from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.field_values import FieldValue, host_array
+from stencilchain.program.semantics import literal_value, operate
 
-# (position of the program parameter, its name, the axis of the shifted dimension in it,
-# that dimension's name, and the field parameters the shifts by it read along that
-# dimension: per field its position, name and the axis of the dimension in it)
+# A scalar added to an offset's entries: its sign (+1, -1), the expression of the
+# program's scalar parameters and literals it is, and whether a missing neighbour's
+# offset gets it too (it is added after a read through a table that may skip: `off(C2E[1])
+# + 1` is 1 there, `(off + 1)(C2E[1])` is 0).
+Addend = tuple[int, ir.Expr, bool]
+# (position, name and axis of the shifted dimension) of a field parameter that a shift reads
 ShiftedField = tuple[int, str, int]
-OffsetArgument = tuple[int, str, int, str, tuple[ShiftedField, ...]]
+
+
+class OffsetArgument(NamedTuple):
+    """A program parameter that shifts read as an offset along one dimension, with the
+    same addends."""
+
+    position: int  # its position among the program's parameters
+    name: str
+    axis: int  # the axis of `dim` in it
+    dim: str  # the name of the dimension it shifts along
+    fields: tuple[ShiftedField, ...]  # the field parameters the shifts read along `dim`
+    addends: tuple[Addend, ...] = ()
+    scalars: tuple[tuple[str, int], ...] = ()  # the position of each program parameter
+    # the tables that may skip, read below an addend applied at a missing neighbour: each
+    # one's position and the slot read (None: every slot)
+    tables: tuple[tuple[int, int | None], ...] = ()
+
+
 _Scope = Mapping[str, tuple[ir.Expr, "_Scope | None"]]
 
 
@@ -30,10 +56,13 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
     DefinitionError otherwise (its entries are checked before anything runs)."""
     params = {p.name: (k, p) for k, p in enumerate(program.params)}
     written = {name for call in program.calls for name in call.outs}
-    # by offset and dimension: one field may be the offset along several dimensions
-    found: dict[tuple[str, Dimension], tuple[int, str, int, str]] = {}
-    shifted: dict[tuple[str, Dimension], dict[str, ShiftedField]] = {}
-    for call, name, dim, read in _shifts(program):
+    # by offset, dimension and addends: one field may be the offset along several
+    # dimensions, and with several addends (`off` and `off + 1`)
+    Key = tuple[str, Dimension, tuple[Addend, ...]]
+    found: dict[Key, tuple[int, str, int, str]] = {}
+    shifted: dict[Key, dict[str, ShiftedField]] = {}
+    skipping_tables: dict[Key, set[tuple[str, int | None]]] = {}
+    for call, (name, addends, tables), dim, read in _shifts(program):
         if name not in params or name in written:
             what = "a temporary" if name not in params else "written by a call"
             raise DefinitionError(
@@ -44,8 +73,10 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
             )
         index, param = params[name]
         assert isinstance(param.type, ir.FieldType)
-        found[name, dim] = (index, name, param.type.dims.index(dim), dim.name)
-        fields = shifted.setdefault((name, dim), {})
+        key = (name, dim, addends)
+        found[key] = (index, name, param.type.dims.index(dim), dim.name)
+        skipping_tables.setdefault(key, set()).update(tables)
+        fields = shifted.setdefault(key, {})
         for field in sorted(read):
             if field in params and field not in fields:
                 k, fparam = params[field]
@@ -53,7 +84,27 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
                 table = isinstance(ftype, ir.TableType)
                 if isinstance(ftype, ir.FieldType) and not table and dim in ftype.dims:
                     fields[field] = (k, field, ftype.dims.index(dim))
-    return tuple((*entry, tuple(shifted[key].values())) for key, entry in found.items())
+    positions = tuple((name, k) for name, (k, _) in params.items())
+    out = []
+    for key, entry in found.items():
+        addends = key[2]
+        skipping = {
+            (params[p.name][0], slot)
+            for p in program.params
+            if isinstance(p.type, ir.TableType)
+            for conn, slot in skipping_tables.get(key, set())
+            if p.type.connectivity.name == conn
+        }
+        out.append(
+            OffsetArgument(
+                *entry,
+                tuple(shifted[key].values()),
+                addends,
+                positions if addends else (),
+                tuple(sorted(skipping, key=str)),
+            )
+        )
+    return tuple(out)
 
 
 def shifted_temporaries(program: ir.Program) -> dict[Dimension, str]:
@@ -67,9 +118,15 @@ def shifted_temporaries(program: ir.Program) -> dict[Dimension, str]:
     return found
 
 
-def _shifts(program: ir.Program) -> list[tuple[ir.ProgramCall, str, Dimension, set[str]]]:
+# an offset's field, its addends, and the connectivities (with the slot read) of the
+# tables that may skip read below an addend
+_Source = tuple[str, tuple[Addend, ...], frozenset[tuple[str, int | None]]]
+
+
+def _shifts(program: ir.Program) -> list[tuple[ir.ProgramCall, _Source, Dimension, set[str]]]:
     """Per DynamicShift of each call of `program`: the call, the program-level name of
-    its offset, the dimension and the program-level names its operand reads."""
+    its offset field with the addends, the dimension and the program-level names its
+    operand reads."""
     fops = {f.name: f for f in program.field_operators}
     out = []
     for call in program.calls:
@@ -77,26 +134,26 @@ def _shifts(program: ir.Program) -> list[tuple[ir.ProgramCall, str, Dimension, s
         if fop is None:
             continue  # a scan: its body reads no field
         scope = {p.name: (arg, None) for p, arg in zip(fop.params, call.args)}
-        for name, dim, read in _offsets_in(fop.body, scope, fops, call.callee):
-            out.append((call, name, dim, read))
+        for source, dim, read in _offsets_in(fop.body, scope, fops, call.callee):
+            out.append((call, source, dim, read))
     return out
 
 
 def _offsets_in(
     expr: ir.Expr, scope: _Scope, fops: Mapping[str, ir.FieldOperatorDef], where: str
-) -> list[tuple[str, Dimension, set[str]]]:
-    """(program-level name, dimension, the program-level names the shifted operand reads)
-    of the offset of every DynamicShift in `expr`, its parameters bound in `scope` (None:
-    the program's names)."""
-    out: list[tuple[str, Dimension, set[str]]] = []
+) -> list[tuple[_Source, Dimension, set[str]]]:
+    """(program-level name and addends, dimension, the program-level names the shifted
+    operand reads) of the offset of every DynamicShift in `expr`, its parameters bound in
+    `scope` (None: the program's names)."""
+    out: list[tuple[_Source, Dimension, set[str]]] = []
     if isinstance(expr, ir.DynamicShift):
-        name = _entry_source(expr.offset, scope, expr.dim)
-        if name is None:
+        source = _entry_source(expr.offset, scope, expr.dim)
+        if source is None:
             raise DefinitionError(
                 f"{where}: the offset of sc.as_offset({expr.dim.name}, ...) is passed a "
-                "computed field; pass a field argument of the program as it is"
+                f"computed field; pass a field argument of the program, {COMPUTED}"
             )
-        out.append((name, expr.dim, _names_read(expr.expr, scope, fops)))
+        out.append((source, expr.dim, _names_read(expr.expr, scope, fops)))
     if isinstance(expr, ir.Call):
         callee = fops[expr.callee]
         inner = {p.name: (arg, scope) for p, arg in zip(callee.params, expr.args)}
@@ -128,19 +185,50 @@ def _names_read(
     return names
 
 
-def _entry_source(expr: ir.Expr, scope: _Scope | None, dim: Dimension) -> str | None:
+def _entry_source(expr: ir.Expr, scope: _Scope | None, dim: Dimension) -> _Source | None:
     """The program-level name of the one field whose entries `expr` reads at the point's
-    index along `dim` (`reads_entries`, followed through the calls' arguments), or None."""
+    index along `dim` (`offset_operand`, followed through the calls' arguments), with the
+    scalars added to them as expressions of the program's parameters, or None."""
+    addends: list[Addend] = []
+    # the tables that may skip read below an addend (and the slot read): a missing
+    # neighbour's offset is the addends met before it, walking down (checked as those met
+    # before the last such table: the largest set)
+    tables: set[tuple[str, int | None]] = set()
     while True:
         if isinstance(expr, ir.Ref):
             if scope is None or expr.name not in scope:
-                return expr.name
+                return expr.name, tuple(sorted(addends, key=_addend_order)), frozenset(tables)
             expr, scope = scope[expr.name]
-        else:
-            inner = entry_operand(expr, dim)
-            if inner is None:
-                return None
-            expr = inner
+            continue
+        step = offset_operand(expr, dim)
+        if step is None:
+            return None
+        inner, addend = step
+        if addend is not None:
+            sign, scalar = addend
+            addends.append((sign, _program_scalar(scalar, scope), False))
+        elif (
+            addends
+            and isinstance(expr, ir.NeighborShift)
+            and expr.connectivity.skip_values is not False
+        ):
+            tables.add((expr.connectivity.name, expr.slot))
+            addends = [(sign, e, True) for sign, e, _ in addends]
+        expr = inner
+
+
+def _addend_order(addend: Addend) -> str:
+    sign, expr, missing = addend
+    return f"{sign}{missing}{ir.canonical_json(expr)}"
+
+
+def _program_scalar(expr: ir.Expr, scope: _Scope | None) -> ir.Expr:
+    """`expr` (a scalar of the field operator whose parameters `scope` binds) as an
+    expression of the program's scalar parameters and literals."""
+    if isinstance(expr, ir.Ref) and scope is not None and expr.name in scope:
+        bound, outer = scope[expr.name]
+        return _program_scalar(bound, outer)
+    return ir.map_children(expr, lambda e: _program_scalar(e, scope))
 
 
 def entry_operand(expr: ir.Expr, dim: Dimension) -> ir.Expr | None:
@@ -154,22 +242,88 @@ def entry_operand(expr: ir.Expr, dim: Dimension) -> ir.Expr | None:
     return None
 
 
+# What a refused offset's message says may be computed.
+COMPUTED = (
+    "read through neighbour tables or slots or shifted along other dimensions, plus or minus "
+    "scalars (off + 1, off[C2EDim(0)] - k0); compute any other offset in the program's caller"
+)
+
+
+def offset_operand(
+    expr: ir.Expr, dim: Dimension
+) -> tuple[ir.Expr, tuple[int, ir.Expr] | None] | None:
+    """One step from an offset down to the field whose entries it reads: the operand of
+    `entry_operand` (no addend), or the field of a scalar added to or subtracted from it
+    (`off + 1`, `1 + off`, `off - k0`), with the sign and the scalar; None for anything
+    else (`k0 - off`, `2 * off`, a sum of two fields, a call)."""
+    inner = entry_operand(expr, dim)
+    if inner is not None:
+        return inner, None
+    if isinstance(expr, ir.Binary) and expr.op in ("add", "sub"):
+        left = isinstance(getattr(expr.left, "type", None), ir.FieldType)
+        right = isinstance(getattr(expr.right, "type", None), ir.FieldType)
+        if left and not right:
+            return expr.left, (1 if expr.op == "add" else -1, expr.right)
+        if right and not left and expr.op == "add":
+            return expr.right, (1, expr.left)
+    return None
+
+
+def addend_value(
+    addends: tuple[Addend, ...], args: Any, params: Mapping[str, int]
+) -> tuple[int, int] | None:
+    """(the sum of the `addends`, the part of it that a missing neighbour's offset gets)
+    for the call's `args` (`params`: each scalar parameter's position), or None where an
+    argument is no scalar of its type (the other checks say what is wrong)."""
+    total = missing = 0
+    for sign, expr, at_missing in addends:
+        value = _scalar_value(expr, args, params)
+        if value is None:
+            return None
+        total += sign * value
+        if at_missing:
+            missing += sign * value
+    return total, missing
+
+
+def _scalar_value(expr: ir.Expr, args: Any, params: Mapping[str, int]) -> int | None:
+    """The integer value of an expression of the program's scalars and literals."""
+    try:
+        value = _scalar(expr, args, params)
+        return int(value)
+    except (TypeError, ValueError, OverflowError, IndexError):
+        return None  # too few arguments, or one that is no scalar of its type
+
+
+def _scalar(expr: ir.Expr, args: Any, params: Mapping[str, int]) -> Any:
+    if isinstance(expr, ir.Literal):
+        return literal_value(expr)
+    if isinstance(expr, ir.Ref):
+        assert not isinstance(expr.type, ir.FieldType)
+        return expr.type.numpy.type(args[params[expr.name]])
+    return operate(expr, [_scalar(e, args, params) for e in ir.children(expr)])
+
+
 def check_offsets(
     program_name: str,
     offsets: tuple[OffsetArgument, ...],
     args: Any,
     ranges: Mapping[str, tuple[tuple[int, int], ...]] | None = None,
 ) -> None:
-    """Every entry `off[p]` of each offset argument keeps `p[dim] + off[p]` inside the
-    fields the shifts by it read, along its dimension: `[0, size)`, or in a program
-    specialised for its arguments' ranges (`ranges`, `ir.Program.ranges`: per field its
-    (start, gap) per axis) inside each field's own `[start, start + length)`, `p` counted
-    from the offset field's start. An ArgumentError naming the argument, the first bad
-    position and its value otherwise. One min and one max per level, on the array's own
-    device (NumPy, or a GPU array's module); a wrong kind of array is left to the other
-    checks."""
+    """Every entry `off[p]` of each offset argument, plus its addends `c`, keeps `p[dim] +
+    off[p] + c` inside the fields the shifts by it read, along its dimension: `[0, size)`,
+    or in a program specialised for its arguments' ranges (`ranges`,
+    `ir.Program.ranges`: per field its (start, gap) per axis) inside each field's own
+    `[start, start + length)`, `p` counted from the offset field's start; and where a
+    table that may skip is read below an addend, the offset of a missing neighbour (0 plus
+    the addends above the table) keeps every level's read inside too. An ArgumentError
+    naming the argument, the first bad position and its value otherwise. One min and one
+    max per level, on the array's own device (NumPy, or a GPU array's module), shared by
+    the shifts by one argument with other addends; a wrong kind of array is left to the
+    other checks."""
     own = ranges or {}
-    for index, name, axis, dim, fields in offsets:
+    extremes: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    for index, name, axis, dim, fields, addends, scalars, tables in offsets:
         if index >= len(args):
             return
         off = args[index]
@@ -180,6 +334,10 @@ def check_offsets(
             continue
         if not np.issubdtype(dtype, np.integer):
             continue
+        added = addend_value(addends, args, dict(scalars)) if addends else (0, 0)
+        if added is None:
+            continue  # a wrong scalar argument: the other checks say what is wrong
+        plus, missing = added
         size = int(off.shape[axis])
         # the offset field's start, and the size of the index space along its dimension
         start, gap = own[name][axis] if name in own else (0, 0)
@@ -187,22 +345,48 @@ def check_offsets(
         if inside is None:
             continue  # fields of other sizes: the plain program's checks refuse them
         lo, hi, whose = inside
-        others = tuple(a for a in range(off.ndim) if a != axis)
         levels = np.arange(start, start + size)
-        lowest = host_array(off.min(axis=others)).astype(np.int64)
-        highest = host_array(off.max(axis=others)).astype(np.int64)
-        if (levels + lowest >= lo).all() and (levels + highest < hi).all():
+        if (index, axis) not in extremes:
+            others = tuple(a for a in range(off.ndim) if a != axis)
+            extremes[index, axis] = (
+                host_array(off.min(axis=others)).astype(np.int64),
+                host_array(off.max(axis=others)).astype(np.int64),
+            )
+        lowest, highest = extremes[index, axis]
+        range_of = f", the range of '{whose}'" if whose else ""
+        bad = (levels + missing < lo) | (levels + missing >= hi)
+        if missing and bad.any() and any(_skips(args, t, slot) for t, slot in tables):
+            level = int(levels[bad][0])
+            raise ArgumentError(
+                f"argument '{name}' of {program_name}(): it is read through a table that may "
+                f"skip, and a missing neighbour's offset is 0 {missing:+d}: level {level} would "
+                f"read index {level + missing} along {dim}, outside [{lo}, {hi}){range_of}; "
+                "add the scalar to the offset field before reading it through the table "
+                "((off + 1)(C2E[0]): a missing neighbour's offset is then 0)"
+            )
+        if (levels + lowest + plus >= lo).all() and (levels + highest + plus < hi).all():
             continue
         host = host_array(off).astype(np.int64)
         shape = [size if a == axis else 1 for a in range(off.ndim)]
-        target = levels.reshape(shape) + host
+        target = levels.reshape(shape) + host + plus
         position = tuple(int(i) for i in np.argwhere((target < lo) | (target >= hi))[0])
-        range_of = f", the range of '{whose}'" if whose else ""
+        with_addends = f" {plus:+d}" if addends else ""
         raise ArgumentError(
-            f"argument '{name}' of {program_name}(): offset {host[position]} at {position} "
-            f"reads index {int(target[position])} along {dim}, outside [{lo}, {hi}){range_of}; "
-            "every entry of an sc.as_offset field must keep its read inside the array"
+            f"argument '{name}' of {program_name}(): offset {host[position]}{with_addends} at "
+            f"{position} reads index {int(target[position])} along {dim}, outside "
+            f"[{lo}, {hi}){range_of}; every entry of an sc.as_offset field must keep its "
+            "read inside the array"
         )
+
+
+def _skips(args: Any, index: int, slot: int | None) -> bool:
+    """Whether the table argument at `index` has a missing neighbour (a -1 entry) in `slot`
+    (None: in any slot)."""
+    try:
+        table = args[index]
+        return bool(((table if slot is None else table[:, slot]) < 0).any())
+    except (TypeError, ValueError, AttributeError, IndexError):
+        return False  # a wrong kind of argument: the other checks say what is wrong
 
 
 def _inside(
@@ -242,9 +426,12 @@ def _inside(
 
 
 __all__ = [
+    "COMPUTED",
+    "Addend",
     "OffsetArgument",
     "ShiftedField",
     "check_offsets",
     "entry_operand",
     "offset_arguments",
+    "offset_operand",
 ]

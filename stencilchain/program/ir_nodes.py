@@ -240,8 +240,9 @@ class LocalSlot:
 class DynamicShift:
     """`expr(sc.as_offset(K, off))`: `expr` read at the index along `dim` moved by the
     integer field `offset` at each point (ICON's `as_offset(Koff, vertoffset)`). `offset` is
-    a field parameter that the program passes one of its own arguments for: its entries
-    are checked to keep every read inside the array before anything runs."""
+    a field parameter that the program passes one of its own arguments for, possibly plus
+    or minus scalars (`off + 1`): its entries, moved by the scalars, are checked to keep
+    every read inside the array before anything runs."""
 
     expr: Expr
     dim: Dimension

@@ -37,7 +37,7 @@ from stencilchain.program.dtypes import (
     from_numpy,
     literal_fits,
 )
-from stencilchain.program.dynamic_offsets import entry_operand
+from stencilchain.program.dynamic_offsets import COMPUTED, offset_operand
 from stencilchain.program.intervals import Bound
 from stencilchain.program.literal_rules import (
     FIXED_LITERALS_HINT,
@@ -878,7 +878,8 @@ class DynamicOffset:
 
 
 def as_offset(dim: object, offset: object) -> DynamicOffset:
-    """`sc.as_offset(K, off)`, checked: `off` is an integer field parameter over `dim`."""
+    """`sc.as_offset(K, off)`, checked: `off` is an integer field parameter over `dim`
+    (read through tables, slots or shifts along other dimensions), plus or minus scalars."""
     written = f"sc.as_offset({dim!r}, {describe(offset)})"
     if not isinstance(dim, Dimension) or dim.is_local:
         raise DefinitionError(
@@ -904,22 +905,25 @@ def as_offset(dim: object, offset: object) -> DynamicOffset:
         )
     if not reads_entries(offset.expr, dim):
         raise DefinitionError(
-            f"{written}: the offset must be a field parameter as it is passed in, or read "
-            f"through a neighbour table or shifted along other dimensions than {dim.name} "
-            "(its entries are checked against the array before anything runs, like a "
-            "table's); compute a derived offset in the program's caller"
+            f"{written}: the offset must be a field parameter as it is passed in, or "
+            f"{COMPUTED.replace('dimensions', f'dimensions than {dim.name}', 1)} (its "
+            "entries are checked against the array before anything runs, like a table's)"
         )
     return DynamicOffset(dim, offset)
 
 
 def reads_entries(expr: ir.Expr, dim: Dimension) -> bool:
     """Whether every value of `expr` is an entry of one field parameter at the same index
-    along `dim` (or 0, for a missing neighbour): the parameter itself, shifted along other
-    dimensions, read through neighbour tables, or one slot of such a local field."""
-    inner: ir.Expr | None = expr
-    while inner is not None and not isinstance(inner, ir.Ref):
-        inner = entry_operand(inner, dim)
-    return inner is not None
+    along `dim` (or 0, for a missing neighbour), plus or minus scalars: the parameter
+    itself, shifted along other dimensions, read through neighbour tables, or one slot of
+    such a local field, with scalars added or subtracted at any step (`off + 1`)."""
+    inner: ir.Expr = expr
+    while not isinstance(inner, ir.Ref):
+        step = offset_operand(inner, dim)
+        if step is None:
+            return False
+        inner = step[0]
+    return True
 
 
 def dynamic_shift(value: Symbol, offset: DynamicOffset) -> Symbol:

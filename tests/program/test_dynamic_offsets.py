@@ -138,12 +138,13 @@ def test_offsets_read_through_a_table() -> None:
 # --- misuse ------------------------------------------------------------------------------
 
 
-def test_a_computed_offset() -> None:
+def test_an_offset_computed_otherwise_than_plus_or_minus_scalars() -> None:
+    """`off + 1` is an offset (tests/program/test_computed_offsets.py); `off * 2` is not."""
     with pytest.raises(DefinitionError, match="field parameter as it is passed in") as info:
 
         @sc.field_operator
         def f(theta: CellK, off: CellKI) -> CellK:
-            return theta(sc.as_offset(K, off + 1))  # L:computed
+            return theta(sc.as_offset(K, off * 2))  # L:computed
 
     assert_located(info.value, "computed", path=HERE)
 

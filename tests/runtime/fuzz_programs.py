@@ -14,7 +14,8 @@ per read); `sc.where`; `sc.concat_where` on an index (`K == 0`, `K < sc.size(K) 
 int64 parameter, negative values counting from the end), with the scans in its branches;
 scalar `if`s on parameters (`x if alpha > 0.0 else y`); math functions; casts between
 float64, float32, int64, int32 and bool (mixed precision); dynamic offsets
-`a(sc.as_offset(K, koff))` with valid offsets (shifted along I or J too); explicit domains
+`a(sc.as_offset(K, koff))` with valid offsets (shifted along I or J too, and computed:
+`koff + 1 - 1`); explicit domains
 (per dimension, at least as narrow as the reads need), domains bounded by program
 parameters (`(kd0 - 1, kd0)`, `(2, kd0)`, `(kd0 // 2, kd0)`, `(kd0, kd0 + 1)`; values drawn
 at call time among those giving a valid range) and inferred ones; scans over K, forward and
@@ -556,7 +557,15 @@ def expressions(draw: st.DrawFn, ctx: Context, dtype: str, depth: int) -> Node:
         operand = draw(st.sampled_from([o for o in DYNAMIC_OPERANDS[dtype] if o in ctx.fields]))
         offset, at = draw(
             st.sampled_from(
-                [("koff", (0, 0, 0)), ("koff(I + 1)", (1, 0, 0)), ("koff(J - 1)", (0, -1, 0))]
+                [
+                    ("koff", (0, 0, 0)),
+                    ("koff(I + 1)", (1, 0, 0)),
+                    ("koff(J - 1)", (0, -1, 0)),
+                    # computed: the entries plus or minus scalars (summing to 0: every
+                    # entry of koff keeps its read inside, so these do too)
+                    ("koff + 1 - 1", (0, 0, 0)),
+                    ("2 + koff(I + 1) - 2", (1, 0, 0)),
+                ]
             )
         )
         reads = frozenset({(operand, (0, 0, 0)), ("koff", at)})
@@ -983,7 +992,8 @@ CONSTRUCTS = {
     "concat_where on scalars": r"sc\.concat_where\(\(?[IK] [<>=]+ k[01]",
     "scans in concat_where branches": r"sc\.concat_where\(.*scan\d+\(",
     "scalar if": r" if .* else ",
-    "dynamic offsets": r"sc\.as_offset\(K, koff",
+    "dynamic offsets": r"sc\.as_offset\(K, (2 \+ )?koff",
+    "computed dynamic offsets": r"sc\.as_offset\(K, (koff \+ 1 - 1|2 \+ koff)",
     "parameter domain bounds": r"domain=\{[^}]*kd\d",
     "parameter bound arithmetic": r"kd\d+ (//|[+-]) \d",
     "static parameters": r"static_params=",
