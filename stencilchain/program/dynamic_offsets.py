@@ -7,7 +7,7 @@ every field the shift reads: `start + i + off[i]` in each one's `[start, end)`.
 An offset may be computed as the entries of such an argument plus or minus scalars
 (`off[C2E2CDim(0)] + 1`, `off - k0`: ICON's `zd_vertoffset + 1`): its addends are program
 scalars and literals, evaluated once per call, and the check moves each level's lowest
-and highest entry by them (docs/adr/0041-computed-dynamic-offsets.md)."""
+and highest entry by them (docs/adr/0043-computed-dynamic-offsets.md)."""
 
 from __future__ import annotations
 
