@@ -23,19 +23,18 @@ from stencilchain.program.ir_walk import distinct_nodes
 @dataclasses.dataclass(frozen=True)
 class SlotNeed:
     """The reads of local dimension `dim` (numbered by no table): the highest slot read,
-    by field operator `reader`; and the field parameter whose extent along `dim` (at axis
-    `axis` of its array, parameter number `index`) is how many slots there are."""
+    by field operator `reader`; and `param`, the first field parameter over `dim`, whose
+    extent along it (every field's over it: own_ranges.fixed_dimensions) is how many slots
+    there are."""
 
     dim: Dimension
     slot: int
     reader: str
     param: str
-    index: int
-    axis: int
 
     def message(self, program: str, extent: int | str) -> str:
         """What is wrong with a call whose arguments have `extent` slots along `dim`
-        (`extent` a printf directive in the compiled entry points' copy)."""
+        (`extent` a placeholder where the compiled entry points fill in the size)."""
         d = self.dim.name
         return (
             f"argument '{self.param}' of {program}(): field operator {self.reader} reads "
@@ -47,8 +46,8 @@ class SlotNeed:
 
 def untabled_slots(program: ir.Program) -> tuple[SlotNeed, ...]:
     """The slots that `program` reads of each local dimension that no table parameter
-    numbers, in the order of the dimensions' first reads; a DefinitionError where no field
-    parameter is over such a dimension."""
+    numbers, one per such dimension; a DefinitionError where no field parameter is over
+    one."""
     tabled = {p.type.connectivity.local for p in program.params if isinstance(p.type, ir.TableType)}
     highest: dict[Dimension, tuple[int, str]] = {}
     for fop in program.field_operators:
@@ -60,8 +59,8 @@ def untabled_slots(program: ir.Program) -> tuple[SlotNeed, ...]:
     needs = []
     for dim, (slot, reader) in highest.items():
         over = [
-            (k, p.name, p.type.dims.index(dim))
-            for k, p in enumerate(program.params)
+            p.name
+            for p in program.params
             if isinstance(p.type, ir.FieldType) and dim in p.type.dims
         ]
         if not over:
@@ -72,6 +71,5 @@ def untabled_slots(program: ir.Program) -> tuple[SlotNeed, ...]:
                 f"is unknown; pass the local field as an argument, or add the table of the "
                 f"connectivity over {dim.name} (a parameter `c: sc.Table[...]`)"
             )
-        index, param, axis = over[0]
-        needs.append(SlotNeed(dim, slot, reader, param, index, axis))
+        needs.append(SlotNeed(dim, slot, reader, over[0]))
     return tuple(needs)
