@@ -1,7 +1,8 @@
 """A slot of a local field, `w[E2C2VDim(0)]`, on the embedded executor: a local field given
 as an argument read as stored, `f(E2C2V)` read at a slot as `f(E2C2V[slot])` (a missing
 neighbour reads 0), on a bounded mesh with skip values; against NumPy loops over the table.
-Misuse is a DefinitionError at the user's line."""
+Misuse is a DefinitionError at the user's line; a slot that no table numbers is checked
+against the arguments' extent at the call (an ArgumentError)."""
 
 from __future__ import annotations
 
