@@ -22,6 +22,7 @@ from stencilchain.program.field_values import FieldValue, unwrap_field
 from stencilchain.program.ir_walk import written_fields
 from stencilchain.program.own_ranges import RangeKey, RangeKeys
 from stencilchain.program.tables import check_table_entries
+from stencilchain.program.untabled_slots import untabled_slots
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,6 +176,9 @@ class ArgumentChecker:
             for p in program.params
         )
         self._signature = ", ".join(p.name for p in program.params)
+        # the slots read of local dimensions that no table numbers: the arguments' extent
+        # along each must hold them (program/untabled_slots.py)
+        self.slot_needs = untabled_slots(program)
         # fields over their own ranges (program/own_ranges.py): the key of a call, and
         # the (start, gap) per axis of each field of a program specialised for one
         self.keys = RangeKeys(program)
@@ -260,6 +264,9 @@ class ArgumentChecker:
                         + (f" (over the ranges {self.ranges!r})" if self.ranges else "")
                     )
             values.append(arg)
+        for need in self.slot_needs:
+            if need.slot >= sizes[need.dim]:
+                raise ArgumentError(need.message(self.program_name, sizes[need.dim]))
         self.check_overlaps(args)
         for param, arg in zip(self.params, args):
             if isinstance(param, FieldParam) and isinstance(param.type, ir.TableType):

@@ -25,8 +25,9 @@ Along a neighbour table's dimensions: its rows count in its entity dimension's i
 a call reads must lie in the ranges of the fields they are read of, which
 program/table_reads.py checks per call; a dynamic offset's entries must keep their reads
 in the ranges of the fields they shift (`dynamic_offsets.check_offsets`). Along a table's
-slots, and along a dimension a dynamic offset shifts a temporary along, every field spans
-the index space (`fixed_dimensions`).
+slots, along slots that no table numbers (program/untabled_slots.py), and along a dimension
+a dynamic offset shifts a temporary along, every field spans the index space
+(`fixed_dimensions`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from stencilchain.program.field_values import FieldValue, check_field_dims
 from stencilchain.program.ir_walk import written_fields
 from stencilchain.program.scan_lowering import scan_domain
 from stencilchain.program.snapshots import snapshot_sources
+from stencilchain.program.untabled_slots import untabled_slots
 
 # per field parameter (in parameter order, tables excluded), per axis (start, gap)
 RangeKey = tuple[tuple[tuple[int, int], ...], ...]
@@ -210,7 +212,8 @@ class RangeKeys:
 
 def fixed_dimensions(program: ir.Program) -> dict[Dimension, str]:
     """The dimensions along which every field must span the whole index space, with why:
-    the local dimensions that number a neighbour table's slots (its width is one size) and
+    the local dimensions that number a neighbour table's slots (its width is one size), the
+    local dimensions read at slots that no table numbers (the extent is the slot count) and
     those a dynamic offset shifts a temporary along (a temporary holds values where a call
     wrote it, which a range specialisation may narrow). Along a table's entity and source
     dimensions fields may cover their own ranges: the table's rows span the entity's index
@@ -222,6 +225,12 @@ def fixed_dimensions(program: ir.Program) -> dict[Dimension, str]:
         if isinstance(p.type, ir.TableType):
             conn = p.type.connectivity
             fixed.setdefault(conn.local, f"table '{p.name}' of {conn.name} numbers its slots")
+    for need in untabled_slots(program):
+        fixed.setdefault(
+            need.dim,
+            f"no table numbers the slots of {need.dim.name} that field operator "
+            f"{need.reader} reads (the arguments' extent along it is how many there are)",
+        )
     return fixed
 
 

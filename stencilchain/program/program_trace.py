@@ -43,6 +43,7 @@ from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute
 from stencilchain.program.tuple_params import flatten, is_collection, rebuild
 from stencilchain.program.tuple_parts import result_parts
+from stencilchain.program.untabled_slots import untabled_slots
 
 
 class ProgramTrace:
@@ -664,9 +665,10 @@ class ProgramTrace:
                 )
 
     def _check_local_slots(self) -> None:
-        """Every slot `w[C2EDim(s)]` of a local field lies in the table of the connectivity
-        that numbers C2EDim's slots: the program has that table, and s < its max_neighbors
-        (for a table of any width, checked per width: program/table_specialisation.py)."""
+        """Every slot `w[C2EDim(s)]` of a local field that the table of a connectivity
+        numbers lies in it: s < its max_neighbors (for a table of any width, checked per
+        width: program/table_specialisation.py). Slots that no table numbers are checked
+        against the arguments' extent at call time (program/untabled_slots.py)."""
         tables = {
             p.type.connectivity.local: p.type.connectivity
             for p in self.params
@@ -677,12 +679,7 @@ class ProgramTrace:
                 conn = tables.get(slot.axis)
                 written = f"field operator {fop.name} reads slot {slot.axis.name}({slot.slot})"
                 if conn is None:
-                    raise DefinitionError(
-                        f"program {self.name}: {written} of a local field, but no table "
-                        f"parameter numbers the slots of {slot.axis.name}, so how many there "
-                        "are is unknown; add the table of the connectivity over "
-                        f"{slot.axis.name} (a parameter `c: sc.Table[...]`)"
-                    )
+                    continue  # the arguments' extent numbers them (program/untabled_slots.py)
                 if conn.max_neighbors is not None and slot.slot >= conn.max_neighbors:
                     raise DefinitionError(
                         f"program {self.name}: {written}, but {conn.name} has "
@@ -727,6 +724,7 @@ class ProgramTrace:
             tuple(self.scans.values()),
         )
         offset_arguments(program)  # each sc.as_offset reads an argument of the program
+        untabled_slots(program)  # an argument gives the extent of each untabled local field
         return program
 
 

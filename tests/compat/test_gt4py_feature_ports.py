@@ -898,6 +898,32 @@ def port_test_external_local_field(on: Run) -> None:
     direct(on(testee), args, NV, [Vertex], np.int32, ref, offset_provider=PROVIDER)
 
 
+@port
+def port_test_index_external_local_field(on: Run) -> None:
+    # no table numbers V2EDim's slots (the call's offset provider has V2E, which the
+    # operator does not read through): the argument's extent along V2EDim, 4, is their count
+    @gtx.field_operator
+    def testee(inp: gtx.Field[[Vertex, V2EDim], int32]) -> gtx.Field[[Vertex], int32]:
+        return inp[V2EDim(0)] + inp[V2EDim(1)] + inp[V2EDim(2)] + inp[V2EDim(3)]
+
+    inp = np.ascontiguousarray(V2E_FULL[:, :4]).astype(np.int32)
+    args = [fld([Vertex, V2EDim], inp)]
+    direct(on(testee), args, NV, [Vertex], np.int32, np.sum(inp, axis=1), offset_provider=PROVIDER)
+
+
+@port
+def port_test_index_external_local_field_with_cast(on: Run) -> None:
+    @gtx.field_operator
+    def testee(inp: gtx.Field[[Vertex, V2EDim], int32]) -> gtx.Field[[Vertex], int64]:
+        inp_64 = astype(inp, int64)
+        return inp_64[V2EDim(0)] + inp_64[V2EDim(1)] + inp_64[V2EDim(2)] + inp_64[V2EDim(3)]
+
+    inp = np.ascontiguousarray(V2E_FULL[:, :4]).astype(np.int32)
+    args = [fld([Vertex, V2EDim], inp)]
+    ref = np.sum(inp.astype(np.int64), axis=1)
+    direct(on(testee), args, NV, [Vertex], np.int64, ref, offset_provider=PROVIDER)
+
+
 def _external_local_field_only() -> None:
     # skipped in gt4py ("reductions over only a non-shifted field with local dimension");
     # refused here at definition, on every toolchain alike: no table says how many slots

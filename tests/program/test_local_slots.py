@@ -1,7 +1,8 @@
 """A slot of a local field, `w[E2C2VDim(0)]`, on the embedded executor: a local field given
 as an argument read as stored, `f(E2C2V)` read at a slot as `f(E2C2V[slot])` (a missing
 neighbour reads 0), on a bounded mesh with skip values; against NumPy loops over the table.
-Misuse is a DefinitionError at the user's line."""
+Misuse is a DefinitionError at the user's line; a slot that no table numbers is checked
+against the arguments' extent at the call (an ArgumentError)."""
 
 from __future__ import annotations
 
@@ -201,9 +202,35 @@ def test_a_slot_beyond_the_tables_max_neighbors_in_a_program() -> None:
     assert "fifth reads slot E2C2VDim(4)" in str(info.value)
 
 
-def test_a_slot_needs_the_table_numbering_the_slots() -> None:
-    with pytest.raises(DefinitionError, match="no table parameter numbers the slots"):
+def test_a_slot_without_a_table_reads_the_arguments_extent() -> None:
+    """No table numbers the slots: the arguments' extent along E2C2VDim is how many there
+    are (tests/runtime/test_local_slots_without_table.py runs it on every toolchain)."""
+
+    @sc.program
+    def p(w: Weights, out: EdgeF) -> None:
+        fifth(w, out=out)
+
+    _, w, _ = mesh_inputs(6)
+    wide = np.concatenate([w, w[:, :1] + 1.0], axis=1)
+    out = np.zeros(len(w))
+    p(wide, out)
+    np.testing.assert_array_equal(out, wide[:, 4])
+    with pytest.raises(
+        sc.ArgumentError, match=r"argument 'w' of p\(\): .*reads slot E2C2VDim\(4\)"
+    ):
+        p(w, out)
+
+
+@sc.field_operator
+def broadcast_slot(u: EdgeF) -> EdgeF:
+    return sc.broadcast(u, (Edge, E2C2VDim))[E2C2VDim(1)]
+
+
+def test_a_slot_needs_a_table_or_an_argument_over_its_dimension() -> None:
+    with pytest.raises(DefinitionError, match="nor is a field parameter over E2C2VDim") as info:
 
         @sc.program
-        def p(w: Weights, out: EdgeF) -> None:
-            fifth(w, out=out)
+        def p(u: EdgeF, out: EdgeF) -> None:  # L:no-extent
+            broadcast_slot(u, out=out)
+
+    assert_located(info.value, "no-extent", -1, path=HERE)

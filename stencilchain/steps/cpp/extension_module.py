@@ -31,6 +31,7 @@ import itertools
 from stencilchain.program import ir
 from stencilchain.program.arguments import overlap_message
 from stencilchain.program.device import Device
+from stencilchain.program.untabled_slots import untabled_slots
 from stencilchain.steps.cpp.package_text import package_text
 from stencilchain.steps.cpp.signature import FieldArg, ProgramSignature, ScalarArg, size_var
 from stencilchain.steps.settings import DataLayout
@@ -157,6 +158,7 @@ class _ModuleWriter:
                     "why)) return nullptr;"
                 )
         lines += self._table_checks()
+        lines += self._slot_checks()
         call_args += [size_var(d) for d in sig.dims] + scalar_args
         if sig.workspace:
             lines += [
@@ -212,6 +214,22 @@ class _ModuleWriter:
                 f"    if (!sc_check_table<{p.type.dtype.cpp}>(args[{index}], a{index}, "
                 f'"{p.name}", {low}, {size_var(conn.source)}, why)) return nullptr;'
             )
+        return lines
+
+    def _slot_checks(self) -> list[str]:
+        """The check that the arguments hold every slot read of a local dimension that no
+        table numbers (program/untabled_slots.py), after every size is known; the shared
+        checker's message, which explains the rejection first."""
+        lines: list[str] = []
+        for need in untabled_slots(self.program):
+            n = size_var(need.dim)
+            before, after = need.message(self.program.name, "\x00").split("\x00")
+            lines += [
+                f"    if ({n} <= {need.slot}) {{",
+                f'        why = std::string("{before}") + std::to_string({n}) + "{after}";',
+                "        return nullptr;",
+                "    }",
+            ]
         return lines
 
     def parameter_names(self) -> str:
