@@ -1,8 +1,10 @@
-"""A gt4py field operator called directly, `fop(a, b, out=c, offset_provider={...},
+"""A gt4py field or scan operator called directly, `fop(a, b, out=c, offset_provider={...},
 domain={I: (0, n)})` (gt4py's test-harness style): run as a program of that one call,
-traced per set of domain dimensions and specialised per call's tables as a program is
+traced per set of domain dimensions and of the types of `out=` (a field, a nested tuple or
+a named collection of fields) and specialised per call's tables as a program is
 (_programs.runner); the domain's bounds are parameters of the program, so another domain
-needs no new build."""
+needs no new build. A scan's values take the types of their arguments (gt4py annotates
+them `float` and reads a field per level), its state is its own."""
 
 from __future__ import annotations
 
@@ -12,23 +14,29 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from stencilchain.compat.gt4py._offsets import Reads
+from stencilchain.compat.gt4py._operators import ScanOperator
 from stencilchain.compat.gt4py._programs import runner, trace_program
 from stencilchain.compat.gt4py._provider import provider_of, table_array
 from stencilchain.compat.gt4py._translate import translated
 from stencilchain.compat.gt4py._values import FieldValue
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import dtypes, ir
+from stencilchain.program.tuple_params import is_collection, leaves, value_tree
 
 if TYPE_CHECKING:
     from stencilchain.compat.gt4py._operators import FieldOperator
 
 
 class DirectCalls:
-    """The programs that run direct calls of one field operator."""
+    """The programs that run direct calls of one field or scan operator."""
 
     def __init__(self, op: FieldOperator) -> None:
         self.op = op
-        self.signature = inspect.signature(op.definition)
+        signature = inspect.signature(op.definition)
+        self.scan = isinstance(op, ScanOperator)
+        if self.scan:  # (state, *values): the state is the scan's own, not an argument
+            signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+        self.signature = signature
         self._runs: dict[tuple[Any, ...], tuple[Any, tuple[str, ...]]] = {}
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -36,7 +44,7 @@ class DirectCalls:
         kwargs = dict(kwargs)
         if "out" not in kwargs:
             raise ArgumentError(
-                f"field operator {name} called directly needs out= (the field it writes); "
+                f"{self._what()} called directly needs out= (the field it writes); "
                 "its result is not returned"
             )
         out = kwargs.pop("out")
@@ -45,36 +53,49 @@ class DirectCalls:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as err:
-            raise ArgumentError(f"field operator {name}: {err}") from None
+            raise ArgumentError(f"{self._what()}: {err}") from None
         values = [bound.arguments[p] for p in self.signature.parameters]
         dims, bounds = _domain(name, domain)
-        found = self._runs.get(dims)
+        # a scan's values are typed by their arguments, so their types key its programs
+        typed = tuple(_type_key(v) for v in values) if self.scan else ()
+        key = (dims, _type_key(out), typed)
+        found = self._runs.get(key)
         if found is None:
-            found = self._runs[dims] = self._trace(dims, out)
+            found = self._runs[key] = self._trace(dims, out, values)
         run, tables = found
-        out_value = tuple(out) if isinstance(out, tuple) else out
-        run(*values, out_value, *bounds, *(table_array(provider, t) for t in tables))
+        run(*values, out, *bounds, *(table_array(provider, t) for t in tables))
 
-    def _trace(self, dims: tuple[Any, ...], out_value: object) -> tuple[Any, tuple[str, ...]]:
+    def _what(self) -> str:
+        return f"{'scan' if self.scan else 'field'} operator {self.op.__name__}"
+
+    def _trace(
+        self, dims: tuple[Any, ...], out_value: object, values: list[Any]
+    ) -> tuple[Any, tuple[str, ...]]:
         op = self.op
         fn = op.definition
-        name = op.__name__
         # the operator's parameters, the out= field(s) and the domain's bounds
         sc_op = op.traced(Reads())
+        if getattr(sc_op, "inline", None) is not None:
+            raise ArgumentError(
+                f"{self._what()} computes scalars from scalars: call it inside a field or "
+                "scan operator (a direct call, like a program's call, writes fields; gt4py "
+                "refuses it there too)"
+            )
         annotations = dict(translated(fn).__annotations__)
         returns = annotations.pop("return", None)
-        result = getattr(getattr(sc_op, "definition", None), "return_type", None)
-        out_type: object = result if result is not None else returns
-        if isinstance(out_value, FieldValue):
-            out_dtype = dtypes.from_numpy(np.dtype(out_value.dtype))
-            if out_dtype is None:
-                raise ArgumentError(f"field operator {name}: out= has dtype {out_value.dtype}")
-            out_type = ir.FieldType(out_value.dims, out_dtype)
-        if isinstance(out_type, ir.TupleType):
-            out_type = tuple.__class_getitem__(out_type.elems)
-        if isinstance(out_type, ir.TupleType) or out_type is None:
-            raise DefinitionError(f"field operator {fn.__name__}: cannot tell its result type")
         params = list(self.signature.parameters.values())
+        if self.scan:
+            annotations.pop(next(iter(inspect.signature(fn).parameters)), None)
+            for p, value in zip(params, values, strict=True):
+                annotations[p.name] = _value_annotation(value, annotations.get(p.name))
+        out_type = _value_annotation(out_value, None)
+        if out_type is None:  # not fields: the operator's result type (the call checks it)
+            result = getattr(getattr(sc_op, "definition", None), "return_type", None)
+            out_type = result if result is not None else returns
+            if isinstance(out_type, ir.TupleType):
+                out_type = tuple.__class_getitem__(out_type.elems)
+            if out_type is None:
+                raise DefinitionError(f"{self._what()}: cannot tell its result type")
         names = {p.name for p in params}
         out_name = _fresh("out", names)
         bound_names = []
@@ -101,6 +122,38 @@ class DirectCalls:
         location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
         made, tables, _ = trace_program(call_body, annotations, call_body, location)
         return runner(made, op.backend), tables
+
+
+def _value_annotation(value: object, declared: object) -> object:
+    """The annotation of a program parameter that takes `value`: a field value's type, a
+    tuple or named collection of them as one; `declared` for anything else (a scalar, a
+    bare array), None where that is None."""
+    if isinstance(value, FieldValue):
+        dtype = dtypes.from_numpy(np.dtype(value.dtype))
+        return declared if dtype is None else ir.FieldType(value.dims, dtype)
+    if type(value) is tuple:
+        elems = [_value_annotation(v, None) for v in value]
+        if any(e is None for e in elems):
+            return declared
+        return tuple.__class_getitem__(tuple(elems))
+    if is_collection(value_tree(value)):  # a dataclass or NamedTuple: its class
+        return type(value)
+    if isinstance(value, np.generic) and declared is None:
+        return dtypes.from_numpy(value.dtype)
+    return declared
+
+
+def _type_key(value: object) -> object:
+    """What of `value` its direct call's program depends on: the dimensions and dtype of a
+    field value, the nesting and class of a collection, the type of anything else."""
+    if isinstance(value, FieldValue):
+        return (value.dims, str(value.dtype))
+    if isinstance(value, tuple):
+        return (type(value), tuple(_type_key(v) for v in value))
+    tree = value_tree(value)
+    if is_collection(tree):
+        return (type(value), _type_key(tuple(leaves(tree))))
+    return type(value)
 
 
 def _fresh(name: str, taken: set[str]) -> str:
