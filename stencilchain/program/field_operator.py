@@ -195,7 +195,8 @@ class FieldOperator:
             )
         exprs = []
         for param, arg in zip(self.definition.params, args):
-            exprs.append(check_argument(self.name, param, arg, self.shown.get(param.name)))
+            shown = self.shown.get(param.name)
+            exprs.append(check_argument(self.name, param, arg, shown, zero_dims=True))
         if self.inline is not None:
             bindings = {p.name: e for p, e in zip(self.definition.params, exprs)}
             values = [Symbol(substitute(e, bindings)) for e in self.inline.exprs]
@@ -296,10 +297,24 @@ def _collect(fop: FieldOperator, found: dict[str, ir.FieldOperatorDef]) -> None:
         _collect(callee, found)
 
 
-def check_argument(callee: str, param: ir.Param, arg: object, shown: str | None = None) -> ir.Expr:
+def check_argument(
+    callee: str,
+    param: ir.Param,
+    arg: object,
+    shown: str | None = None,
+    *,
+    zero_dims: bool = False,
+) -> ir.Expr:
     """The IR of `arg` passed for `param` (an element of a tuple parameter is named
-    `shown`, as written), after checking that its type matches exactly."""
+    `shown`, as written), after checking that its type matches exactly. With `zero_dims`
+    (a call inside a field operator), a scalar of the field's dtype is a zero-dimensional
+    field parameter's value, as gt4py promotes it."""
     where = f"argument '{shown or param.name}' of {callee}"
+    zero_dim = zero_dims and isinstance(param.type, ir.FieldType) and not param.type.dims
+    if zero_dim and not (isinstance(arg, Symbol) and isinstance(arg.type, ir.FieldType)):
+        assert isinstance(param.type, ir.FieldType)
+        scalar = check_argument(callee, ir.Param(param.name, param.type.dtype), arg, shown)
+        return ir.Broadcast(scalar, param.type)
     if isinstance(param.type, ir.FieldType):
         if not (isinstance(arg, Symbol) and arg.type == param.type):
             got = f"{arg.type!r}" if isinstance(arg, Symbol) else repr(arg)

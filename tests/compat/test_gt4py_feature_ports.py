@@ -36,6 +36,7 @@ IDim = gtx.Dimension("IDim")
 JDim = gtx.Dimension("JDim")
 KDim = gtx.Dimension("KDim", kind=gtx.DimensionKind.VERTICAL)
 IHalfDim = gtx.flip_staggered(IDim)
+KHalfDim = gtx.flip_staggered(KDim)
 Vertex = gtx.Dimension("Vertex")
 Edge = gtx.Dimension("Edge")
 Cell = gtx.Dimension("Cell")
@@ -307,6 +308,24 @@ def port_test_nan(on: Run) -> None:
         return broadcast(math.nan, (IDim,))
 
     direct(on(testee), [], NI, [IDim], np.float64, np.full(NI, math.nan))
+
+
+# --- test_broadcast.py -------------------------------------------------------------------
+
+
+@port
+def port_test_implicit_broadcast_mixed_dim(on: Run) -> None:
+    @gtx.field_operator
+    def fieldop_implicit_broadcast(zero_dim_inp: EmptyField, inp: IField, scalar: int32) -> IField:
+        return inp + zero_dim_inp * scalar
+
+    @gtx.field_operator
+    def fieldop_implicit_broadcast_2(inp: IField) -> IField:
+        fi = fieldop_implicit_broadcast(1, inp, 2)  # a literal for the zero-dimensional field
+        return fi
+
+    inp = ints(NI)
+    direct(on(fieldop_implicit_broadcast_2), [fld([IDim], inp)], NI, [IDim], np.int32, inp + 2)
 
 
 # --- test_cartesian_shifts.py -------------------------------------------------------------
@@ -881,6 +900,23 @@ def port_test_domain_tuple(on: Run) -> None:
     check((o0, o1), (r0, r1))
 
 
+@port
+def port_test_domain(on: Run) -> None:
+    @gtx.field_operator
+    def fieldop_domain(a: IField) -> IField:
+        return a + a
+
+    @gtx.program
+    def program_domain(a: IField, size: int32, out: IField):
+        fieldop_domain(a, out=out, domain={IDim: (gtx.minimum(1, 2), size)})
+
+    a, out = ints(NI), ints(NI)
+    ref = out.copy()  # nothing written outside the domain
+    ref[1:NI] = 2 * a[1:NI]
+    on(program_domain)(a, np.int32(NI), out, offset_provider={})
+    check(out, ref)
+
+
 # --- test_external_local_field.py ---------------------------------------------------------
 
 
@@ -1153,6 +1189,48 @@ def port_test_named_collection_constructed_inside(on: Run) -> None:
         ou, ov = np.zeros((NI, NJ), np.float32), np.zeros((NI, NJ), np.float32)
         on(prog)((u, v), collection(u=ou, v=ov), offset_provider={})
         check((ou, ov), (u + v, u - v))
+
+
+@gtx.program
+def _make_named_tuple_program_with_domain(
+    vel: tuple[F32, F32], i_size: gtx.int32, j_size: gtx.int32, out: NamedTupleNamedCollection
+):
+    _make_named_tuple(
+        vel,
+        out=out,
+        domain=(
+            {IDim: (0, i_size), JDim: (0, j_size)},
+            {IDim: (0, i_size - 1), JDim: (0, j_size - 1)},
+        ),
+    )
+
+
+@gtx.program
+def _make_dataclass_program_with_domain(
+    vel: tuple[F32, F32], i_size: gtx.int32, j_size: gtx.int32, out: DataclassNamedCollection
+):
+    _make_dataclass(
+        vel,
+        out=out,
+        domain=(
+            {IDim: (0, i_size), JDim: (0, j_size)},
+            {IDim: (0, i_size - 1), JDim: (0, j_size - 1)},
+        ),
+    )
+
+
+@port
+def port_test_named_collection_with_multiple_output_domains(on: Run) -> None:
+    # out.v is one point shorter along I and J than out.u, as in gt4py
+    u, v = f32(NI, NJ), f32(NI, NJ)
+    for collection, prog in (
+        (NamedTupleNamedCollection, _make_named_tuple_program_with_domain),
+        (DataclassNamedCollection, _make_dataclass_program_with_domain),
+    ):
+        ou, ov = np.zeros((NI, NJ), np.float32), np.zeros((NI - 1, NJ - 1), np.float32)
+        sizes = (np.int32(NI), np.int32(NJ))
+        on(prog)((u, v), *sizes, collection(u=ou, v=ov), offset_provider={})
+        check((ou, ov), (u + v, (u - v)[:-1, :-1]))
 
 
 @gtx.field_operator
@@ -1734,6 +1812,22 @@ def port_test_fieldop_from_scan(on: Run) -> None:
         out = np.zeros(NK)
         on(prog)(out, offset_provider={})
         check(out, ref)
+
+
+@port
+def port_test_scalar_scan(on: Run) -> None:
+    @gtx.scan_operator(axis=KDim, forward=True, init=(0.0))
+    def testee_scan(state: float, qc_in: float, scalar: float) -> float:
+        qc = qc_in + state + scalar
+        return qc
+
+    @gtx.program
+    def testee(qc: gtx.Field[[IDim, KDim], float64], scalar: float):
+        testee_scan(qc, scalar, out=qc)  # a program's scalar for a value read per level
+
+    qc = np.zeros((NI, NK))
+    on(testee)(qc, 1.0, offset_provider={})
+    check(qc, np.broadcast_to(np.arange(1.0, NK + 1), (NI, NK)))
 
 
 @port
@@ -2581,6 +2675,151 @@ def port_test_direct_fo_nested_no_domain(on: Run) -> None:
         fld([IDim], a), fld([JDim], b), fld([KDim], c), out=out, offset_provider={}
     )
     check(tuple(fields), (a, b, c))
+
+
+@gtx.program
+def prog_slicing(a: IField, b: JField, out_a: IField, out_b: JField):
+    fop_different_fields(a, b, out=(out_b[2:-2], out_a[1:-1]))
+
+
+@port
+def port_test_program_slicing(on: Run) -> None:
+    a, b, out_a, out_b = ints(NI), ints(NJ), ints(NI), ints(NJ)
+    ref_a, ref_b = out_a.copy(), out_b.copy()
+    ref_a[1:-1], ref_b[2:-2] = a[1:-1], b[2:-2]
+    on(prog_slicing)(a, b, out_a, out_b, offset_provider={})
+    check((out_a, out_b), (ref_a, ref_b))
+
+
+@gtx.program
+def prog_nested_tuples(
+    a: IField,
+    b: JField,
+    c: KField,
+    out_a: IField,
+    out_b: JField,
+    out_c: KField,
+    i_size: gtx.int32,
+    j_size: gtx.int32,
+    k_size: gtx.int32,
+):
+    fop_nested_tuples(
+        a,
+        b,
+        c,
+        out=((out_a, out_b), out_c),
+        domain=(({IDim: (0, i_size)}, {JDim: (0, j_size)}), {KDim: (0, k_size)}),
+    )
+
+
+@port
+def port_test_program_nested_tuples(on: Run) -> None:
+    a, b, c = ints(NI), ints(NJ), ints(NK)
+    outs = [np.zeros(n, np.int32) for n in (NI, NJ, NK)]
+    sizes = map(np.int32, (NI, NJ, NK))
+    on(prog_nested_tuples)(a, b, c, *outs, *sizes, offset_provider={})
+    check(tuple(outs), (a, b, c))
+
+
+@gtx.field_operator
+def fop_double_nested_tuples(
+    a: IField, b: JField, c: KField
+) -> tuple[tuple[IField, tuple[JField, KField]], KField]:
+    return (a, (b, c)), c
+
+
+@gtx.program
+def prog_double_nested_tuples(
+    a: IField,
+    b: JField,
+    c: KField,
+    out_a: IField,
+    out_b: JField,
+    out_c0: KField,
+    out_c1: KField,
+    i_size: gtx.int32,
+    j_size: gtx.int32,
+    k_size: gtx.int32,
+):
+    fop_double_nested_tuples(
+        a,
+        b,
+        c,
+        out=((out_a, (out_b, out_c0)), out_c1),
+        domain=(
+            ({IDim: (0, i_size)}, ({JDim: (0, j_size)}, {KDim: (0, k_size)})),
+            {KDim: (0, k_size)},
+        ),
+    )
+
+
+@port
+def port_test_program_double_nested_tuples(on: Run) -> None:
+    a, b, c = ints(NI), ints(NJ), ints(NK)
+    outs = [np.zeros(n, np.int32) for n in (NI, NJ, NK, NK)]
+    sizes = map(np.int32, (NI, NJ, NK))
+    on(prog_double_nested_tuples)(a, b, c, *outs, *sizes, offset_provider={})
+    check(tuple(outs), (a, b, c, c))
+
+
+@gtx.field_operator
+def fop_two_vertical_dims(
+    a: KField, b: gtx.Field[[KHalfDim], gtx.float32]
+) -> tuple[gtx.Field[[KHalfDim], gtx.float32], KField]:
+    return b, a
+
+
+@gtx.program
+def prog_two_vertical_dims(
+    a: KField,
+    b: gtx.Field[[KHalfDim], gtx.float32],
+    out_a: KField,
+    out_b: gtx.Field[[KHalfDim], gtx.float32],
+    k_size: gtx.int32,
+    k_half_size: gtx.int32,
+):
+    fop_two_vertical_dims(
+        a, b, out=(out_b, out_a), domain=({KHalfDim: (0, k_half_size)}, {KDim: (0, k_size)})
+    )
+
+
+@port
+def port_test_program_two_vertical_dims(on: Run) -> None:
+    # gt4py's sizes: KHalfDim one point shorter than KDim
+    a, b = ints(NK), f32(NK - 1)
+    out_a, out_b = np.zeros(NK, np.int32), np.zeros(NK - 1, np.float32)
+    sizes = (np.int32(NK), np.int32(NK - 1))
+    on(prog_two_vertical_dims)(a, b, out_a, out_b, *sizes, offset_provider={})
+    check((out_b, out_a), (b, a))
+
+
+@port
+def port_test_direct_fo_nested(on: Run) -> None:
+    a, b, c = ints(NI), ints(NJ), ints(NK)
+    fields = [fld([d], np.zeros(n, np.int32)) for d, n in ((IDim, NI), (JDim, NJ), (KDim, NK))]
+    on(fop_nested_tuples)(
+        fld([IDim], a),
+        fld([JDim], b),
+        fld([KDim], c),
+        out=((fields[0], fields[1]), fields[2]),
+        domain=(({IDim: (0, NI)}, {JDim: (0, NJ)}), {KDim: (0, NK)}),
+        offset_provider={},
+    )
+    check(tuple(fields), (a, b, c))
+
+
+@port
+def port_test_direct_fo(on: Run) -> None:
+    a, b = ints(NI), ints(NJ)
+    out_a, out_b = fld([IDim], np.zeros(NI, np.int32)), fld([JDim], np.zeros(NJ, np.int32))
+    on(fop_different_fields)(
+        fld([IDim], a),
+        fld([JDim], b),
+        out=(out_b, out_a),
+        domain=({JDim: (0, NJ)}, {IDim: (0, NI)}),
+        offset_provider={},
+    )
+    check((out_b, out_a), (b, a))
 
 
 @port

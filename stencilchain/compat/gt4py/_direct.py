@@ -8,7 +8,9 @@ them `float` and reads a field per level), its state is its own."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -69,7 +71,7 @@ class DirectCalls:
         return f"{'scan' if self.scan else 'field'} operator {self.op.__name__}"
 
     def _trace(
-        self, dims: tuple[Any, ...], out_value: object, values: list[Any]
+        self, dims: object, out_value: object, values: list[Any]
     ) -> tuple[Any, tuple[str, ...]]:
         op = self.op
         fn = op.definition
@@ -99,7 +101,7 @@ class DirectCalls:
         names = {p.name for p in params}
         out_name = _fresh("out", names)
         bound_names = []
-        for d in dims:
+        for d in _bound_dims(dims):
             for side in ("start", "stop"):
                 bound_names.append(_fresh(f"{d.name.lower()}_{side}", names))
         extra = [out_name, *bound_names]
@@ -110,8 +112,10 @@ class DirectCalls:
         def call_body(*args: Any) -> None:
             n = len(params)
             own, out, limits = args[:n], args[n], args[n + 1 :]
-            domain = {d: (limits[2 * i], limits[2 * i + 1]) for i, d in enumerate(dims)}
-            op(*own, out=out, domain=domain) if dims else op(*own, out=out)
+            if dims is None:
+                op(*own, out=out)
+            else:
+                op(*own, out=out, domain=_rebuilt(dims, iter(limits)))
 
         call_body.__name__ = fn.__name__
         call_body.__qualname__ = fn.__qualname__
@@ -163,16 +167,33 @@ def _fresh(name: str, taken: set[str]) -> str:
     return name
 
 
-def _domain(name: str, domain: object) -> tuple[tuple[Any, ...], list[int]]:
-    """The dimensions a direct call's domain gives, and their bounds in that order."""
+@dataclasses.dataclass(frozen=True)
+class _Dims:
+    """A dict of a direct call's domain=: its dimensions, in the order of their bounds."""
+
+    dims: tuple[Any, ...]
+
+
+def _domain(name: str, domain: object) -> tuple[object, list[int]]:
+    """The shape of a direct call's domain= (None, the _Dims of a dict, or a tuple of
+    shapes: gt4py's one domain per field of out=, nested as out= is), and its bounds in
+    the order of that shape."""
     if domain is None:
-        return (), []
+        return None, []
+    if isinstance(domain, tuple):
+        shapes, bounds = [], []
+        for each in domain:
+            shape, more = _domain(name, each)
+            shapes.append(shape)
+            bounds += more
+        return tuple(shapes), bounds
     if not isinstance(domain, dict):
         raise ArgumentError(
-            f"field operator {name}: domain= is a dict {{Dim: (start, stop)}}, got {domain!r}"
+            f"field operator {name}: domain= is a dict {{Dim: (start, stop)}} or a tuple of "
+            f"one per field of out=, got {domain!r}"
         )
     dims = tuple(sorted(domain, key=lambda d: d.name))
-    bounds: list[int] = []
+    bounds = []
     for d in dims:
         r = domain[d]
         if not (isinstance(r, tuple) and len(r) == 2 and all(type(v) is int for v in r)):
@@ -180,4 +201,23 @@ def _domain(name: str, domain: object) -> tuple[tuple[Any, ...], list[int]]:
                 f"field operator {name}: domain of {d!r} is a (start, stop) of ints, got {r!r}"
             )
         bounds += [r[0], r[1]]
-    return dims, bounds
+    return _Dims(dims), bounds
+
+
+def _bound_dims(shape: object) -> list[Any]:
+    """The dimension of each (start, stop) pair of a domain of `shape`, in order."""
+    if isinstance(shape, _Dims):
+        return list(shape.dims)
+    if isinstance(shape, tuple):
+        return [d for each in shape for d in _bound_dims(each)]
+    return []
+
+
+def _rebuilt(shape: object, limits: Iterator[Any]) -> object:
+    """The domain of `shape` with its bounds taken from `limits` (the program's bound
+    parameters)."""
+    if isinstance(shape, _Dims):
+        return {d: (next(limits), next(limits)) for d in shape.dims}
+    if isinstance(shape, tuple):
+        return tuple(_rebuilt(each, limits) for each in shape)
+    return None
