@@ -2,8 +2,9 @@
 scripts/icon4py_coverage.py ran them (docs/guide/icon4py-coverage.md): program scalars
 annotated `float`/`bool`, generic field aliases over a TypeVar, scan values annotated with a
 NumPy dtype (read per level; a scalar argument the same on each level), `x ** 2` of a float
-field, math functions of literals, and one domain per field of a tuple `out=` over the same
-dimensions. Each against a NumPy reference written here, embedded and on every CPU
+field, math functions of literals, one domain per field of a tuple `out=` over the same
+dimensions, and a field operator of scalars returning a tuple called in a scan's body (the
+graupel scheme). Each against a NumPy reference written here, embedded and on every CPU
 toolchain (with and without transforms and auto-optimization), in C and Fortran order."""
 
 from __future__ import annotations
@@ -364,15 +365,16 @@ def graupel_like(
     _graupel_column(temperature, qs, option, out=(total, n0s))
 
 
-def test_a_field_operator_of_scalars_returning_a_tuple_in_a_scan(backend) -> None:
+def test_a_field_operator_of_scalars_returning_a_tuple_in_a_scan(backend, order) -> None:
     """icon4py's icon_graupel calls compute_snow_interception_and_collision_parameters
     (scalars in, a tuple of five scalars out) in its scan's body: inlined there, against
     NumPy loops (tests/program/test_scalar_functions.py has the DSL's spelling)."""
     rng = np.random.default_rng(11)
     temperature, qs = 40.0 * rng.random((5, 6)) - 20.0, rng.random((5, 6))
     for option in (1, 2):
-        total, n0s = np.zeros((5, 6)), np.zeros((5, 6))
-        run(graupel_like, backend, temperature, qs, np.int32(option), total, n0s)
+        total, n0s = laid_out(np.zeros((5, 6)), order), laid_out(np.zeros((5, 6)), order)
+        args = (laid_out(temperature, order), laid_out(qs, order), np.int32(option))
+        run(graupel_like, backend, *args, total, n0s)
         want_total, want_n0s = np.zeros((5, 6)), np.zeros((5, 6))
         for c in range(5):
             acc, previous = 0.0, 0.0
