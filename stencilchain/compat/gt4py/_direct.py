@@ -80,8 +80,8 @@ class DirectCalls:
         if getattr(sc_op, "inline", None) is not None:
             raise ArgumentError(
                 f"{self._what()} computes scalars from scalars: call it inside a field or "
-                "scan operator (a direct call, like a program's call, writes fields; gt4py "
-                "refuses it there too)"
+                "scan operator (a direct call, like a program's call, writes fields; gt4py's "
+                "programs and compiled backends refuse it there too)"
             )
         annotations = dict(translated(fn).__annotations__)
         returns = annotations.pop("return", None)
