@@ -36,6 +36,18 @@ def bound_of_expression(expr: ir.Expr, what: str) -> ir.Bound:
     return ir.Bound(offset, False, param=operand)
 
 
+def constant_bound(expr: ir.Expr) -> int | None:
+    """The int that `expr` is where it is an integer expression of int literals only
+    (`sc.math.minimum(1, 2)` written in a program); else None."""
+    if not isinstance(expr.type, ScalarType) or not expr.type.is_integer:
+        return None
+    try:
+        operand = _operand(expr, "")
+    except DefinitionError:
+        return None
+    return operand if isinstance(operand, int) else None
+
+
 def _operand(expr: ir.Expr, what: str) -> Operand:
     if isinstance(expr, ir.Ref):
         return expr.name

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
-from stencilchain.program.call_bounds import StaticInt, bound_of_expression
+from stencilchain.program.call_bounds import StaticInt, bound_of_expression, constant_bound
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar
+from stencilchain.program.tracing import Symbol
 
 if TYPE_CHECKING:
     from stencilchain.program.program_trace import ProgramTrace
@@ -91,7 +92,7 @@ def _explicit_bounds(
             "integer scalar parameters of the program (stop may be None for the end), "
             f"got {value!r}"
         )
-    start_v, stop_v = value
+    start_v, stop_v = (_literal(v) for v in value)
     start = _bound(trace, where, dim, "start", start_v, value)
     stop = ir.Bound(0, True) if stop_v is None else _bound(trace, where, dim, "stop", stop_v, value)
     # a static stop from the end (n + 1, n = -1) is the end
@@ -158,6 +159,13 @@ def _bound(
         f"{what} must be an int, an integer scalar parameter of {trace.name} (int32 or "
         f"int64) or an integer expression of them, got {value!r} in {pair!r}"
     )
+
+
+def _literal(value: object) -> object:
+    """A bound written as math of int literals (gt4py's `minimum(1, 2)`) as its int, as if
+    written so; anything else as it is."""
+    constant = constant_bound(value.expr) if isinstance(value, Symbol) else None
+    return value if constant is None else constant
 
 
 def check_temporary_reads(

@@ -13,12 +13,14 @@ from stencilchain.program import ir
 from stencilchain.program.branches import trace_branches
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.program_args import ProgramArg
-from stencilchain.program.scan_annotations import COLUMN_DTYPES, scalar_overrides
+from stencilchain.program.scalar_functions import ScalarResults, scalar_results
+from stencilchain.program.scan_annotations import scalar_overrides
 from stencilchain.program.tracing import (
     Symbol,
     as_expr,
     declared_dims,
     dims_being_traced,
+    scan_being_traced,
     unify_dtype,
 )
 from stencilchain.program.transforms import substitute
@@ -73,20 +75,21 @@ class FieldOperator:
             dims_being_traced.reset(dims_token)
             _scans_of_current_trace.reset(scan_token)
             _callees_of_current_trace.reset(token)
-        # a function of scalars only (gt4py's `def add(a: float, b: float) -> float`): inlined
-        # where it is called, in a scan's body or a field operator; never a program's call
-        self.inline_body: ir.Expr | None = None
-        if _of_scalars(params, result):
-            assert isinstance(result, Symbol)
-            self.inline_body = result.expr
-            scalar_return = COLUMN_DTYPES.get(returns, returns)
-            if returns is not None and scalar_return != result.type:
-                raise DefinitionError(
-                    f"field operator {self.name} is annotated to return {returns!r} "
-                    f"but returns {result.type!r}",
-                    self.location,
-                )
-            self.definition = ir.FieldOperatorDef(self.name, params, result.expr)
+        # a function of scalars only (gt4py's `def add(a: float, b: float) -> float`, or a
+        # tuple of scalars): inlined where it is called, in a scan's body or a field
+        # operator; never a program's call (program/scalar_functions.py)
+        self.inline: ScalarResults | None = scalar_results(
+            self.name, params, result, returns, self.location
+        )
+        if self.inline is not None:
+            self.result_tree = self.inline.tree
+            exprs = self.inline.exprs
+            # never lowered (each call is inlined): only its parameters are read
+            body: ir.Expr = exprs[0]
+            if self.result_tree is not None:
+                types = tuple(e.type for e in exprs)
+                body = ir.MakeTuple(exprs, ir.TupleType(types))  # type: ignore[arg-type]
+            self.definition = ir.FieldOperatorDef(self.name, params, body)
             return
         body = self._body_of(result)
         got: object = body.type
@@ -160,21 +163,31 @@ class FieldOperator:
         return flat
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.inline_body is not None and _program_trace_of(args, kwargs) is not None:
+        if self.inline is not None and self._in_a_program(args, kwargs):
             raise DefinitionError(
-                f"field operator {self.name} computes a scalar from scalars; call it inside "
-                "a field or scan operator (a program's call writes fields)"
+                f"field operator {self.name} computes "
+                f"{'a scalar' if self.result_tree is None else 'scalars'} from scalars; call "
+                "it inside a field or scan operator (a program's call writes fields)"
             )
         return dispatch_call(
             self,
             f"field operator {self.name}",
             args,
             kwargs,
-            "call it from a @program with out=..., or from another field operator",
+            "call it inside a field or scan operator (it computes scalars from scalars)"
+            if self.inline is not None
+            else "call it from a @program with out=..., or from another field operator",
         )
 
+    def _in_a_program(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether this is a call in a program's function (outside any operator's trace)."""
+        if _program_trace_of(args, kwargs) is not None:
+            return True
+        outside = _callees_of_current_trace.get() is None and scan_being_traced.get() is None
+        return not args and outside and _program_of_current_trace.get() is not None
+
     def _traced_call(self, args: list[object]) -> Symbol | tuple[Symbol, ...]:
-        if self.inline_body is None and mixed_dims(self.return_type):
+        if self.inline is None and mixed_dims(self.return_type):
             raise DefinitionError(
                 f"field operator {self.name} returns fields over different dimensions "
                 f"({self.return_type!r}); such a tuple is written by a @program's call "
@@ -182,10 +195,14 @@ class FieldOperator:
             )
         exprs = []
         for param, arg in zip(self.definition.params, args):
-            exprs.append(check_argument(self.name, param, arg, self.shown.get(param.name)))
-        if self.inline_body is not None:
+            shown = self.shown.get(param.name)
+            exprs.append(check_argument(self.name, param, arg, shown, zero_dims=True))
+        if self.inline is not None:
             bindings = {p.name: e for p, e in zip(self.definition.params, exprs)}
-            return Symbol(substitute(self.inline_body, bindings))
+            values = [Symbol(substitute(e, bindings)) for e in self.inline.exprs]
+            if self.result_tree is None:
+                return values[0]
+            return rebuild(self.result_tree, iter(values))  # type: ignore[no-any-return]
         callees = _callees_of_current_trace.get()
         if callees is not None:
             _register(callees, self)
@@ -280,19 +297,24 @@ def _collect(fop: FieldOperator, found: dict[str, ir.FieldOperatorDef]) -> None:
         _collect(callee, found)
 
 
-def _of_scalars(params: tuple[ir.Param, ...], result: object) -> bool:
-    """Whether a field operator takes only scalars and gives one (it is inlined)."""
-    return (
-        isinstance(result, Symbol)
-        and isinstance(result.type, ScalarType)
-        and not any(isinstance(p.type, ir.FieldType) for p in params)
-    )
-
-
-def check_argument(callee: str, param: ir.Param, arg: object, shown: str | None = None) -> ir.Expr:
+def check_argument(
+    callee: str,
+    param: ir.Param,
+    arg: object,
+    shown: str | None = None,
+    *,
+    zero_dims: bool = False,
+) -> ir.Expr:
     """The IR of `arg` passed for `param` (an element of a tuple parameter is named
-    `shown`, as written), after checking that its type matches exactly."""
+    `shown`, as written), after checking that its type matches exactly. With `zero_dims`
+    (a call inside a field operator), a scalar of the field's dtype is a zero-dimensional
+    field parameter's value, as gt4py promotes it."""
     where = f"argument '{shown or param.name}' of {callee}"
+    zero_dim = zero_dims and isinstance(param.type, ir.FieldType) and not param.type.dims
+    if zero_dim and not (isinstance(arg, Symbol) and isinstance(arg.type, ir.FieldType)):
+        assert isinstance(param.type, ir.FieldType)
+        scalar = check_argument(callee, ir.Param(param.name, param.type.dtype), arg, shown)
+        return ir.Broadcast(scalar, param.type)
     if isinstance(param.type, ir.FieldType):
         if not (isinstance(arg, Symbol) and arg.type == param.type):
             got = f"{arg.type!r}" if isinstance(arg, Symbol) else repr(arg)

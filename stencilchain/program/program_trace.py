@@ -37,12 +37,13 @@ from stencilchain.program.scan_lowering import (
     scan_domain,
 )
 from stencilchain.program.scan_operator import ScanOperator
+from stencilchain.program.scan_scalars import through_field_operator
 from stencilchain.program.snapshots import read_outputs_from_snapshots, snapshot_operator
 from stencilchain.program.staggered import unstagger
 from stencilchain.program.tracing import Symbol
 from stencilchain.program.transforms import inline_calls, substitute
 from stencilchain.program.tuple_params import flatten, is_collection, rebuild
-from stencilchain.program.tuple_parts import result_parts
+from stencilchain.program.tuple_parts import flat_domains, result_parts
 from stencilchain.program.untabled_slots import untabled_slots
 
 
@@ -76,6 +77,11 @@ class ProgramTrace:
         out = kwargs.pop("out", None)
         domain = kwargs.pop("domain", None)
         where = f"call of {fop.name} in program {self.name}"
+        through = (
+            through_field_operator(fop, args, kwargs) if isinstance(fop, ScanOperator) else None
+        )
+        if through is not None:  # a scalar for a value read per level
+            return self.record_call(through, args, {**kwargs, "out": out, "domain": domain})
         scans = {fop.name: fop.definition} if isinstance(fop, ScanOperator) else fop.scans()
         exprs = []
         for param, arg in zip(fop.definition.params, fop.bind(args, kwargs)):
@@ -98,7 +104,7 @@ class ProgramTrace:
                 {non_staggered(d): v for d, v in each.items()}
                 if isinstance(each, Mapping)
                 else each
-                for each in domain
+                for each in flat_domains(domain, getattr(fop, "result_tree", None), where)
             )
         computed = computed_scalar(fop.definition.params, exprs)
         if computed is not None and isinstance(fop, ScanOperator):

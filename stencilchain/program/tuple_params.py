@@ -20,7 +20,7 @@ from typing import Any, Union
 
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
-from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.dtypes import ScalarType, bool_, float64, int64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +39,9 @@ class Record:
         return self.cls(**dict(zip(self.names, values, strict=True)))
 
 
+# gt4py's annotations of scalars by Python types (as scan_annotations.COLUMN_DTYPES)
+_PYTHON_SCALARS: dict[object, ScalarType] = {float: float64, int: int64, bool: bool_}
+
 # A parameter's type as annotated: a leaf type, or a tuple or a record of such trees.
 Tree = Union[ir.FieldType, ScalarType, tuple["Tree", ...], Record]
 
@@ -51,10 +54,11 @@ def _is_record_class(annotation: object) -> bool:
     return dataclasses.is_dataclass(annotation)
 
 
-def annotation_tree(annotation: object) -> Tree | None:
+def annotation_tree(annotation: object, *, python_scalars: bool = False) -> Tree | None:
     """`tuple[A, tuple[B, C]]` of field and scalar types, or a dataclass or NamedTuple
     whose attributes are annotated with them, as a tree of them; None for an annotation
-    that is no such collection."""
+    that is no such collection. With `python_scalars`, `float`, `int` and `bool` annotate
+    float64, int64 and bool scalars (gt4py's spelling)."""
     if _is_record_class(annotation):
         assert isinstance(annotation, type)
         try:
@@ -66,7 +70,7 @@ def annotation_tree(annotation: object) -> Tree | None:
             if issubclass(annotation, tuple)
             else tuple(f.name for f in dataclasses.fields(annotation))  # type: ignore[arg-type]
         )
-        subs = [_element_tree(hints.get(n)) for n in names]
+        subs = [_element_tree(hints.get(n), python_scalars) for n in names]
         if not names or any(t is None for t in subs):
             return None
         return Record(annotation, names, tuple(subs))
@@ -75,7 +79,7 @@ def annotation_tree(annotation: object) -> Tree | None:
     elems = typing.get_args(annotation)
     if not elems or Ellipsis in elems:
         return None
-    tree = [_element_tree(e) for e in elems]
+    tree = [_element_tree(e, python_scalars) for e in elems]
     if any(t is None for t in tree):
         return None
     return tuple(tree)  # type: ignore[arg-type]
@@ -96,10 +100,12 @@ def _attribute_annotations(cls: type) -> dict[str, object]:
     return hints
 
 
-def _element_tree(annotation: object) -> Tree | None:
+def _element_tree(annotation: object, python_scalars: bool) -> Tree | None:
     if isinstance(annotation, (ir.FieldType, ScalarType)):
         return annotation
-    return annotation_tree(annotation)
+    if python_scalars and annotation in _PYTHON_SCALARS:
+        return _PYTHON_SCALARS[annotation]
+    return annotation_tree(annotation, python_scalars=python_scalars)
 
 
 def value_tree(value: object) -> Any:

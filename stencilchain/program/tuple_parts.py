@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.tuple_params import Record, leaves
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,3 +67,41 @@ def result_parts(where: str, rtype: ir.TupleType, domain: object) -> list[Part]:
             )
     # each field its own call: each is inferred over the reads of its own expression
     return [Part(index, given) for index, given in enumerate(per_element)]
+
+
+def flat_domains(
+    domain: tuple[object, ...] | list[object], tree: object, where: str
+) -> tuple[object, ...]:
+    """`domain=` nested as the result is (gt4py's `(({I: ...}, {J: ...}), {K: ...})` for
+    `out=((a, b), c)`, `tree` the result's nesting) as one domain per field in the order of
+    the fields; a dict (or None) in place of a nested tuple applies to each field under it.
+    A tuple of one domain per field is returned as it is."""
+    children = _children(tree)
+    if children is None or len(domain) != len(children) or len(domain) == len(leaves(tree)):
+        return tuple(domain)
+    flat: list[object] = []
+
+    def walk(given: object, sub: object) -> None:
+        subtrees = _children(sub)
+        if subtrees is None:  # one field: its domain as given (checked with the others)
+            flat.append(given)
+        elif not isinstance(given, tuple):
+            flat.extend([given] * len(leaves(sub)))
+        elif len(given) != len(subtrees):
+            raise DefinitionError(
+                f"{where}: domain= nests {len(given)} domains where out= nests "
+                f"{len(subtrees)} values; nest domain= as out= is nested, or give one dict "
+                "(or None) per field"
+            )
+        else:
+            for g, s in zip(given, subtrees, strict=True):
+                walk(g, s)
+
+    walk(tuple(domain), tree)
+    return tuple(flat)
+
+
+def _children(tree: object) -> tuple[object, ...] | None:
+    if isinstance(tree, Record):
+        return tree.elems
+    return tree if isinstance(tree, tuple) else None

@@ -2,8 +2,8 @@
 covers, in gt4py's spelling (imports changed, `cases` fixtures replaced by arrays and
 NumPy references written here), on every CPU toolchain that compat's tests run. Each
 `port_<name>` is gt4py's `<name>` (docs/guide/gt4py-feature-coverage.md counts them);
-`test_error_port` holds the ports whose construct is a refusal, and the `test_bug_*` tests,
-strict xfails, the bugs the audit found."""
+`test_error_port` holds the ports whose construct is a refusal; the tests below them check
+what the audit's bugs were fixed to do."""
 
 import dataclasses
 import enum
@@ -36,6 +36,7 @@ IDim = gtx.Dimension("IDim")
 JDim = gtx.Dimension("JDim")
 KDim = gtx.Dimension("KDim", kind=gtx.DimensionKind.VERTICAL)
 IHalfDim = gtx.flip_staggered(IDim)
+KHalfDim = gtx.flip_staggered(KDim)
 Vertex = gtx.Dimension("Vertex")
 Edge = gtx.Dimension("Edge")
 Cell = gtx.Dimension("Cell")
@@ -307,6 +308,24 @@ def port_test_nan(on: Run) -> None:
         return broadcast(math.nan, (IDim,))
 
     direct(on(testee), [], NI, [IDim], np.float64, np.full(NI, math.nan))
+
+
+# --- test_broadcast.py -------------------------------------------------------------------
+
+
+@port
+def port_test_implicit_broadcast_mixed_dim(on: Run) -> None:
+    @gtx.field_operator
+    def fieldop_implicit_broadcast(zero_dim_inp: EmptyField, inp: IField, scalar: int32) -> IField:
+        return inp + zero_dim_inp * scalar
+
+    @gtx.field_operator
+    def fieldop_implicit_broadcast_2(inp: IField) -> IField:
+        fi = fieldop_implicit_broadcast(1, inp, 2)  # a literal for the zero-dimensional field
+        return fi
+
+    inp = ints(NI)
+    direct(on(fieldop_implicit_broadcast_2), [fld([IDim], inp)], NI, [IDim], np.int32, inp + 2)
 
 
 # --- test_cartesian_shifts.py -------------------------------------------------------------
@@ -881,6 +900,23 @@ def port_test_domain_tuple(on: Run) -> None:
     check((o0, o1), (r0, r1))
 
 
+@port
+def port_test_domain(on: Run) -> None:
+    @gtx.field_operator
+    def fieldop_domain(a: IField) -> IField:
+        return a + a
+
+    @gtx.program
+    def program_domain(a: IField, size: int32, out: IField):
+        fieldop_domain(a, out=out, domain={IDim: (gtx.minimum(1, 2), size)})
+
+    a, out = ints(NI), ints(NI)
+    ref = out.copy()  # nothing written outside the domain
+    ref[1:NI] = 2 * a[1:NI]
+    on(program_domain)(a, np.int32(NI), out, offset_provider={})
+    check(out, ref)
+
+
 # --- test_external_local_field.py ---------------------------------------------------------
 
 
@@ -1163,15 +1199,64 @@ def _make_named_tuple_program(vel: tuple[F32, F32], out: NamedTupleNamedCollecti
 
 @port
 def port_test_named_collection_constructed_inside(on: Run) -> None:
-    # through programs (a direct call with a dataclass out= is test_bug_direct_call_outs)
+    # gt4py's four testees: each field operator called directly, and its program
     u, v = f32(NI, NJ), f32(NI, NJ)
-    for collection, prog in (
-        (NamedTupleNamedCollection, _make_named_tuple_program),
-        (DataclassNamedCollection, _make_dataclass_program),
+    vel = (fld([IDim, JDim], u), fld([IDim, JDim], v))
+    for collection, op, prog in (
+        (NamedTupleNamedCollection, _make_named_tuple, _make_named_tuple_program),
+        (DataclassNamedCollection, _make_dataclass, _make_dataclass_program),
     ):
+        fields = collection(
+            u=fld([IDim, JDim], np.zeros((NI, NJ), np.float32)),
+            v=fld([IDim, JDim], np.zeros((NI, NJ), np.float32)),
+        )
+        on(op)(vel, out=fields, offset_provider={})
+        check((fields.u, fields.v), (u + v, u - v))
         ou, ov = np.zeros((NI, NJ), np.float32), np.zeros((NI, NJ), np.float32)
         on(prog)((u, v), collection(u=ou, v=ov), offset_provider={})
         check((ou, ov), (u + v, u - v))
+
+
+@gtx.program
+def _make_named_tuple_program_with_domain(
+    vel: tuple[F32, F32], i_size: gtx.int32, j_size: gtx.int32, out: NamedTupleNamedCollection
+):
+    _make_named_tuple(
+        vel,
+        out=out,
+        domain=(
+            {IDim: (0, i_size), JDim: (0, j_size)},
+            {IDim: (0, i_size - 1), JDim: (0, j_size - 1)},
+        ),
+    )
+
+
+@gtx.program
+def _make_dataclass_program_with_domain(
+    vel: tuple[F32, F32], i_size: gtx.int32, j_size: gtx.int32, out: DataclassNamedCollection
+):
+    _make_dataclass(
+        vel,
+        out=out,
+        domain=(
+            {IDim: (0, i_size), JDim: (0, j_size)},
+            {IDim: (0, i_size - 1), JDim: (0, j_size - 1)},
+        ),
+    )
+
+
+@port
+def port_test_named_collection_with_multiple_output_domains(on: Run) -> None:
+    # out.v is one point shorter along I and J than out.u, as in gt4py
+    u, v = f32(NI, NJ), f32(NI, NJ)
+    for collection, prog in (
+        (NamedTupleNamedCollection, _make_named_tuple_program_with_domain),
+        (DataclassNamedCollection, _make_dataclass_program_with_domain),
+    ):
+        ou, ov = np.zeros((NI, NJ), np.float32), np.zeros((NI - 1, NJ - 1), np.float32)
+        sizes = (np.int32(NI), np.int32(NJ))
+        on(prog)((u, v), *sizes, collection(u=ou, v=ov), offset_provider={})
+        check((ou, ov), (u + v, (u - v)[:-1, :-1]))
 
 
 @gtx.field_operator
@@ -1273,14 +1358,23 @@ def _pairs(arrays: list[np.ndarray]) -> list[NT]:
     return [NT(arrays[2 * n], arrays[2 * n + 1]) for n in range(len(arrays) // 2)]
 
 
+def _field_pairs(arrays: list[np.ndarray]) -> list[NT]:
+    return _pairs([fld([IDim, JDim], a) for a in arrays])
+
+
 @port
 def port_test_where_nested(on: Run) -> None:
     arrays = [f32(NI, NJ) for _ in range(8)]
     outs = [np.zeros((NI, NJ), np.float32) for _ in range(4)]
     i = np.arange(NI, dtype=np.int32)
+    want = [np.where(i[:, None] == 0, arrays[4 + n], arrays[n]) for n in range(4)]
+    fields = _field_pairs([np.zeros((NI, NJ), np.float32) for _ in range(4)])
+    on(_where_nested)(  # gt4py's direct call
+        fld([IDim], i), *_field_pairs(arrays), out=tuple(fields), offset_provider={}
+    )
+    check(tuple(f for pair in fields for f in pair), tuple(want))
     o0, o1 = _pairs(outs)
     on(_where_nested_program)(i, *_pairs(arrays), (o0, o1), offset_provider={})
-    want = [np.where(i[:, None] == 0, arrays[4 + n], arrays[n]) for n in range(4)]
     check(tuple(outs), tuple(want))
 
 
@@ -1306,10 +1400,14 @@ def port_test_concat_where(on: Run) -> None:
 def port_test_concat_where_nested(on: Run) -> None:
     arrays = [f32(NI, NJ) for _ in range(8)]
     outs = [np.zeros((NI, NJ), np.float32) for _ in range(4)]
+    first = np.arange(NI)[:, None] == 0
+    want = tuple(np.where(first, arrays[4 + n], arrays[n]) for n in range(4))
+    fields = _field_pairs([np.zeros((NI, NJ), np.float32) for _ in range(4)])
+    on(_concat_where_nested)(*_field_pairs(arrays), out=tuple(fields), offset_provider={})
+    check(tuple(f for pair in fields for f in pair), want)  # gt4py's direct call
     o0, o1 = _pairs(outs)
     on(_concat_where_nested_program)(*_pairs(arrays), (o0, o1), offset_provider={})
-    first = np.arange(NI)[:, None] == 0
-    check(tuple(outs), tuple(np.where(first, arrays[4 + n], arrays[n]) for n in range(4)))
+    check(tuple(outs), want)
 
 
 # --- test_program.py ----------------------------------------------------------------------
@@ -1728,15 +1826,34 @@ def _from_scan_backward_program(out: gtx.Field[[KDim], float64]):
 
 @port
 def port_test_fieldop_from_scan(on: Run) -> None:
-    # through programs: a direct call of a scan operator is test_bug_direct_scan_call
+    # gt4py's direct calls of the scans, then the same through programs
     expected = np.arange(2.0, 2.0 + NK)
-    for prog, ref in (
-        (_from_scan_forward_program, expected),
-        (_from_scan_backward_program, expected[::-1]),
+    for scan, prog, ref in (
+        (_from_scan_forward, _from_scan_forward_program, expected),
+        (_from_scan_backward, _from_scan_backward_program, expected[::-1]),
     ):
+        field = fld([KDim], np.zeros(NK))
+        on(scan)(out=field, offset_provider={})
+        check(field, ref)
         out = np.zeros(NK)
         on(prog)(out, offset_provider={})
         check(out, ref)
+
+
+@port
+def port_test_scalar_scan(on: Run) -> None:
+    @gtx.scan_operator(axis=KDim, forward=True, init=(0.0))
+    def testee_scan(state: float, qc_in: float, scalar: float) -> float:
+        qc = qc_in + state + scalar
+        return qc
+
+    @gtx.program
+    def testee(qc: gtx.Field[[IDim, KDim], float64], scalar: float):
+        testee_scan(qc, scalar, out=qc)  # a program's scalar for a value read per level
+
+    qc = np.zeros((NI, NK))
+    on(testee)(qc, 1.0, offset_provider={})
+    check(qc, np.broadcast_to(np.arange(1.0, NK + 1), (NI, NK)))
 
 
 @port
@@ -1788,9 +1905,13 @@ def _ternary_scan_program(a: gtx.Field[[KDim], float64], out: gtx.Field[[KDim], 
 
 @port
 def port_test_ternary_scan(on: Run) -> None:
+    a, ref = 4.0 * np.ones(NK), np.asarray([i if i <= 4.0 else 5.0 for i in range(1, NK + 1)])
+    field = fld([KDim], np.zeros(NK))
+    on(_ternary_scan)(fld([KDim], a), out=field, offset_provider={})  # gt4py's direct call
+    check(field, ref)
     out = np.zeros(NK)
-    on(_ternary_scan_program)(4.0 * np.ones(NK), out, offset_provider={})
-    check(out, np.asarray([i if i <= 4.0 else 5.0 for i in range(1, NK + 1)]))
+    on(_ternary_scan_program)(a, out, offset_provider={})
+    check(out, ref)
 
 
 @gtx.scan_operator(axis=KDim, forward=True, init=(int32(1), (int32(2), int32(3))))
@@ -2154,15 +2275,24 @@ def _where_with_tuples_program(
 
 @port
 def port_test_with_tuples(on: Run) -> None:
-    # through a program: a direct call with a nested out= is test_bug_direct_call_outs
+    # gt4py's direct call with a nested out=, then the same through a program
     interiors = [ints(NI, NJ, NK) for _ in range(3)]
     boundaries = [ints(NI, NJ) for _ in range(3)]
     k = np.arange(NK, dtype=np.int32)
+    want = [np.where(k == 0, b[:, :, None], i) for i, b in zip(interiors, boundaries)]
+    fields = [fld(IJK, np.zeros((NI, NJ, NK), np.int32)) for _ in range(3)]
+    on(_where_with_tuples)(
+        fld([KDim], k),
+        *(fld(IJK, i) for i in interiors),
+        *(fld([IDim, JDim], b) for b in boundaries),
+        out=(fields[0], (fields[1], fields[2])),
+        offset_provider={},
+    )
+    check(tuple(fields), tuple(want))
     outs = [np.zeros((NI, NJ, NK), np.int32) for _ in range(3)]
     on(_where_with_tuples_program)(
         k, *interiors, *boundaries, (outs[0], (outs[1], outs[2])), offset_provider={}
     )
-    want = [np.where(k == 0, b[:, :, None], i) for i, b in zip(interiors, boundaries)]
     check(tuple(outs), tuple(want))
 
 
@@ -2186,15 +2316,22 @@ def _conditional_nested_tuple_program(
 @port
 def port_test_conditional_nested_tuple(on: Run) -> None:
     mask, a, b = _rng.random(NI) > 0.5, floats(NI), floats(NI)
-    outs = [np.zeros(NI) for _ in range(4)]
-    out = ((outs[0], outs[1]), (outs[2], outs[3]))
-    on(_conditional_nested_tuple_program)(mask, a, b, out, offset_provider={})
     want = (
         np.where(mask, a, 5.0),
         np.where(mask, b, 7.0),
         np.where(mask, b, 7.0),
         np.where(mask, a, 5.0),
     )
+    fields = [fld([IDim], np.zeros(NI)) for _ in range(4)]
+    on(_conditional_nested_tuple)(  # gt4py's direct call with a nested out=
+        *(fld([IDim], x) for x in (mask, a, b)),
+        out=((fields[0], fields[1]), (fields[2], fields[3])),
+        offset_provider={},
+    )
+    check(tuple(fields), want)
+    outs = [np.zeros(NI) for _ in range(4)]
+    out = ((outs[0], outs[1]), (outs[2], outs[3]))
+    on(_conditional_nested_tuple_program)(mask, a, b, out, offset_provider={})
     check(tuple(outs), want)
 
 
@@ -2550,6 +2687,167 @@ def port_test_program_temporary(on: Run) -> None:
     check((oe, oc), (re, rc))
 
 
+@gtx.field_operator
+def fop_nested_tuples(a: IField, b: JField, c: KField) -> tuple[tuple[IField, JField], KField]:
+    return (a, b), c
+
+
+@port
+def port_test_direct_fo_nested_no_domain(on: Run) -> None:
+    a, b, c = ints(NI), ints(NJ), ints(NK)
+    fields = [fld([d], np.zeros(n, np.int32)) for d, n in ((IDim, NI), (JDim, NJ), (KDim, NK))]
+    out = ((fields[0], fields[1]), fields[2])
+    on(fop_nested_tuples)(
+        fld([IDim], a), fld([JDim], b), fld([KDim], c), out=out, offset_provider={}
+    )
+    check(tuple(fields), (a, b, c))
+
+
+@gtx.program
+def prog_slicing(a: IField, b: JField, out_a: IField, out_b: JField):
+    fop_different_fields(a, b, out=(out_b[2:-2], out_a[1:-1]))
+
+
+@port
+def port_test_program_slicing(on: Run) -> None:
+    a, b, out_a, out_b = ints(NI), ints(NJ), ints(NI), ints(NJ)
+    ref_a, ref_b = out_a.copy(), out_b.copy()
+    ref_a[1:-1], ref_b[2:-2] = a[1:-1], b[2:-2]
+    on(prog_slicing)(a, b, out_a, out_b, offset_provider={})
+    check((out_a, out_b), (ref_a, ref_b))
+
+
+@gtx.program
+def prog_nested_tuples(
+    a: IField,
+    b: JField,
+    c: KField,
+    out_a: IField,
+    out_b: JField,
+    out_c: KField,
+    i_size: gtx.int32,
+    j_size: gtx.int32,
+    k_size: gtx.int32,
+):
+    fop_nested_tuples(
+        a,
+        b,
+        c,
+        out=((out_a, out_b), out_c),
+        domain=(({IDim: (0, i_size)}, {JDim: (0, j_size)}), {KDim: (0, k_size)}),
+    )
+
+
+@port
+def port_test_program_nested_tuples(on: Run) -> None:
+    a, b, c = ints(NI), ints(NJ), ints(NK)
+    outs = [np.zeros(n, np.int32) for n in (NI, NJ, NK)]
+    sizes = map(np.int32, (NI, NJ, NK))
+    on(prog_nested_tuples)(a, b, c, *outs, *sizes, offset_provider={})
+    check(tuple(outs), (a, b, c))
+
+
+@gtx.field_operator
+def fop_double_nested_tuples(
+    a: IField, b: JField, c: KField
+) -> tuple[tuple[IField, tuple[JField, KField]], KField]:
+    return (a, (b, c)), c
+
+
+@gtx.program
+def prog_double_nested_tuples(
+    a: IField,
+    b: JField,
+    c: KField,
+    out_a: IField,
+    out_b: JField,
+    out_c0: KField,
+    out_c1: KField,
+    i_size: gtx.int32,
+    j_size: gtx.int32,
+    k_size: gtx.int32,
+):
+    fop_double_nested_tuples(
+        a,
+        b,
+        c,
+        out=((out_a, (out_b, out_c0)), out_c1),
+        domain=(
+            ({IDim: (0, i_size)}, ({JDim: (0, j_size)}, {KDim: (0, k_size)})),
+            {KDim: (0, k_size)},
+        ),
+    )
+
+
+@port
+def port_test_program_double_nested_tuples(on: Run) -> None:
+    a, b, c = ints(NI), ints(NJ), ints(NK)
+    outs = [np.zeros(n, np.int32) for n in (NI, NJ, NK, NK)]
+    sizes = map(np.int32, (NI, NJ, NK))
+    on(prog_double_nested_tuples)(a, b, c, *outs, *sizes, offset_provider={})
+    check(tuple(outs), (a, b, c, c))
+
+
+@gtx.field_operator
+def fop_two_vertical_dims(
+    a: KField, b: gtx.Field[[KHalfDim], gtx.float32]
+) -> tuple[gtx.Field[[KHalfDim], gtx.float32], KField]:
+    return b, a
+
+
+@gtx.program
+def prog_two_vertical_dims(
+    a: KField,
+    b: gtx.Field[[KHalfDim], gtx.float32],
+    out_a: KField,
+    out_b: gtx.Field[[KHalfDim], gtx.float32],
+    k_size: gtx.int32,
+    k_half_size: gtx.int32,
+):
+    fop_two_vertical_dims(
+        a, b, out=(out_b, out_a), domain=({KHalfDim: (0, k_half_size)}, {KDim: (0, k_size)})
+    )
+
+
+@port
+def port_test_program_two_vertical_dims(on: Run) -> None:
+    # gt4py's sizes: KHalfDim one point shorter than KDim
+    a, b = ints(NK), f32(NK - 1)
+    out_a, out_b = np.zeros(NK, np.int32), np.zeros(NK - 1, np.float32)
+    sizes = (np.int32(NK), np.int32(NK - 1))
+    on(prog_two_vertical_dims)(a, b, out_a, out_b, *sizes, offset_provider={})
+    check((out_b, out_a), (b, a))
+
+
+@port
+def port_test_direct_fo_nested(on: Run) -> None:
+    a, b, c = ints(NI), ints(NJ), ints(NK)
+    fields = [fld([d], np.zeros(n, np.int32)) for d, n in ((IDim, NI), (JDim, NJ), (KDim, NK))]
+    on(fop_nested_tuples)(
+        fld([IDim], a),
+        fld([JDim], b),
+        fld([KDim], c),
+        out=((fields[0], fields[1]), fields[2]),
+        domain=(({IDim: (0, NI)}, {JDim: (0, NJ)}), {KDim: (0, NK)}),
+        offset_provider={},
+    )
+    check(tuple(fields), (a, b, c))
+
+
+@port
+def port_test_direct_fo(on: Run) -> None:
+    a, b = ints(NI), ints(NJ)
+    out_a, out_b = fld([IDim], np.zeros(NI, np.int32)), fld([JDim], np.zeros(NJ, np.int32))
+    on(fop_different_fields)(
+        fld([IDim], a),
+        fld([JDim], b),
+        out=(out_b, out_a),
+        domain=({JDim: (0, NJ)}, {IDim: (0, NI)}),
+        offset_provider={},
+    )
+    check((out_b, out_a), (b, a))
+
+
 @port
 def port_test_direct_fo_orig(on: Run) -> None:
     a, b = ints(NI), ints(NI)
@@ -2738,33 +3036,10 @@ def test_error_port(case: str) -> None:
         run()
 
 
-# --- bugs the audit found (strict xfails: each asserts what gt4py does) -------------------
-
-
-@pytest.mark.xfail(strict=True, reason="bug: a scan operator called directly binds its state")
-def test_bug_direct_scan_call() -> None:
-    """gt4py's test_ternary_scan, test_fieldop_from_scan, test_scan_nested_tuple_input call a
-    scan operator directly with out=: compat's direct call takes the state for an argument
-    ("missing a required argument: 'a'")."""
-    out = fld([KDim], np.zeros(NK))
-    _ternary_scan(fld([KDim], 4.0 * np.ones(NK)), out=out, offset_provider={})
-    check(out, np.asarray([i if i <= 4.0 else 5.0 for i in range(1, NK + 1)]))
-
-
-@pytest.mark.xfail(strict=True, reason="bug: a direct call flattens a nested or named out=")
-def test_bug_direct_call_outs() -> None:
-    """gt4py's test_named_collection_constructed_inside, test_with_tuples (where),
-    test_conditional_nested_tuple, test_direct_fo_nested_no_domain call field operators
-    directly with a named collection or a nested tuple as out=: "'out' must be a
-    DataclassNamedCollection(u=field, v=field), got a tuple of 2". Through a program the
-    same outs work (the ports above)."""
-    u, v = f32(NI, NJ), f32(NI, NJ)
-    out = DataclassNamedCollection(
-        u=fld([IDim, JDim], np.zeros((NI, NJ), np.float32)),
-        v=fld([IDim, JDim], np.zeros((NI, NJ), np.float32)),
-    )
-    _make_dataclass((fld([IDim, JDim], u), fld([IDim, JDim], v)), out=out, offset_provider={})
-    check((out.u, out.v), (u + v, u - v))
+# --- the audit's bugs, fixed: each a test of the fixed behaviour -------------------------
+# (test_bug_direct_scan_call and test_bug_direct_call_outs became the direct calls of the
+# ports test_ternary_scan, test_fieldop_from_scan, test_named_collection_constructed_inside,
+# test_with_tuples, test_conditional_nested_tuple and test_direct_fo_nested_no_domain)
 
 
 def test_builtin_types() -> None:

@@ -2,8 +2,9 @@
 scripts/icon4py_coverage.py ran them (docs/guide/icon4py-coverage.md): program scalars
 annotated `float`/`bool`, generic field aliases over a TypeVar, scan values annotated with a
 NumPy dtype (read per level; a scalar argument the same on each level), `x ** 2` of a float
-field, math functions of literals, and one domain per field of a tuple `out=` over the same
-dimensions. Each against a NumPy reference written here, embedded and on every CPU
+field, math functions of literals, one domain per field of a tuple `out=` over the same
+dimensions, and a field operator of scalars returning a tuple called in a scan's body (the
+graupel scheme). Each against a NumPy reference written here, embedded and on every CPU
 toolchain (with and without transforms and auto-optimization), in C and Fortran order."""
 
 from __future__ import annotations
@@ -315,3 +316,84 @@ def test_a_domain_per_field_of_a_lowered_call(backend, order) -> None:
     ev[1:3, 0:4] = 3.0 * a[1:3, 0:4]
     np.testing.assert_array_equal(u, eu)
     np.testing.assert_array_equal(v, ev)
+
+
+@gtx.field_operator
+def _snow_parameters(
+    temperature: wpfloat, qs: wpfloat, snow_exists: bool, option: gtx.int32
+) -> tuple[wpfloat, wpfloat, wpfloat]:
+    # icon4py's compute_snow_interception_and_collision_parameters, shortened: a field
+    # operator of scalars returning a tuple of scalars, with `if`s on them
+    if snow_exists:
+        if option == 1:
+            n0s = gtx.minimum(gtx.exp(wpfloat("-0.1") * temperature), wpfloat("1.0e2"))
+        else:
+            n0s = gtx.maximum(qs * wpfloat("3.0"), wpfloat("0.5"))
+        crim = qs * n0s
+        cbsdep = gtx.sqrt(n0s)
+    else:
+        n0s = wpfloat("8.0")
+        crim = wpfloat("0.0")
+        cbsdep = wpfloat("0.0")
+    return n0s, crim, cbsdep
+
+
+@gtx.scan_operator(axis=K, forward=True, init=(0.0, 0.0))
+def _graupel_like(
+    state: tuple[wpfloat, wpfloat], temperature: wpfloat, qs: wpfloat, option: gtx.int32
+) -> tuple[wpfloat, wpfloat]:
+    snow_exists = True if qs > wpfloat("0.5") else False  # noqa: SIM210 (icon4py's spelling)
+    n0s, crim, cbsdep = _snow_parameters(temperature, qs, snow_exists, option)
+    return state[0] + crim * cbsdep, n0s + wpfloat("0.5") * state[1]
+
+
+@gtx.field_operator
+def _graupel_column(
+    temperature: CellKField[wpfloat], qs: CellKField[wpfloat], option: gtx.int32
+) -> tuple[CellKField[wpfloat], CellKField[wpfloat]]:
+    return _graupel_like(temperature, qs, option)  # as icon4py calls its scan
+
+
+@gtx.program
+def graupel_like(
+    temperature: CellKField[wpfloat],
+    qs: CellKField[wpfloat],
+    option: gtx.int32,
+    total: CellKField[wpfloat],
+    n0s: CellKField[wpfloat],
+):
+    _graupel_column(temperature, qs, option, out=(total, n0s))
+
+
+def test_a_field_operator_of_scalars_returning_a_tuple_in_a_scan(backend, order) -> None:
+    """icon4py's icon_graupel calls compute_snow_interception_and_collision_parameters
+    (scalars in, a tuple of five scalars out) in its scan's body: inlined there, against
+    NumPy loops (tests/program/test_scalar_functions.py has the DSL's spelling)."""
+    rng = np.random.default_rng(11)
+    temperature, qs = 40.0 * rng.random((5, 6)) - 20.0, rng.random((5, 6))
+    for option in (1, 2):
+        total, n0s = laid_out(np.zeros((5, 6)), order), laid_out(np.zeros((5, 6)), order)
+        args = (laid_out(temperature, order), laid_out(qs, order), np.int32(option))
+        run(graupel_like, backend, *args, total, n0s)
+        want_total, want_n0s = np.zeros((5, 6)), np.zeros((5, 6))
+        for c in range(5):
+            acc, previous = 0.0, 0.0
+            for k in range(6):
+                t, q = temperature[c, k], qs[c, k]
+                if q > 0.5:
+                    n = min(np.exp(-0.1 * t), 1.0e2) if option == 1 else max(q * 3.0, 0.5)
+                    crim, cbsdep = q * n, np.sqrt(n)
+                else:
+                    n, crim, cbsdep = 8.0, 0.0, 0.0
+                acc, previous = acc + crim * cbsdep, n + 0.5 * previous
+                want_total[c, k], want_n0s[c, k] = acc, previous
+        np.testing.assert_allclose(total, want_total, rtol=1e-13)
+        np.testing.assert_allclose(n0s, want_n0s, rtol=1e-13)
+
+
+def test_a_field_operator_of_scalars_called_directly_is_refused() -> None:
+    """gt4py types a direct call or a program's call of a field operator that returns
+    scalars as an error (its out= is a field, its result a scalar): refused with a reason."""
+    out = gtx.as_field([Cell, K], np.zeros((5, 6)))
+    with pytest.raises(gtx.ArgumentError, match="computes scalars from scalars"):
+        _snow_parameters(1.0, 0.5, True, np.int32(1), out=(out, out, out), offset_provider={})

@@ -63,6 +63,23 @@ def test_a_literal_and_a_parameter_mix() -> None:
     np.testing.assert_array_equal(out, want)
 
 
+def test_math_of_int_literals_is_a_literal_bound() -> None:
+    """gt4py's test_domain writes `minimum(1, 2)` in a bound: an int, as if written 1; a
+    negative result counts from the end as a literal does."""
+
+    @sc.program
+    def p(f: F, out: F, k1: sc.int32) -> None:
+        copy(f, out=out, domain={K: (sc.math.minimum(1, 2), k1), I: (0, sc.math.maximum(-4, -1))})
+
+    assert "K: [1, k1)" in str(p.ir)
+    f = np.arange(12.0).reshape(2, 6)
+    out = np.zeros_like(f)
+    p(f, out, np.int32(-2))
+    want = np.zeros_like(f)
+    want[:1, 1:4] = f[:1, 1:4]
+    np.testing.assert_array_equal(out, want)
+
+
 def test_a_bound_parameter_that_is_not_an_integer_is_refused() -> None:
     with pytest.raises(sc.DefinitionError) as info:
 

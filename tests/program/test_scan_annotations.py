@@ -156,3 +156,24 @@ def test_a_scan_without_fields_in_a_field_operator_needs_dimensions() -> None:
         @sc.field_operator
         def bad(a: F, s: sc.float64) -> F:
             return a + accumulate(s)
+
+
+def test_a_program_scalar_for_a_value_read_per_level() -> None:
+    """gt4py's test_scalar_scan: a scan called in a program with a scalar parameter (and a
+    literal) where it reads a value per level: the same value on every level, as when the
+    scan is called in a field operator."""
+
+    @sc.scan_operator(axis=K, init=0.0)
+    def add_both(state: float, f: float, s: float) -> float:
+        return state + f + s
+
+    @sc.program
+    def scalars(f: F, s: sc.float64, x: F, y: F) -> None:
+        add_both(f, s, out=x)
+        add_both(f, 0.5, out=y)
+
+    f = np.random.default_rng(2).random(SHAPE)
+    x, y = np.zeros(SHAPE), np.zeros(SHAPE)
+    scalars(f, 0.25, x, y)
+    np.testing.assert_allclose(x, np.cumsum(f + 0.25, axis=2), rtol=1e-14)
+    np.testing.assert_allclose(y, np.cumsum(f + 0.5, axis=2), rtol=1e-14)

@@ -168,3 +168,49 @@ def test_used_inside_a_field_operator_is_a_definition_error() -> None:
         @sc.field_operator
         def inner(a: CK, b: EK) -> CK:
             return cell_and_edge(a, b)[0]  # type: ignore[no-any-return]
+
+
+@sc.field_operator
+def nested_result(a: CK, b: EK) -> tuple[tuple[CK, EK], CK]:
+    return (a * 2.0, b + 1.0), a - 1.0
+
+
+def test_a_domain_nested_as_out_is() -> None:
+    """gt4py's `domain=(({...}, {...}), {...})` for `out=((x, y), z)`: one domain per field,
+    nested as out= is; a dict in place of a nested tuple is the domain of each field under it."""
+
+    @sc.program
+    def nested(a: CK, b: EK, x: CK, y: EK, z: CK, stop: sc.int32) -> None:
+        nested_result(
+            a, b, out=((x, y), z), domain=(({K: (1, stop)}, {Edge: (2, 5)}), {Cell: (0, 2)})
+        )
+
+    @sc.program
+    def shared(a: CK, b: EK, x: CK, y: EK, z: CK) -> None:
+        nested_result(a, b, out=((x, y), z), domain=({K: (2, 4)}, None))
+
+    a, b = inputs()
+    x, y, z = outputs()
+    nested(a, b, x, y, z, np.int32(4))
+    want_x, want_y, want_z = outputs()
+    want_x[:, 1:4] = 2.0 * a[:, 1:4]
+    want_y[2:5] = b[2:5] + 1.0
+    want_z[0:2] = a[0:2] - 1.0
+    np.testing.assert_array_equal(x, want_x)
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(z, want_z)
+    x, y, z = outputs()
+    shared(a, b, x, y, z)
+    want_x, want_y, _ = outputs()
+    want_x[:, 2:4], want_y[:, 2:4] = 2.0 * a[:, 2:4], b[:, 2:4] + 1.0
+    np.testing.assert_array_equal(x, want_x)
+    np.testing.assert_array_equal(y, want_y)
+    np.testing.assert_array_equal(z, a - 1.0)
+
+
+def test_a_domain_nested_otherwise_than_out_is_an_error() -> None:
+    with pytest.raises(sc.DefinitionError, match=r"domain= nests 3 domains where out= nests 2"):
+
+        @sc.program
+        def bad(a: CK, b: EK, x: CK, y: EK, z: CK) -> None:
+            nested_result(a, b, out=((x, y), z), domain=(({K: (1, 4)}, None, None), None))

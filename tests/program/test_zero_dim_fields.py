@@ -146,3 +146,28 @@ def test_a_shift_of_a_zero_dimensional_field_is_a_definition_error() -> None:
         @sc.field_operator
         def shifted(s: S) -> S:
             return s(K + 1)  # type: ignore[no-any-return]
+
+
+def test_a_scalar_for_a_zero_dimensional_field_in_a_call() -> None:
+    """gt4py's test_implicit_broadcast_mixed_dim: a literal (or a scalar) passed for a
+    zero-dimensional field parameter of a field operator called in another is that
+    field's value; in a program's call a zero-dimensional field stays an array."""
+
+    @sc.field_operator
+    def outer(a: CK, s: sc.float64) -> CK:
+        return scaled(a, 2.0) + scaled(a, s)
+
+    @sc.program
+    def run(a: CK, s: sc.float64, x: CK) -> None:
+        outer(a, s, out=x)
+
+    a, x = np.random.default_rng(3).random(SHAPE), np.zeros(SHAPE)
+    run(a, 0.5, x)
+    np.testing.assert_allclose(x, (a * 2.0 + 2.0) + (a * 0.5 + 0.5))
+    with pytest.raises(
+        sc.DefinitionError, match=r"argument 's' of scaled: mismatched dtypes float64 and float32"
+    ):
+
+        @sc.field_operator
+        def wrong_dtype(a: CK) -> CK:
+            return scaled(a, np.float32(2.0))

@@ -84,12 +84,11 @@ def _unwrapped(value: object) -> object:
     return value
 
 
-def _sliced_outs(out: object) -> list[SlicedArg]:
-    if isinstance(out, SlicedArg):
-        return [out]
+def _out_leaves(out: object) -> list[object]:
+    """The fields of `out=` in the order of the call's fields (its nested tuples flat)."""
     if type(out) is tuple:
-        return [s for v in out for s in _sliced_outs(v)]
-    return []
+        return [leaf for v in out for leaf in _out_leaves(v)]
+    return [out]
 
 
 def _plain_out(out: object) -> object:
@@ -108,15 +107,16 @@ def unwrapped_call(
     args = tuple(_unwrapped(a) for a in args)
     kwargs = {k: (v if k == "out" else _unwrapped(v)) for k, v in kwargs.items()}
     if "out" in kwargs:
-        sliced = _sliced_outs(kwargs["out"])
-        if sliced:
-            domains = [s.domain() for s in sliced]
-            if any(d != domains[0] for d in domains[1:]):
-                raise DefinitionError("the fields of out=(...) are sliced differently")
+        outs = _out_leaves(kwargs["out"])
+        if any(isinstance(o, SlicedArg) for o in outs):
             if "domain" in kwargs:
                 raise DefinitionError(
                     "give a call's domain by slicing out= or by domain=, not both"
                 )
-            kwargs["domain"] = domains[0]
+            domains = [o.domain() if isinstance(o, SlicedArg) else None for o in outs]
+            if all(d == domains[0] for d in domains[1:]):
+                kwargs["domain"] = domains[0]
+            else:  # sliced differently: a domain per field (an unsliced one inferred)
+                kwargs["domain"] = tuple(domains)
         kwargs["out"] = _plain_out(kwargs["out"])
     return args, kwargs
