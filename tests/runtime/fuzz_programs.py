@@ -60,7 +60,9 @@ float`), and with a field operator of scalars called in the body (`scan0_step(s,
 `def scan0_step(u: float, v: float) -> float`). A program is built in a module of its own
 in sys.modules (`FuzzProgram.build`): the source's annotations are strings, and a named
 collection's are evaluated in its class's module.
-Meshes are in fuzz_mesh_programs.py.
+Now and then a last call writes an output of an earlier call that it also reads (`op3(x0_0,
+out=x0_0)`, read shifted, so through a snapshot of its values before the call, or at the
+point only, in place: docs/adr/0042). Meshes are in fuzz_mesh_programs.py.
 
 Exactness: every node records whether its value is bit-for-bit reproducible across
 toolchains. `+ - * /`, `sqrt abs minimum maximum floor ceil trunc`, casts and integer
@@ -1036,6 +1038,7 @@ CONSTRUCTS = {
     "half shifts through IHalf and back": r"\)\(IHalf [+-] 0\.5\)\(I [+-] 0\.5\)",
     "int64 results": r"-> (N|tuple\[.*N\b.*\])",
     "float64 results": r"-> (F|tuple\[.*F\b.*\])",
+    "calls writing a field they read": r"^    op\d+\((x\d+_\d+), out=\1\b",
 }
 
 
@@ -1511,6 +1514,48 @@ def programs(
         if bounded:  # written where only the call knows: no later call reads them
             for out_name in out_names:
                 del fields[out_name]
+    # now and then a call that writes an output it also reads (docs/adr/0042): shifted (it
+    # reads a snapshot of the values before it) or at the point only (in place)
+    in_place = [
+        r
+        for c in calls
+        if not c["temporary"] and c["dims"] == "IJK"
+        for r, dims in zip(c["results"], c["result_dims"])
+        if dims == "IJK" and r in fields and fields[r][0] == "float64" and fields[r][2]
+    ]
+    if in_place and draw(st.integers(0, 3)) == 0:
+        target = draw(st.sampled_from(in_place))
+        offset = draw(st.sampled_from([(0, 0, 0), (1, 0, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]))
+        shifted = ", ".join(
+            f"{d} {'+' if o > 0 else '-'} {abs(o)}" for d, o in zip(DIMS, offset) if o
+        )
+        read = f"{target}({shifted})" if shifted else target
+        callee = f"op{len(calls)}"
+        fops.append(
+            f"@sc.field_operator\ndef {callee}({target}: F) -> F:\n"
+            f"    return {read} - 0.5 * {target}\n"
+        )
+        full = {n: ((0, 0),) * 3 for n in written}  # an output holds values everywhere
+        explicit = _margins_of(frozenset({(target, (0, 0, 0)), (target, offset)}), full, dims_of)
+        domain = {}
+        for axis, d in enumerate(DIMS):
+            lo = explicit[axis][0] + draw(st.integers(0, 1))
+            hi = explicit[axis][1] + draw(st.integers(0, 1))
+            domain[d] = ("explicit", lo, hi)
+            extra_need[axis] = max(extra_need[axis], lo + hi + 1)
+        calls.append(
+            {
+                "callee": callee,
+                "args": [target],
+                "results": [target],
+                "structure": 0,
+                "domain": domain,
+                "temporary": False,
+                "dims": "IJK",
+                "result_dims": ["IJK"],
+                "in_place": True,
+            }
+        )
     if staggered and draw(st.booleans()):  # an output over KHalf, which no call reads
         ctx = Context(dict(fields), dict(scalars), scans=scans, staggered=staggered)
         node = draw(_half_level_body(ctx, depth - 1))
@@ -1605,6 +1650,8 @@ def programs(
             arguments = ", ".join([*args, f"out={targets}", *extra])
             lines.append(f"    {call['callee']}({arguments})")
             result_dims = call.get("result_dims", [call["dims"]] * len(call["results"]))
+            if call.get("in_place"):  # writes an output of an earlier call again
+                continue
             for result, dims in zip(call["results"], result_dims):
                 dtype, exact = result_of[result]
                 program_params.append((result, dtype, dims))
