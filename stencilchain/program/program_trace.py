@@ -93,7 +93,7 @@ class ProgramTrace:
                 raise DefinitionError(
                     f"{where}: a traced field operator value cannot reach a program"
                 )
-            shown = fop.shown.get(param.name) if isinstance(fop, FieldOperator) else None
+            shown = fop.shown.get(param.name)
             exprs.append(check_argument(fop.name, param, arg, shown))
         exprs = unstagger(exprs)
         scans = unstagger(scans)

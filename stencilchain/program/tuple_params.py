@@ -85,6 +85,23 @@ def annotation_tree(annotation: object, *, python_scalars: bool = False) -> Tree
     return tuple(tree)  # type: ignore[arg-type]
 
 
+def annotation_leaves(annotation: object) -> list[object]:
+    """The annotations of the leaves of a tuple or record annotation as written, in the
+    order of `annotation_tree`'s leaves (`float` where the tree has float64)."""
+    if _is_record_class(annotation):
+        assert isinstance(annotation, type)
+        hints = _attribute_annotations(annotation)
+        names = (
+            tuple(annotation._fields)  # type: ignore[attr-defined]
+            if issubclass(annotation, tuple)
+            else tuple(f.name for f in dataclasses.fields(annotation))  # type: ignore[arg-type]
+        )
+        return [leaf for n in names for leaf in annotation_leaves(hints.get(n))]
+    if typing.get_origin(annotation) is tuple:
+        return [leaf for e in typing.get_args(annotation) for leaf in annotation_leaves(e)]
+    return [annotation]
+
+
 def _attribute_annotations(cls: type) -> dict[str, object]:
     """The evaluated annotations of `cls` and its bases. Not `typing.get_type_hints`: on
     Python 3.10 it refuses the DSL's annotations, which are values, not types."""
