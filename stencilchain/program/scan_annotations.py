@@ -50,19 +50,20 @@ def value_trees(fn: Callable[..., Any]) -> dict[str, Tree]:
     return found
 
 
-def _value_leaves(fn: Callable[..., Any]) -> list[tuple[str, object]]:
+def _value_leaves(fn: Callable[..., Any]) -> list[tuple[str, object, object]]:
     """Each value parameter of scan function `fn`, or each leaf of one annotated with a
-    collection, by its IR name (`a_1_0`), with its annotation as written."""
+    collection, by its IR name (`a_1_0`), with its annotation as written and its type (a
+    dtype for `float` or `np.float32` in a collection)."""
     annotations = _annotations(fn)
     trees = value_trees(fn)
-    found: list[tuple[str, object]] = []
+    found: list[tuple[str, object, object]] = []
     for name in list(inspect.signature(fn).parameters)[1:]:
         ann = annotations.get(name)
         if name in trees:
             paths = [ir_name for ir_name, _ in leaf_paths(trees[name], name)]
-            found += zip(paths, annotation_leaves(ann), strict=True)
+            found += zip(paths, annotation_leaves(ann), leaves(trees[name]), strict=True)
         else:
-            found.append((name, ann))
+            found.append((name, ann, ann))
     return found
 
 
@@ -71,11 +72,11 @@ def column_params(fn: Callable[..., Any], *, dtypes: bool = False) -> dict[str, 
     by IR name) annotated `float`, `int` or `bool`, and with `dtypes` (gt4py's rule: every
     value of a scan is one per level) those annotated with a dtype (`sc.float32`) too."""
     found = {}
-    for name, ann in _value_leaves(fn):
+    for name, ann, leaf in _value_leaves(fn):
         if ann in COLUMN_DTYPES:
             found[name] = COLUMN_DTYPES[ann]
-        elif dtypes and isinstance(ann, ScalarType):
-            found[name] = ann
+        elif dtypes and isinstance(leaf, ScalarType):
+            found[name] = leaf
     return found
 
 
@@ -92,7 +93,7 @@ def field_dims(fn: Callable[..., Any]) -> tuple[Dimension, ...] | None:
     """The dimensions of the widest value parameter of `fn` annotated as a field (the
     first of them), which the others' are a subset of."""
     found: tuple[Dimension, ...] | None = None
-    for _, ann in _value_leaves(fn):
+    for _, ann, _ in _value_leaves(fn):
         if isinstance(ann, ir.FieldType) and (found is None or len(ann.dims) > len(found)):
             found = ann.dims
     return found

@@ -270,6 +270,7 @@ class ScanOperator:
             if tree is None:
                 flat.append(arg)
             else:
+                arg = _same_names(tree, arg)
                 flat += flatten(tree, arg, name, lambda m: DefinitionError(f"{where} {m}"))
         return flat
 
@@ -372,6 +373,18 @@ class ScanOperator:
         if self.result_tree is None or not isinstance(result, tuple):
             return result
         return rebuild(self.result_tree, iter(result))  # type: ignore[no-any-return]
+
+
+def _same_names(tree: Tree, value: object) -> object:
+    """`value` as an instance of the class of record `tree` where it is a dataclass or
+    NamedTuple of another class with the same attributes (gt4py matches a scan's
+    collections by their attributes: `inp: ScalarCollection` takes a FieldCollection)."""
+    found = value_tree(value)
+    if not (isinstance(tree, Record) and isinstance(found, Record)) or found.cls is tree.cls:
+        return value
+    if found.names != tree.names:
+        return value  # flatten explains the mismatch
+    return tree.make([getattr(value, n) for n in tree.names])
 
 
 def _is_scalar(arg: object) -> bool:

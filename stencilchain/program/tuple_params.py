@@ -18,9 +18,11 @@ import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Union
 
+import numpy as np
+
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
-from stencilchain.program.dtypes import ScalarType, bool_, float64, int64
+from stencilchain.program.dtypes import ScalarType, bool_, float64, from_numpy, int64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +60,8 @@ def annotation_tree(annotation: object, *, python_scalars: bool = False) -> Tree
     """`tuple[A, tuple[B, C]]` of field and scalar types, or a dataclass or NamedTuple
     whose attributes are annotated with them, as a tree of them; None for an annotation
     that is no such collection. With `python_scalars`, `float`, `int` and `bool` annotate
-    float64, int64 and bool scalars (gt4py's spelling)."""
+    float64, int64 and bool scalars, and NumPy's scalar types their dtypes (gt4py's
+    spelling)."""
     if _is_record_class(annotation):
         assert isinstance(annotation, type)
         try:
@@ -122,6 +125,8 @@ def _element_tree(annotation: object, python_scalars: bool) -> Tree | None:
         return annotation
     if python_scalars and annotation in _PYTHON_SCALARS:
         return _PYTHON_SCALARS[annotation]
+    if python_scalars and isinstance(annotation, type) and issubclass(annotation, np.generic):
+        return from_numpy(np.dtype(annotation))  # gt4py's `value: gtx.float32` (np.float32)
     return annotation_tree(annotation, python_scalars=python_scalars)
 
 

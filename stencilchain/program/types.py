@@ -99,7 +99,7 @@ def parameter_types(
         ann = annotations.get(p.name)
         if overrides and p.name in overrides:
             ann = overrides[p.name]
-        tree = annotation_tree(ann) if tuples is not None else None
+        tree = annotation_tree(ann, python_scalars=True) if tuples is not None else None
         if tuples is not None and is_collection(ann):  # an override's tree
             tree = ann
         if tuples is not None and tree is not None:

@@ -1410,6 +1410,82 @@ def port_test_concat_where_nested(on: Run) -> None:
     check(tuple(outs), want)
 
 
+@dataclasses.dataclass(frozen=True)
+class _StateDataclass:
+    value: gtx.float32
+
+
+class _StateNamedTuple(NamedTuple):
+    value: gtx.float32
+
+
+@gtx.scan_operator(axis=KDim, forward=True, init=_StateDataclass(value=0.0))
+def _scan_dataclass(state: _StateDataclass, inp: gtx.float32) -> _StateDataclass:
+    return _StateDataclass(value=inp + state.value)
+
+
+@gtx.field_operator
+def _scan_dataclass_wrapper(inp: gtx.Field[[KDim], gtx.float32]) -> gtx.Field[[KDim], gtx.float32]:
+    return _scan_dataclass(inp).value
+
+
+@gtx.scan_operator(axis=KDim, forward=True, init=_StateNamedTuple(value=0.0))
+def _scan_named_tuple(state: _StateNamedTuple, inp: gtx.float32) -> _StateNamedTuple:
+    return _StateNamedTuple(value=inp + state.value)
+
+
+@gtx.field_operator
+def _scan_named_tuple_wrapper(
+    inp: gtx.Field[[KDim], gtx.float32],
+) -> gtx.Field[[KDim], gtx.float32]:
+    return _scan_named_tuple(inp).value
+
+
+@port
+def port_test_scan(on: Run) -> None:
+    # both of gt4py's parameters: a NamedTuple and a frozen dataclass state
+    inp = f32(NK)
+    for testee in (_scan_named_tuple_wrapper, _scan_dataclass_wrapper):
+        out = fld([KDim], np.zeros(NK, np.float32))
+        on(testee)(fld([KDim], inp), out=out, offset_provider={})
+        np.testing.assert_allclose(out.asnumpy(), np.cumsum(inp), rtol=1e-6)
+
+
+@dataclasses.dataclass
+class _ScalarNamedCollection:
+    value: gtx.float32
+
+
+@dataclasses.dataclass
+class _FieldNamedCollection:
+    value: gtx.Field[[KDim], gtx.float32]
+
+
+@gtx.scan_operator(axis=KDim, forward=True, init=gtx.float32(0.0))
+def _scan_with_scalar_named_collection(
+    state: gtx.float32, inp: _ScalarNamedCollection, scalar: _ScalarNamedCollection
+) -> gtx.float32:
+    return inp.value * scalar.value + state
+
+
+@gtx.field_operator
+def _scan_with_scalar_named_collection_wrapper(
+    inp: _FieldNamedCollection, scalar: _ScalarNamedCollection
+) -> gtx.Field[[KDim], gtx.float32]:
+    return _scan_with_scalar_named_collection(inp, scalar=scalar)
+
+
+@port
+def port_test_scan_with_scalar_named_collection(on: Run) -> None:
+    inp = f32(NK)
+    out = fld([KDim], np.zeros(NK, np.float32))
+    scalar = _ScalarNamedCollection(value=gtx.float32(2.0))
+    on(_scan_with_scalar_named_collection_wrapper)(
+        _FieldNamedCollection(fld([KDim], inp)), scalar, out=out, offset_provider={}
+    )
+    np.testing.assert_allclose(out.asnumpy(), np.cumsum(inp * 2.0), rtol=1e-6)
+
+
 # --- test_program.py ----------------------------------------------------------------------
 
 
@@ -1934,6 +2010,90 @@ def port_test_scan_nested_tuple_output(on: Run) -> None:
     on(_nested_tuple_scan_program)((outs[0], (outs[1], outs[2])), offset_provider={})
     expected = np.arange(1, 1 + NK)
     check(tuple(outs), (expected + 1, expected + 2, expected + 3))
+
+
+@port
+def port_test_tuple_scalar_scan(on: Run) -> None:
+    @gtx.scan_operator(axis=KDim, forward=True, init=0.0)
+    def testee_scan(
+        state: float, qc_in: float, tuple_scalar: tuple[float, tuple[float, float]]
+    ) -> float:
+        return (qc_in + state + tuple_scalar[1][0] + tuple_scalar[1][1]) / tuple_scalar[0]
+
+    @gtx.field_operator
+    def testee_op(
+        qc: gtx.Field[[IDim, KDim], float64], tuple_scalar: tuple[float, tuple[float, float]]
+    ) -> gtx.Field[[IDim, KDim], float64]:
+        return testee_scan(qc, tuple_scalar)
+
+    # gt4py's (1.0, (1.0, 0.0)) on zeros, then values that tell the leaves apart, in both
+    # layouts
+    for order, scalars in (("C", (1.0, (1.0, 0.0))), ("F", (2.0, (0.5, 0.25)))):
+        qc_np = np.asarray(floats(NI, NK), order=order) if order == "F" else np.zeros((NI, NK))
+        expected, state = np.zeros((NI, NK)), np.zeros(NI)
+        for k in range(NK):
+            state = (qc_np[:, k] + state + scalars[1][0] + scalars[1][1]) / scalars[0]
+            expected[:, k] = state
+        qc = fld([IDim, KDim], qc_np)
+        out = fld([IDim, KDim], np.zeros((NI, NK), order=order))
+        on(testee_op)(qc, scalars, out=out, offset_provider={})
+        check(out, expected)
+
+
+def _prefix_sums(init: float, levels: np.ndarray) -> np.ndarray:
+    """gt4py's reference of a scan `carry + a[0] + a[1]`: init plus the sum of the levels
+    up to each one (`levels` over K last)."""
+    return init + np.cumsum(levels, axis=-1)
+
+
+@gtx.scan_operator(axis=KDim, forward=True, init=1.0)
+def _tuple_input_scan(carry: float, a: tuple[float, float]) -> float:
+    return carry + a[0] + a[1]
+
+
+@port
+def port_test_scan_nested_tuple_input(on: Run) -> None:
+    inp1_np, inp2_np = np.ones(NK), np.arange(0.0, NK, 1)
+    out = fld([KDim], np.zeros(NK))
+    on(_tuple_input_scan)(  # gt4py's direct call
+        (fld([KDim], inp1_np), fld([KDim], inp2_np)), out=out, offset_provider={}
+    )
+    check(out, _prefix_sums(1.0, inp1_np + inp2_np))
+
+
+@gtx.field_operator
+def _tuple_of_fields_scan(
+    inp1: gtx.Field[[IDim, KDim], float], inp2: gtx.Field[[IDim, KDim], float]
+) -> gtx.Field[[IDim, KDim], float]:
+    return _tuple_input_scan((inp1, inp2))
+
+
+@port
+def port_test_scan_different_domain_in_tuple(on: Run) -> None:
+    for order in ("C", "F"):
+        inp1_np = np.asarray(floats(NI + 1, NK), order=order)  # one more I than the other
+        inp2_np = np.asarray(np.fromfunction(lambda i, k: k, (NI, NK)), order=order)
+        out = fld([IDim, KDim], np.zeros((NI, NK), order=order))
+        on(_tuple_of_fields_scan)(
+            fld([IDim, KDim], inp1_np), fld([IDim, KDim], inp2_np), out=out, offset_provider={}
+        )
+        check(out, _prefix_sums(1.0, inp1_np[:-1] + inp2_np))
+
+
+@gtx.field_operator
+def _field_and_scalar_scan(
+    inp1: float, inp2: gtx.Field[[IDim, KDim], float]
+) -> gtx.Field[[IDim, KDim], float]:
+    return _tuple_input_scan((inp1, inp2))
+
+
+@port
+def port_test_scan_tuple_field_scalar_mixed(on: Run) -> None:
+    for order, scalar in (("C", 1.0), ("F", 0.75)):
+        inp2_np = np.asarray(floats(NI, NK), order=order)
+        out = fld([IDim, KDim], np.zeros((NI, NK), order=order))
+        on(_field_and_scalar_scan)(scalar, fld([IDim, KDim], inp2_np), out=out, offset_provider={})
+        check(out, _prefix_sums(1.0, scalar + inp2_np))
 
 
 # --- test_staggered.py --------------------------------------------------------------------
