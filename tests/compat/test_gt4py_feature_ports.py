@@ -3018,6 +3018,97 @@ def port_test_direct_fo_orig(on: Run) -> None:
     check(outs, (b, a))
 
 
+# --- test_icon_like_scan.py (multi_feature_tests): a NamedTuple state --------------------
+
+
+class _IconState(NamedTuple):
+    z_q_new: float
+    w_new: float
+    first_level: bool
+
+
+@gtx.scan_operator(
+    axis=KDim, forward=True, init=_IconState(z_q_new=0.0, w_new=0.0, first_level=True)
+)
+def _icon_scan(
+    state: _IconState, w: float, z_q: float, z_a: float, z_b: float, z_c: float
+) -> _IconState:
+    z_g = z_b + z_a * state.z_q_new
+    z_q_new = (0.0 - z_c) * z_g
+    w_new = z_a * state.w_new * z_g
+    return (
+        _IconState(z_q_new=z_q, w_new=w, first_level=False)
+        if state.first_level
+        else _IconState(z_q_new=z_q_new, w_new=w_new, first_level=False)
+    )
+
+
+CKField = gtx.Field[[Cell, KDim], float]
+
+
+@gtx.field_operator
+def _icon_52_like(
+    z_alpha: CKField, z_beta: CKField, z_q: CKField, w: CKField
+) -> tuple[CKField, CKField, gtx.Field[[Cell, KDim], bool]]:
+    z_a = z_beta(KDim - 1) * z_alpha(KDim - 1)
+    z_c = z_beta * z_alpha(KDim + 1)
+    z_b = z_alpha * (z_beta(KDim - 1) + z_beta)
+    z_q_res, w_res, dummy = _icon_scan(w, z_q, z_a, z_b, z_c)
+    return z_q_res, w_res, dummy
+
+
+@gtx.program
+def _icon_52_like_program(
+    z_alpha: CKField,
+    z_beta: CKField,
+    z_q: CKField,
+    w: CKField,
+    dummy: gtx.Field[[Cell, KDim], bool],
+):
+    # gt4py's out=(z_q[:, 1:], ...) with z_alpha one level longer than the others: here
+    # every field has that level and the last is left out (test_icon_like_scan's rows)
+    _icon_52_like(z_alpha, z_beta, z_q, w, out=(z_q[:, 1:-1], w[:, 1:-1], dummy[:, 1:-1]))
+
+
+def _icon_52_like_reference(
+    z_alpha: np.ndarray, z_beta: np.ndarray, z_q: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """gt4py's reference: its levels from the third on (the first is not written, the
+    second is the scan's first_level, which keeps z_q and w)."""
+    z_q, w = z_q.copy(), w.copy()
+    for k in range(2, w.shape[1]):
+        z_a = z_beta[:, k - 1] * z_alpha[:, k - 1]
+        z_c = z_beta[:, k] * z_alpha[:, k + 1]
+        z_b = z_alpha[:, k] * (z_beta[:, k - 1] + z_beta[:, k])
+        z_g = z_b + z_a * z_q[:, k - 1]
+        z_q[:, k] = -z_c * z_g
+        w[:, k] = (z_a * w[:, k - 1]) * z_g
+    return z_q, w
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("name", [*TOOLCHAINS, "gtfn_cpu_no_transforms"])
+def test_an_icon_like_scan_of_a_named_tuple_state(
+    name: str, order: str, request: pytest.FixtureRequest
+) -> None:
+    """gt4py's test_icon_like_scan.py: a scan of a NamedTuple state (a bool first_level
+    picks the first level's values, an `if` expression of two State(...)), unpacked in a
+    field operator of shifted inputs, its three results written to sliced outs."""
+    chain = toolchain(request, name)
+    run = _icon_52_like_program if chain is None else _icon_52_like_program.with_backend(chain)
+    rng = np.random.default_rng(52)
+    nc, nk = 14, 10
+    z_alpha, z_beta, z_q, w = (
+        np.asarray(rng.uniform(size=(nc, nk + 1)), order=order) for _ in range(4)
+    )
+    want_z_q, want_w = _icon_52_like_reference(z_alpha, z_beta[:, :nk], z_q[:, :nk], w[:, :nk])
+    dummy = np.ones((nc, nk + 1), bool, order=order)
+    run(z_alpha, z_beta, z_q, w, dummy, offset_provider={})
+    np.testing.assert_allclose(z_q[:, :nk], want_z_q, rtol=1e-12)
+    np.testing.assert_allclose(w[:, :nk], want_w, rtol=1e-12)
+    assert not dummy[:, 1:-1].any() and dummy[:, [0, -1]].all()  # first_level: False
+
+
 # --- the tests ----------------------------------------------------------------------------
 
 
