@@ -444,8 +444,9 @@ def _init_literal(where: str, value: object, location: tuple[str, int]) -> ir.Li
         dtype = default_literal_dtype(value)
         return ir.Literal(float(value) if dtype.is_float else value, dtype)
     raise DefinitionError(
-        f"{where}: init= must be a number (np.float32(0) for a float32 state) or a tuple "
-        f"of numbers, got {type(value).__name__} {value!r}",
+        f"{where}: init= must be a number (np.float32(0) for a float32 state), a tuple "
+        "of numbers or a NamedTuple or dataclass instance of them, got "
+        f"{type(value).__name__} {value!r}",
         location,
     )
 
