@@ -154,6 +154,8 @@ class ScanOperator:
                 tree, (column_types.get(n, t) for n, t in zip(names, leaves(tree)))
             )
         params, _ = parameter_types(fn, "scan operator", untyped=1, tuples={}, overrides=overrides)
+        # with their leaves' types (a value read per level a field), as errors show them
+        self.arg_trees = {n: overrides[n] for n in self.arg_trees}
         if self.generic:
             self.signature = signature.replace(parameters=value_params)
             return

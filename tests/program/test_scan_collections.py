@@ -180,3 +180,26 @@ def test_an_argument_of_another_nesting_is_an_error_at_the_call() -> None:
             return add((x, x, x))
 
     assert "return add((x, x, x))" in _line_of(info.value)
+
+
+def test_a_program_scalar_in_a_tuple_value_is_read_per_level() -> None:
+    """A program's call `add((x, c), out=out)` with a scalar parameter `c` for a leaf read
+    per level: called through a field operator of its own, which takes the leaves."""
+
+    @sc.scan_operator(axis=K, init=1.0)
+    def add(carry, v: tuple[float, float], b: F):  # type: ignore[no-untyped-def]
+        return carry + v[0] * v[1] + b
+
+    @sc.program
+    def scaled(x: F, c: sc.float64, out: F) -> None:
+        add((x, c), x, out=out)
+
+    x = np.random.default_rng(3).random(SHAPE)
+    out = np.zeros(SHAPE)
+    scaled(x, 2.0, out)
+    np.testing.assert_allclose(out, 1.0 + np.cumsum(3.0 * x, axis=1), rtol=1e-12)
+    with pytest.raises(DefinitionError, match=r"'v' must be a tuple \(field, field\), got a"):
+
+        @sc.program
+        def three(x: F, c: sc.float64, out: F) -> None:
+            add((x, c, c), x, out=out)
