@@ -81,7 +81,9 @@ class ProgramTrace:
             through_field_operator(fop, args, kwargs) if isinstance(fop, ScanOperator) else None
         )
         if through is not None:  # a scalar for a value read per level
-            return self.record_call(through, args, {**kwargs, "out": out, "domain": domain})
+            # its parameters are the scan's values flattened (a collection's leaves)
+            flat = tuple(fop.bind(args, kwargs))
+            return self.record_call(through, flat, {"out": out, "domain": domain})
         scans = {fop.name: fop.definition} if isinstance(fop, ScanOperator) else fop.scans()
         exprs = []
         for param, arg in zip(fop.definition.params, fop.bind(args, kwargs)):
@@ -93,7 +95,7 @@ class ProgramTrace:
                 raise DefinitionError(
                     f"{where}: a traced field operator value cannot reach a program"
                 )
-            shown = fop.shown.get(param.name) if isinstance(fop, FieldOperator) else None
+            shown = fop.shown.get(param.name)
             exprs.append(check_argument(fop.name, param, arg, shown))
         exprs = unstagger(exprs)
         scans = unstagger(scans)

@@ -16,7 +16,15 @@ from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType, bool_, float64, int64
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.tracing import Symbol
-from stencilchain.program.tuple_params import leaves, tree_repr, value_tree
+from stencilchain.program.tuple_params import (
+    Tree,
+    annotation_leaves,
+    annotation_tree,
+    leaf_paths,
+    leaves,
+    tree_repr,
+    value_tree,
+)
 
 # The Python types that annotate a scan's values as gt4py writes them, and their dtypes.
 COLUMN_DTYPES: dict[object, ScalarType] = {float: float64, int: int64, bool: bool_}
@@ -29,19 +37,46 @@ def _annotations(fn: Callable[..., Any]) -> dict[str, Any]:
         return {}
 
 
-def column_params(fn: Callable[..., Any], *, dtypes: bool = False) -> dict[str, ScalarType]:
-    """The value parameters of scan function `fn` annotated `float`, `int` or `bool`, and
-    with `dtypes` (gt4py's rule: every value of a scan is one per level) those annotated
-    with a dtype (`sc.float32`) too."""
+def value_trees(fn: Callable[..., Any]) -> dict[str, Tree]:
+    """The value parameters of scan function `fn` annotated with a (nested) tuple or a
+    named collection (`a: tuple[float, tuple[float, float]]`), each as its tree (`float`
+    a float64 leaf): flattened to one parameter per leaf (program/tuple_params.py)."""
     annotations = _annotations(fn)
-    names = list(inspect.signature(fn).parameters)[1:]
     found = {}
-    for name in names:
+    for name in list(inspect.signature(fn).parameters)[1:]:
+        tree = annotation_tree(annotations.get(name), python_scalars=True)
+        if tree is not None:
+            found[name] = tree
+    return found
+
+
+def _value_leaves(fn: Callable[..., Any]) -> list[tuple[str, object, object]]:
+    """Each value parameter of scan function `fn`, or each leaf of one annotated with a
+    collection, by its IR name (`a_1_0`), with its annotation as written and its type (a
+    dtype for `float` or `np.float32` in a collection)."""
+    annotations = _annotations(fn)
+    trees = value_trees(fn)
+    found: list[tuple[str, object, object]] = []
+    for name in list(inspect.signature(fn).parameters)[1:]:
         ann = annotations.get(name)
+        if name in trees:
+            paths = [ir_name for ir_name, _ in leaf_paths(trees[name], name)]
+            found += zip(paths, annotation_leaves(ann), leaves(trees[name]), strict=True)
+        else:
+            found.append((name, ann, ann))
+    return found
+
+
+def column_params(fn: Callable[..., Any], *, dtypes: bool = False) -> dict[str, ScalarType]:
+    """The value parameters of scan function `fn` (or leaves of its collection parameters,
+    by IR name) annotated `float`, `int` or `bool`, and with `dtypes` (gt4py's rule: every
+    value of a scan is one per level) those annotated with a dtype (`sc.float32`) too."""
+    found = {}
+    for name, ann, leaf in _value_leaves(fn):
         if ann in COLUMN_DTYPES:
             found[name] = COLUMN_DTYPES[ann]
-        elif dtypes and isinstance(ann, ScalarType):
-            found[name] = ann
+        elif dtypes and isinstance(leaf, ScalarType):
+            found[name] = leaf
     return found
 
 
@@ -57,10 +92,8 @@ def scalar_overrides(fn: Callable[..., Any]) -> dict[str, ir.FieldType | ScalarT
 def field_dims(fn: Callable[..., Any]) -> tuple[Dimension, ...] | None:
     """The dimensions of the widest value parameter of `fn` annotated as a field (the
     first of them), which the others' are a subset of."""
-    annotations = _annotations(fn)
     found: tuple[Dimension, ...] | None = None
-    for name in list(inspect.signature(fn).parameters)[1:]:
-        ann = annotations.get(name)
+    for _, ann, _ in _value_leaves(fn):
         if isinstance(ann, ir.FieldType) and (found is None or len(ann.dims) > len(found)):
             found = ann.dims
     return found
@@ -75,6 +108,9 @@ def _state_tree(annotation: object) -> object:
     if typing.get_origin(annotation) is tuple:
         elems = [_state_tree(e) for e in typing.get_args(annotation)]
         return None if not elems or None in elems else tuple(elems)
+    tree = annotation_tree(annotation, python_scalars=True)  # a dataclass or NamedTuple
+    if tree is not None and all(isinstance(t, ScalarType) for t in leaves(tree)):
+        return tree
     return None
 
 
@@ -91,7 +127,8 @@ def check_state_annotation(
     if tree is None:
         raise DefinitionError(
             f"{where}: the state '{state}' is annotated {annotation!r}; annotate it with a "
-            "dtype (sc.float64, or float, int, bool) or a tuple of them, or not at all",
+            "dtype (sc.float64, or float, int, bool), a tuple of them or a dataclass or "
+            "NamedTuple of them, or not at all",
             location,
         )
     if tree != init_types:

@@ -38,15 +38,22 @@ from stencilchain.program.scan_annotations import (
     column_params,
     dims_of_call,
     field_dims,
+    value_trees,
 )
 from stencilchain.program.tracing import Symbol, as_expr, scan_being_traced, unify_dtype
 from stencilchain.program.tuple_params import (
+    Record,
+    Tree,
+    annotation_tree,
     fill,
     flatten,
     has_empty_tuple,
+    is_collection,
+    leaf_params,
     leaves,
     rebuild,
     shape,
+    value_tree,
 )
 from stencilchain.program.types import parameter_types
 
@@ -84,26 +91,43 @@ class ScanOperator:
         if not isinstance(forward, bool):
             raise DefinitionError(f"{where}: forward= must be True or False, got {forward!r}")
         self.axis, self.forward, self.init = axis, forward, init
+        signature = inspect.signature(fn)
+        init = _init_as_annotated(fn, init)
         # values annotated `float`, `int`, `bool` (gt4py's spelling): fields over the scan's
         # dimensions; where no parameter is a field, those of each call (`specialized`)
         self.dtype_columns = dtype_columns
         columns = column_params(fn, dtypes=dtype_columns)
         self.columns = frozenset(columns)
+        # values annotated with a (nested) tuple or a named collection: one IR parameter
+        # per leaf (program/tuple_params.py); each leaf's name as written, by IR name
+        self.arg_trees: dict[str, Tree] = value_trees(fn)
+        self.shown = {
+            leaf.name: written
+            for n, t in self.arg_trees.items()
+            for leaf, written in leaf_params(n, t)
+        }
         dims_given = column_dims or field_dims(fn)
         self.generic = dims_given is None
         self._specializations: dict[tuple[object, ...], ScanOperator] = {}
-        tuple_state = isinstance(init, tuple)
-        if has_empty_tuple(init):
+        # init= as a tree: a tuple, or a Record of a dataclass or NamedTuple instance
+        init_tree = value_tree(init)
+        tuple_state = is_collection(init_tree)
+        if has_empty_tuple(init_tree):
             raise DefinitionError(f"{where}: init= is an empty tuple", self.location)
-        # a nested state (init=(0.0, (0.0, 0.0))) is flat in the IR; its nesting, or None
-        nested = isinstance(init, tuple) and any(isinstance(v, tuple) for v in init)
-        self.state_tree: object = fill(init, iter([None] * len(leaves(init)))) if nested else None
+        # a nested state (init=(0.0, (0.0, 0.0))) or a named collection (State(...)) is flat
+        # in the IR; its nesting, or None
+        structured = isinstance(init_tree, Record) or (
+            tuple_state and any(map(is_collection, init_tree))
+        )
+        self.state_tree: object = (
+            fill(init_tree, iter([None] * len(leaves(init_tree)))) if structured else None
+        )
         # the nesting of a tuple result (the state's), as FieldOperator.result_tree
         self.result_tree = self.state_tree
-        init_values = tuple(leaves(init)) if tuple_state else (init,)
+        init_values = tuple(leaves(init_tree)) if tuple_state else (init,)
         literals = tuple(_init_literal(where, v, self.location) for v in init_values)
+        literals = _declared_state(where, init_tree, literals, self.location)
         literals = _annotated_state(fn, where, init, literals, self.location)
-        signature = inspect.signature(fn)
         all_params = list(signature.parameters.values())
         if not all_params:
             raise DefinitionError(
@@ -114,7 +138,7 @@ class ScanOperator:
         init_types = [lit.type for lit in literals]
         check_state_annotation(
             fn,
-            fill(init, iter(init_types)) if tuple_state else init_types[0],
+            fill(init_tree, iter(init_types)) if tuple_state else init_types[0],
             where,
             self.location,
         )
@@ -122,8 +146,16 @@ class ScanOperator:
         # axis alone: it is traced for each call's dimensions, `specialized`)
         over = dims_given or (axis,)
         narrowed = dict(narrow)
-        overrides = {n: ir.FieldType(narrowed.get(n, over), t) for n, t in columns.items()}
-        params, _ = parameter_types(fn, "scan operator", untyped=1, overrides=overrides)
+        column_types = {n: ir.FieldType(narrowed.get(n, over), t) for n, t in columns.items()}
+        overrides: dict[str, ir.FieldType | ScalarType | Tree] = dict(column_types)
+        for name, tree in self.arg_trees.items():  # a collection's leaves read per level
+            names = (leaf.name for leaf, _ in leaf_params(name, tree))
+            overrides[name] = fill(
+                tree, (column_types.get(n, t) for n, t in zip(names, leaves(tree)))
+            )
+        params, _ = parameter_types(fn, "scan operator", untyped=1, tuples={}, overrides=overrides)
+        # with their leaves' types (a value read per level a field), as errors show them
+        self.arg_trees = {n: overrides[n] for n in self.arg_trees}
         if self.generic:
             self.signature = signature.replace(parameters=value_params)
             return
@@ -162,7 +194,11 @@ class ScanOperator:
         else:
             state = (ir.Param(state_name, literals[0].type),)
         state_symbols = tuple(Symbol(ir.Ref(s.name, s.type)) for s in state)
-        values = [Symbol(ir.Ref(p.name, _dtype(p.type))) for p in params]
+        flat = iter([Symbol(ir.Ref(p.name, _dtype(p.type))) for p in params])
+        values = [
+            rebuild(self.arg_trees[p.name], flat) if p.name in self.arg_trees else next(flat)
+            for p in value_params
+        ]
         token = scan_being_traced.set(self.name)
         try:
             state_value: object = state_symbols if tuple_state else state_symbols[0]
@@ -224,8 +260,37 @@ class ScanOperator:
         return {}
 
     def bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> list[object]:
-        """Arguments in parameter order; a wrong count or name is a DefinitionError."""
-        return bind_call(f"scan operator {self.name}", self.signature, args, kwargs)
+        """Arguments in the IR's parameter order (a collection argument flattened to its
+        leaves); a wrong count, name or nesting is a DefinitionError."""
+        bound = bind_call(f"scan operator {self.name}", self.signature, args, kwargs)
+        if not self.arg_trees:
+            return bound
+        flat: list[object] = []
+        where = f"call of scan operator {self.name}: argument"
+        for name, arg in zip(self.signature.parameters, bound, strict=True):
+            tree = self.arg_trees.get(name)
+            if tree is None:
+                flat.append(arg)
+            else:
+                arg = _same_names(tree, arg)
+                flat += flatten(tree, arg, name, lambda m: DefinitionError(f"{where} {m}"))
+        return flat
+
+    def flat_names(self) -> list[str]:
+        """The IR names of the values, in `bind`'s order."""
+        found: list[str] = []
+        for name in self.signature.parameters:
+            tree = self.arg_trees.get(name)
+            found += [name] if tree is None else [p.name for p, _ in leaf_params(name, tree)]
+        return found
+
+    def nest(self, flat: tuple[Any, ...]) -> list[Any]:
+        """The arguments as written of the values `flat` in `bind`'s order."""
+        values = iter(flat)
+        return [
+            rebuild(self.arg_trees[n], values) if n in self.arg_trees else next(values)
+            for n in self.signature.parameters
+        ]
 
     def specialized(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ScanOperator:
         """This scan for the dimensions of a call (a scan whose values are all annotated
@@ -243,7 +308,7 @@ class ScanOperator:
         narrow = []
         columns = column_params(self.fn, dtypes=self.dtype_columns)
         bound = self.bind(args, {k: v for k, v in kwargs.items() if k not in ("out", "domain")})
-        for param, arg in zip(self.signature.parameters, bound):
+        for param, arg in zip(self.flat_names(), bound, strict=True):
             arg_dims = _field_dims_of(arg)
             if param in columns and arg_dims is not None and set(arg_dims) < set(dims):
                 narrow.append((param, arg_dims))
@@ -290,7 +355,7 @@ class ScanOperator:
             ):  # a scalar for a value read per level (gt4py's spelling): the same on each
                 scalar = check_argument(self.name, ir.Param(param.name, param.type.dtype), arg)
                 arg = Symbol(ir.Broadcast(scalar, param.type))
-            expr = check_argument(self.name, param, arg)
+            expr = check_argument(self.name, param, arg, self.shown.get(param.name))
             if not isinstance(param.type, ir.FieldType) and not isinstance(
                 expr, (ir.Ref, ir.Literal)
             ):
@@ -310,6 +375,18 @@ class ScanOperator:
         if self.result_tree is None or not isinstance(result, tuple):
             return result
         return rebuild(self.result_tree, iter(result))  # type: ignore[no-any-return]
+
+
+def _same_names(tree: Tree, value: object) -> object:
+    """`value` as an instance of the class of record `tree` where it is a dataclass or
+    NamedTuple of another class with the same attributes (gt4py matches a scan's
+    collections by their attributes: `inp: ScalarCollection` takes a FieldCollection)."""
+    found = value_tree(value)
+    if not (isinstance(tree, Record) and isinstance(found, Record)) or found.cls is tree.cls:
+        return value
+    if found.names != tree.names:
+        return value  # flatten explains the mismatch
+    return tree.make([getattr(value, n) for n in tree.names])
 
 
 def _is_scalar(arg: object) -> bool:
@@ -369,10 +446,71 @@ def _init_literal(where: str, value: object, location: tuple[str, int]) -> ir.Li
         dtype = default_literal_dtype(value)
         return ir.Literal(float(value) if dtype.is_float else value, dtype)
     raise DefinitionError(
-        f"{where}: init= must be a number (np.float32(0) for a float32 state) or a tuple "
-        f"of numbers, got {type(value).__name__} {value!r}",
+        f"{where}: init= must be a number (np.float32(0) for a float32 state), a tuple "
+        "of numbers or a NamedTuple or dataclass instance of them, got "
+        f"{type(value).__name__} {value!r}",
         location,
     )
+
+
+def _init_as_annotated(fn: Callable[..., Any], init: object) -> object:
+    """`init=` given as a plain tuple for a state annotated with a dataclass or NamedTuple
+    (`state: State`, `init=(0.0, 0.0, True)`): an instance of that class."""
+    try:
+        annotations = inspect.get_annotations(fn, eval_str=True)
+    except Exception:  # parameter_types reports it
+        return init
+    state = next(iter(inspect.signature(fn).parameters), None)
+    tree = annotation_tree(annotations.get(state or ""), python_scalars=True)
+    if isinstance(tree, Record) and type(init) is tuple and len(init) == len(tree.names):
+        return tree.make(list(init))
+    return init
+
+
+def _declared_state(
+    where: str, tree: object, literals: tuple[ir.Literal, ...], location: tuple[str, int]
+) -> tuple[ir.Literal, ...]:
+    """The literals of init= where it is (or holds) a dataclass or NamedTuple instance:
+    each of its attributes annotated with a dtype (`value: sc.float32`, `flag: bool`)
+    has that dtype; a Python number takes it as a literal does, one that cannot (0.5 for
+    an int32) or a NumPy scalar of another dtype is a DefinitionError."""
+    declared = _declared_leaves(tree)
+    if len(declared) != len(literals):
+        return literals
+    typed = []
+    for (shown, dtype), literal, value in zip(declared, literals, leaves(tree), strict=True):
+        if dtype is None or literal.type == dtype:
+            typed.append(literal)
+            continue
+        if isinstance(value, np.generic) or not literal_fits(value, dtype):
+            raise DefinitionError(
+                f"{where}: init= gives {shown} the {literal.type} value {value!r}, but "
+                f"{shown} is annotated {dtype}; give a value of that dtype",
+                location,
+            )
+        typed.append(ir.Literal(float(literal.value) if dtype.is_float else value, dtype))
+    return tuple(typed)
+
+
+def _declared_leaves(tree: object, shown: str = "init") -> list[tuple[str, ScalarType | None]]:
+    """Per leaf of an init= tree: its name as written and the dtype its dataclass or
+    NamedTuple annotates it with (None where none does)."""
+    if isinstance(tree, Record):
+        annotated = annotation_tree(tree.cls, python_scalars=True)
+        elems = annotated.elems if isinstance(annotated, Record) else (None,) * len(tree.names)
+        found: list[tuple[str, ScalarType | None]] = []
+        for name, sub, ann in zip(tree.names, tree.elems, elems, strict=True):
+            where = f"{shown}.{name}"
+            if isinstance(ann, ScalarType) and not is_collection(sub):
+                found.append((where, ann))
+            else:
+                found += _declared_leaves(sub, where)
+        return found
+    if isinstance(tree, tuple):
+        return [
+            leaf for i, sub in enumerate(tree) for leaf in _declared_leaves(sub, f"{shown}[{i}]")
+        ]
+    return [(shown, None)]
 
 
 def _annotated_state(
@@ -395,8 +533,9 @@ def _annotated_state(
     if not isinstance(dtype, ScalarType):
         return literals
     problem = None
-    if isinstance(init, tuple):
-        problem = f"init= is a tuple of {len(init)}, the annotation one {dtype} scalar"
+    if is_collection(value_tree(init)):
+        count = len(leaves(value_tree(init)))
+        problem = f"init= is a tuple of {count}, the annotation one {dtype} scalar"
     elif isinstance(init, np.generic):
         if literals[0].type != dtype:
             problem = f"init= is a NumPy {literals[0].type}"

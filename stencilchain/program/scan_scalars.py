@@ -36,7 +36,7 @@ def through_field_operator(
         return None
 
     def call(*values: Any) -> Any:
-        return scan(*values)
+        return scan(*scan.nest(values))
 
     call.__name__ = call.__qualname__ = f"{scan.name}__scalar_{'_'.join(scalars)}"
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD

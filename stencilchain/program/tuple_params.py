@@ -18,9 +18,11 @@ import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Union
 
+import numpy as np
+
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
-from stencilchain.program.dtypes import ScalarType, bool_, float64, int64
+from stencilchain.program.dtypes import ScalarType, bool_, float64, from_numpy, int64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +60,8 @@ def annotation_tree(annotation: object, *, python_scalars: bool = False) -> Tree
     """`tuple[A, tuple[B, C]]` of field and scalar types, or a dataclass or NamedTuple
     whose attributes are annotated with them, as a tree of them; None for an annotation
     that is no such collection. With `python_scalars`, `float`, `int` and `bool` annotate
-    float64, int64 and bool scalars (gt4py's spelling)."""
+    float64, int64 and bool scalars, and NumPy's scalar types their dtypes (gt4py's
+    spelling)."""
     if _is_record_class(annotation):
         assert isinstance(annotation, type)
         try:
@@ -85,6 +88,23 @@ def annotation_tree(annotation: object, *, python_scalars: bool = False) -> Tree
     return tuple(tree)  # type: ignore[arg-type]
 
 
+def annotation_leaves(annotation: object) -> list[object]:
+    """The annotations of the leaves of a tuple or record annotation as written, in the
+    order of `annotation_tree`'s leaves (`float` where the tree has float64)."""
+    if _is_record_class(annotation):
+        assert isinstance(annotation, type)
+        hints = _attribute_annotations(annotation)
+        names = (
+            tuple(annotation._fields)  # type: ignore[attr-defined]
+            if issubclass(annotation, tuple)
+            else tuple(f.name for f in dataclasses.fields(annotation))  # type: ignore[arg-type]
+        )
+        return [leaf for n in names for leaf in annotation_leaves(hints.get(n))]
+    if typing.get_origin(annotation) is tuple:
+        return [leaf for e in typing.get_args(annotation) for leaf in annotation_leaves(e)]
+    return [annotation]
+
+
 def _attribute_annotations(cls: type) -> dict[str, object]:
     """The evaluated annotations of `cls` and its bases. Not `typing.get_type_hints`: on
     Python 3.10 it refuses the DSL's annotations, which are values, not types."""
@@ -105,6 +125,8 @@ def _element_tree(annotation: object, python_scalars: bool) -> Tree | None:
         return annotation
     if python_scalars and annotation in _PYTHON_SCALARS:
         return _PYTHON_SCALARS[annotation]
+    if python_scalars and isinstance(annotation, type) and issubclass(annotation, np.generic):
+        return from_numpy(np.dtype(annotation))  # gt4py's `value: gtx.float32` (np.float32)
     return annotation_tree(annotation, python_scalars=python_scalars)
 
 

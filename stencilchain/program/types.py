@@ -11,7 +11,13 @@ from stencilchain.program import ir
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension, counterparts_message
 from stencilchain.program.dtypes import ScalarType, int32, int64
-from stencilchain.program.tuple_params import Tree, annotation_tree, check_leaf_names, leaf_params
+from stencilchain.program.tuple_params import (
+    Tree,
+    annotation_tree,
+    check_leaf_names,
+    is_collection,
+    leaf_params,
+)
 
 
 class Field:
@@ -59,7 +65,7 @@ def parameter_types(
     *,
     untyped: int = 0,
     tuples: dict[str, Tree] | None = None,
-    overrides: Mapping[str, ir.FieldType | ScalarType] | None = None,
+    overrides: Mapping[str, ir.FieldType | ScalarType | Tree] | None = None,
 ) -> tuple[tuple[ir.Param, ...], object]:
     """The typed parameters of a decorated function, and its return annotation (or None).
 
@@ -67,7 +73,8 @@ def parameter_types(
     but take no annotation and are not returned. Where `tuples` is given, a parameter
     annotated with a (nested) tuple of field and scalar types is one parameter per leaf
     (program/tuple_params.py), and its tree is put in `tuples` by its name. `overrides`
-    types parameters whatever their annotation (a scan's `a: float`)."""
+    types parameters whatever their annotation (a scan's `a: float`; a tree, with
+    `tuples`, for a scan's `a: tuple[float, float]`)."""
     location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
     try:
         annotations = inspect.get_annotations(fn, eval_str=True)
@@ -92,7 +99,9 @@ def parameter_types(
         ann = annotations.get(p.name)
         if overrides and p.name in overrides:
             ann = overrides[p.name]
-        tree = annotation_tree(ann) if tuples is not None else None
+        tree = annotation_tree(ann, python_scalars=True) if tuples is not None else None
+        if tuples is not None and is_collection(ann):  # an override's tree
+            tree = ann
         if tuples is not None and tree is not None:
             tuples[p.name] = tree
             params += [leaf for leaf, _ in leaf_params(p.name, tree)]

@@ -1410,6 +1410,82 @@ def port_test_concat_where_nested(on: Run) -> None:
     check(tuple(outs), want)
 
 
+@dataclasses.dataclass(frozen=True)
+class _StateDataclass:
+    value: gtx.float32
+
+
+class _StateNamedTuple(NamedTuple):
+    value: gtx.float32
+
+
+@gtx.scan_operator(axis=KDim, forward=True, init=_StateDataclass(value=0.0))
+def _scan_dataclass(state: _StateDataclass, inp: gtx.float32) -> _StateDataclass:
+    return _StateDataclass(value=inp + state.value)
+
+
+@gtx.field_operator
+def _scan_dataclass_wrapper(inp: gtx.Field[[KDim], gtx.float32]) -> gtx.Field[[KDim], gtx.float32]:
+    return _scan_dataclass(inp).value
+
+
+@gtx.scan_operator(axis=KDim, forward=True, init=_StateNamedTuple(value=0.0))
+def _scan_named_tuple(state: _StateNamedTuple, inp: gtx.float32) -> _StateNamedTuple:
+    return _StateNamedTuple(value=inp + state.value)
+
+
+@gtx.field_operator
+def _scan_named_tuple_wrapper(
+    inp: gtx.Field[[KDim], gtx.float32],
+) -> gtx.Field[[KDim], gtx.float32]:
+    return _scan_named_tuple(inp).value
+
+
+@port
+def port_test_scan(on: Run) -> None:
+    # both of gt4py's parameters: a NamedTuple and a frozen dataclass state
+    inp = f32(NK)
+    for testee in (_scan_named_tuple_wrapper, _scan_dataclass_wrapper):
+        out = fld([KDim], np.zeros(NK, np.float32))
+        on(testee)(fld([KDim], inp), out=out, offset_provider={})
+        np.testing.assert_allclose(out.asnumpy(), np.cumsum(inp), rtol=1e-6)
+
+
+@dataclasses.dataclass
+class _ScalarNamedCollection:
+    value: gtx.float32
+
+
+@dataclasses.dataclass
+class _FieldNamedCollection:
+    value: gtx.Field[[KDim], gtx.float32]
+
+
+@gtx.scan_operator(axis=KDim, forward=True, init=gtx.float32(0.0))
+def _scan_with_scalar_named_collection(
+    state: gtx.float32, inp: _ScalarNamedCollection, scalar: _ScalarNamedCollection
+) -> gtx.float32:
+    return inp.value * scalar.value + state
+
+
+@gtx.field_operator
+def _scan_with_scalar_named_collection_wrapper(
+    inp: _FieldNamedCollection, scalar: _ScalarNamedCollection
+) -> gtx.Field[[KDim], gtx.float32]:
+    return _scan_with_scalar_named_collection(inp, scalar=scalar)
+
+
+@port
+def port_test_scan_with_scalar_named_collection(on: Run) -> None:
+    inp = f32(NK)
+    out = fld([KDim], np.zeros(NK, np.float32))
+    scalar = _ScalarNamedCollection(value=gtx.float32(2.0))
+    on(_scan_with_scalar_named_collection_wrapper)(
+        _FieldNamedCollection(fld([KDim], inp)), scalar, out=out, offset_provider={}
+    )
+    np.testing.assert_allclose(out.asnumpy(), np.cumsum(inp * 2.0), rtol=1e-6)
+
+
 # --- test_program.py ----------------------------------------------------------------------
 
 
@@ -1934,6 +2010,90 @@ def port_test_scan_nested_tuple_output(on: Run) -> None:
     on(_nested_tuple_scan_program)((outs[0], (outs[1], outs[2])), offset_provider={})
     expected = np.arange(1, 1 + NK)
     check(tuple(outs), (expected + 1, expected + 2, expected + 3))
+
+
+@port
+def port_test_tuple_scalar_scan(on: Run) -> None:
+    @gtx.scan_operator(axis=KDim, forward=True, init=0.0)
+    def testee_scan(
+        state: float, qc_in: float, tuple_scalar: tuple[float, tuple[float, float]]
+    ) -> float:
+        return (qc_in + state + tuple_scalar[1][0] + tuple_scalar[1][1]) / tuple_scalar[0]
+
+    @gtx.field_operator
+    def testee_op(
+        qc: gtx.Field[[IDim, KDim], float64], tuple_scalar: tuple[float, tuple[float, float]]
+    ) -> gtx.Field[[IDim, KDim], float64]:
+        return testee_scan(qc, tuple_scalar)
+
+    # gt4py's (1.0, (1.0, 0.0)) on zeros, then values that tell the leaves apart, in both
+    # layouts
+    for order, scalars in (("C", (1.0, (1.0, 0.0))), ("F", (2.0, (0.5, 0.25)))):
+        qc_np = np.asarray(floats(NI, NK), order=order) if order == "F" else np.zeros((NI, NK))
+        expected, state = np.zeros((NI, NK)), np.zeros(NI)
+        for k in range(NK):
+            state = (qc_np[:, k] + state + scalars[1][0] + scalars[1][1]) / scalars[0]
+            expected[:, k] = state
+        qc = fld([IDim, KDim], qc_np)
+        out = fld([IDim, KDim], np.zeros((NI, NK), order=order))
+        on(testee_op)(qc, scalars, out=out, offset_provider={})
+        check(out, expected)
+
+
+def _prefix_sums(init: float, levels: np.ndarray) -> np.ndarray:
+    """gt4py's reference of a scan `carry + a[0] + a[1]`: init plus the sum of the levels
+    up to each one (`levels` over K last)."""
+    return init + np.cumsum(levels, axis=-1)
+
+
+@gtx.scan_operator(axis=KDim, forward=True, init=1.0)
+def _tuple_input_scan(carry: float, a: tuple[float, float]) -> float:
+    return carry + a[0] + a[1]
+
+
+@port
+def port_test_scan_nested_tuple_input(on: Run) -> None:
+    inp1_np, inp2_np = np.ones(NK), np.arange(0.0, NK, 1)
+    out = fld([KDim], np.zeros(NK))
+    on(_tuple_input_scan)(  # gt4py's direct call
+        (fld([KDim], inp1_np), fld([KDim], inp2_np)), out=out, offset_provider={}
+    )
+    check(out, _prefix_sums(1.0, inp1_np + inp2_np))
+
+
+@gtx.field_operator
+def _tuple_of_fields_scan(
+    inp1: gtx.Field[[IDim, KDim], float], inp2: gtx.Field[[IDim, KDim], float]
+) -> gtx.Field[[IDim, KDim], float]:
+    return _tuple_input_scan((inp1, inp2))
+
+
+@port
+def port_test_scan_different_domain_in_tuple(on: Run) -> None:
+    for order in ("C", "F"):
+        inp1_np = np.asarray(floats(NI + 1, NK), order=order)  # one more I than the other
+        inp2_np = np.asarray(np.fromfunction(lambda i, k: k, (NI, NK)), order=order)
+        out = fld([IDim, KDim], np.zeros((NI, NK), order=order))
+        on(_tuple_of_fields_scan)(
+            fld([IDim, KDim], inp1_np), fld([IDim, KDim], inp2_np), out=out, offset_provider={}
+        )
+        check(out, _prefix_sums(1.0, inp1_np[:-1] + inp2_np))
+
+
+@gtx.field_operator
+def _field_and_scalar_scan(
+    inp1: float, inp2: gtx.Field[[IDim, KDim], float]
+) -> gtx.Field[[IDim, KDim], float]:
+    return _tuple_input_scan((inp1, inp2))
+
+
+@port
+def port_test_scan_tuple_field_scalar_mixed(on: Run) -> None:
+    for order, scalar in (("C", 1.0), ("F", 0.75)):
+        inp2_np = np.asarray(floats(NI, NK), order=order)
+        out = fld([IDim, KDim], np.zeros((NI, NK), order=order))
+        on(_field_and_scalar_scan)(scalar, fld([IDim, KDim], inp2_np), out=out, offset_provider={})
+        check(out, _prefix_sums(1.0, scalar + inp2_np))
 
 
 # --- test_staggered.py --------------------------------------------------------------------
@@ -2856,6 +3016,97 @@ def port_test_direct_fo_orig(on: Run) -> None:
         fld([IDim], a), fld([IDim], b), out=outs, domain={IDim: (0, NI)}, offset_provider={}
     )
     check(outs, (b, a))
+
+
+# --- test_icon_like_scan.py (multi_feature_tests): a NamedTuple state --------------------
+
+
+class _IconState(NamedTuple):
+    z_q_new: float
+    w_new: float
+    first_level: bool
+
+
+@gtx.scan_operator(
+    axis=KDim, forward=True, init=_IconState(z_q_new=0.0, w_new=0.0, first_level=True)
+)
+def _icon_scan(
+    state: _IconState, w: float, z_q: float, z_a: float, z_b: float, z_c: float
+) -> _IconState:
+    z_g = z_b + z_a * state.z_q_new
+    z_q_new = (0.0 - z_c) * z_g
+    w_new = z_a * state.w_new * z_g
+    return (
+        _IconState(z_q_new=z_q, w_new=w, first_level=False)
+        if state.first_level
+        else _IconState(z_q_new=z_q_new, w_new=w_new, first_level=False)
+    )
+
+
+CKField = gtx.Field[[Cell, KDim], float]
+
+
+@gtx.field_operator
+def _icon_52_like(
+    z_alpha: CKField, z_beta: CKField, z_q: CKField, w: CKField
+) -> tuple[CKField, CKField, gtx.Field[[Cell, KDim], bool]]:
+    z_a = z_beta(KDim - 1) * z_alpha(KDim - 1)
+    z_c = z_beta * z_alpha(KDim + 1)
+    z_b = z_alpha * (z_beta(KDim - 1) + z_beta)
+    z_q_res, w_res, dummy = _icon_scan(w, z_q, z_a, z_b, z_c)
+    return z_q_res, w_res, dummy
+
+
+@gtx.program
+def _icon_52_like_program(
+    z_alpha: CKField,
+    z_beta: CKField,
+    z_q: CKField,
+    w: CKField,
+    dummy: gtx.Field[[Cell, KDim], bool],
+):
+    # gt4py's out=(z_q[:, 1:], ...) with z_alpha one level longer than the others: here
+    # every field has that level and the last is left out (test_icon_like_scan's rows)
+    _icon_52_like(z_alpha, z_beta, z_q, w, out=(z_q[:, 1:-1], w[:, 1:-1], dummy[:, 1:-1]))
+
+
+def _icon_52_like_reference(
+    z_alpha: np.ndarray, z_beta: np.ndarray, z_q: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """gt4py's reference: its levels from the third on (the first is not written, the
+    second is the scan's first_level, which keeps z_q and w)."""
+    z_q, w = z_q.copy(), w.copy()
+    for k in range(2, w.shape[1]):
+        z_a = z_beta[:, k - 1] * z_alpha[:, k - 1]
+        z_c = z_beta[:, k] * z_alpha[:, k + 1]
+        z_b = z_alpha[:, k] * (z_beta[:, k - 1] + z_beta[:, k])
+        z_g = z_b + z_a * z_q[:, k - 1]
+        z_q[:, k] = -z_c * z_g
+        w[:, k] = (z_a * w[:, k - 1]) * z_g
+    return z_q, w
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("name", [*TOOLCHAINS, "gtfn_cpu_no_transforms"])
+def test_an_icon_like_scan_of_a_named_tuple_state(
+    name: str, order: str, request: pytest.FixtureRequest
+) -> None:
+    """gt4py's test_icon_like_scan.py: a scan of a NamedTuple state (a bool first_level
+    picks the first level's values, an `if` expression of two State(...)), unpacked in a
+    field operator of shifted inputs, its three results written to sliced outs."""
+    chain = toolchain(request, name)
+    run = _icon_52_like_program if chain is None else _icon_52_like_program.with_backend(chain)
+    rng = np.random.default_rng(52)
+    nc, nk = 14, 10
+    z_alpha, z_beta, z_q, w = (
+        np.asarray(rng.uniform(size=(nc, nk + 1)), order=order) for _ in range(4)
+    )
+    want_z_q, want_w = _icon_52_like_reference(z_alpha, z_beta[:, :nk], z_q[:, :nk], w[:, :nk])
+    dummy = np.ones((nc, nk + 1), bool, order=order)
+    run(z_alpha, z_beta, z_q, w, dummy, offset_provider={})
+    np.testing.assert_allclose(z_q[:, :nk], want_z_q, rtol=1e-12)
+    np.testing.assert_allclose(w[:, :nk], want_w, rtol=1e-12)
+    assert not dummy[:, 1:-1].any() and dummy[:, [0, -1]].all()  # first_level: False
 
 
 # --- the tests ----------------------------------------------------------------------------

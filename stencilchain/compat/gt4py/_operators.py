@@ -164,7 +164,10 @@ def scan_operator(
 
 def _typed_literals(value: object) -> object:
     """`value` (a scan's init=, a tuple nested or not) with each Python literal as the
-    NumPy scalar of the dtype gt4py gives it."""
+    NumPy scalar of the dtype gt4py gives it; a dataclass or NamedTuple instance as it is
+    (its class's annotations type its attributes)."""
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return value
     if isinstance(value, tuple):
         return tuple(_typed_literals(v) for v in value)
     return fixed_literal(value)
