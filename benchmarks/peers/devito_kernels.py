@@ -2,8 +2,9 @@
 flux limiter, written with Devito's `Eq` and `Operator` and compiled in its advanced mode
 (`opt="advanced"`: CSE, factorization, cross-iteration redundancy elimination, blocking,
 SIMD) for OpenMP. Runs in the Devito peer's own interpreter (benchmarks/peers/worker.py),
-never in the project's; the worker sets DEVITO_LANGUAGE=openmp and DEVITO_ARCH=gcc when
-they are unset, and the threads are OMP_NUM_THREADS.
+never in the project's; the harness and this module set DEVITO_LANGUAGE=openmp and
+DEVITO_ARCH=gcc when they are unset (and apply them to Devito's configuration), and the
+threads are OMP_NUM_THREADS.
 
 Devito has no Thomas solve here (its equations are explicit updates: a recurrence along a
 dimension is not what it is for), so the Devito peer has hdiff only.
@@ -40,7 +41,11 @@ import numpy as np
 import sympy
 from devito.symbolics import InlineIf
 
+# set here too: the worker imports devito (for its version) before this module, and Devito
+# reads its environment variables at its own import
 devito.configuration["log-level"] = os.environ["DEVITO_LOGGING"]
+devito.configuration["compiler"] = os.environ["DEVITO_ARCH"]
+devito.configuration["language"] = os.environ["DEVITO_LANGUAGE"]
 HALO = 2  # hdiff reaches two points out in I and J
 VARIANTS = ("advanced", "advanced-cfunction")
 

@@ -127,6 +127,8 @@ def start_peers(pythons: Mapping[str, Path | None], notes: list[str]) -> dict[st
     threads = env.get("OMP_NUM_THREADS", "2")
     env.setdefault("NUMBA_NUM_THREADS", threads)
     env.setdefault("HL_NUM_THREADS", threads)
+    env.setdefault("DEVITO_LANGUAGE", "openmp")  # Devito's advanced mode with OpenMP, GCC
+    env.setdefault("DEVITO_ARCH", "gcc")
     env.pop("PYTHONPATH", None)  # the peer's interpreter, not the project's packages
     started: dict[str, PeerProcess] = {}
     for peer, given in pythons.items():

@@ -76,7 +76,11 @@ def threads(peer: str) -> int | None:
         import numba
 
         return int(numba.get_num_threads())
-    if peer == "devito":  # its OpenMP runtime's, as the worker's environment sets it
+    if peer == "devito":  # its OpenMP runtime's, where Devito generates OpenMP
+        import devito
+
+        if devito.configuration["language"] != "openmp":
+            return 1
         return int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1)
     return None
 
