@@ -21,7 +21,7 @@ dimension is not what it is for), so the Devito peer has hdiff only.
   inputs in once, untimed, and puts Devito's views of its Functions' data in the worker's
   `arrays`, so the worker's check reads what Devito wrote.
 - Variants: `advanced` calls `Operator.apply`, what a Devito user calls, with its
-  argument processing in Python (about 0.75 ms of CPU per call on any grid here);
+  argument processing in Python (about 0.75 ms of CPU per call on an 8x8x2 grid here);
   `advanced-cfunction` calls the compiled function with the arguments `apply` would pass,
   prepared once: Devito's kernel alone.
 """
