@@ -14,9 +14,11 @@ dimension is not what it is for), so the Devito peer has hdiff only.
   (i, j, k) placed on them (as Halide sees a C-order array reversed); its data is the
   Fortran-order (I, J, K) array transposed, the same bytes.
 - The equation is the one update of `out` over the interior (a SubDomain two points in
-  from each horizontal edge, all levels), the Laplacian and both limited fluxes inlined:
-  Devito's CIRE finds the Laplacian and fluxes that neighbouring points share and makes
-  its own temporaries. The limiter is a sympy `Piecewise` (a C conditional expression).
+  from each horizontal edge, all levels), the Laplacian and both limited fluxes inlined,
+  left to Devito's passes (for this equation Devito 4.8 factorizes the Laplacians'
+  differences and emits one fused loop nest, parallel over the outer dimension and
+  `omp simd` along the unit-stride one, with no blocking and no CIRE temporaries). The
+  limiter is Devito's C conditional expression (`_Select` below).
 - Devito owns its arrays (with halos of 2 and its own padding): the build copies the
   inputs in once, untimed, and puts Devito's views of its Functions' data in the worker's
   `arrays`, so the worker's check reads what Devito wrote.
