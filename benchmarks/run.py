@@ -4,6 +4,7 @@ family, side by side with its baselines measured in the same run.
     OMP_NUM_THREADS=2 python -m benchmarks [--families gtfn,dace] [--json PATH] [--quick]
                                             [--only NAME,...] [--large]
                                             [--numba-python PATH] [--halide-python PATH]
+                                            [--devito-python PATH]
 
 Figures (NAME for --only): call_overhead, compile, warm_start, import, startup (benchmarks/
 startup.py: imports against `import numpy` and the first call of a cached program in a fresh
@@ -12,8 +13,8 @@ tridiagonal (on (I, J, K) and on ICON's (Cell, K), both layouts), neighbor_sum, 
 (benchmarks/icon_calls.py: ICON-like keyword calls with scalar bounds and a C2E2CO table,
 their kernels on a 20,000-cell torus x 65 levels, and the check of a frozen against a
 writeable table), peers (benchmarks/peers/: hdiff and the Thomas solve on each toolchain, a
-compiled copy, a hand-written Numba nest and Halide pipelines, interleaved over rounds,
-with a roofline; each peer runs in its own interpreter, --numba-python / --halide-python or
+compiled copy, a hand-written Numba nest, Halide pipelines and Devito's hdiff, interleaved
+over rounds, with a roofline; each peer runs in its own interpreter, --PEER-python or
 the environments of `python -m benchmarks.peers setup`, and is skipped with a note when
 missing). `--large` adds the peer figure at 768x768x128, beyond the last-level cache. Prints a table (figure, family, layout, value, unit, baseline,
 ratio, target, met?) and writes every measurement as JSON to PATH (default
@@ -100,7 +101,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", default=",".join(FIGURES), help="comma-separated figures")
     parser.add_argument("--large", action="store_true",
                         help="the peer figure also at 768x768x128, beyond the last-level cache")  # fmt: skip
-    for peer in ("numba", "halide"):
+    for peer in ("numba", "halide", "devito"):
         parser.add_argument(f"--{peer}-python", type=Path, metavar="PATH",
                             help=f"the interpreter of the {peer} baseline (benchmarks/peers)")  # fmt: skip
     args = parser.parse_args(argv)
@@ -203,7 +204,7 @@ def run_figures(
         from benchmarks.peers.harness import peers_figures
 
         shapes = list(s.peers) + ([LARGE_SHAPE] if args.large else [])
-        pythons = {"numba": args.numba_python, "halide": args.halide_python}
+        pythons = {p: getattr(args, f"{p}_python") for p in ("numba", "halide", "devito")}
         measure(results, "peers", "all", errors, peers_figures, toolchains, shapes, s.cells,
                 s.peer_rounds, s.peer_per_round, pythons, notes)  # fmt: skip
         results["peers"] = results["peers"].pop("all")  # {case: figures, "peers": versions}
@@ -327,7 +328,7 @@ def table_rows(figures: dict[str, Any]) -> list[Row]:
 
 def _peer_rows(figure: Any) -> list[Row]:
     """Each case of the peer figure: stencilchain's families against the faster peer (the
-    targets: hdiff >= 1.3x faster than the faster of Halide's schedules; the Thomas solve
+    targets: hdiff >= 1.3x faster than the fastest of Halide's schedules and Devito; the Thomas solve
     faster than Numba and Halide), and each family's fraction of the roofline bound."""
     rows: list[Row] = []
     if not isinstance(figure, dict) or "error" in figure:
@@ -338,8 +339,8 @@ def _peer_rows(figure: Any) -> list[Row]:
         kernel, grid, layout = key.split(" ", 2)
         contenders = case["contenders"]
         rivals = {name: row["median_s"] for name, row in contenders.items()
-                  if name.startswith(("numba", "halide")) and
-                  (kernel == "thomas" or name.startswith("halide"))}  # fmt: skip
+                  if name.startswith(("numba", "halide", "devito")) and
+                  (kernel == "thomas" or name.startswith(("halide", "devito")))}  # fmt: skip
         best = min(rivals, key=rivals.__getitem__) if rivals else None
         for name, row in contenders.items():
             if not name.startswith("stencilchain"):

@@ -29,6 +29,7 @@ FIGURES = (
 def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> None:
     report = tmp_path / "out" / "bench.json"
     missing = tmp_path / "no-halide" / "python"
+    no_devito = tmp_path / "no-devito" / "python"
     python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = dict(
         os.environ,
@@ -40,7 +41,8 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
     )
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--families", "gtfn", "--json", str(report),
-         "--numba-python", str(tmp_path / "none" / "python"), "--halide-python", str(missing)],
+         "--numba-python", str(tmp_path / "none" / "python"), "--halide-python", str(missing),
+         "--devito-python", str(no_devito)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -70,7 +72,8 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
         assert set(case["contenders"]) == {"stencilchain gtfn", "compiled copy (gtfn)"}
         assert case["roofline"]["bound_s"] > 0 and case["roofline"]["bound_best_s"] > 0
         assert case["contenders"]["stencilchain gtfn"]["fraction_of_bound_best"] > 0
-    for peer, python in (("numba", tmp_path / "none" / "python"), ("halide", missing)):
+    for peer, python in (("numba", tmp_path / "none" / "python"), ("halide", missing),
+                         ("devito", no_devito)):  # fmt: skip
         note = f"note: peer {peer}: skipped, no interpreter at {python}"
         assert note in done.stdout
         assert "python -m benchmarks.peers setup" in done.stdout
@@ -189,7 +192,82 @@ def test_a_peer_worker_answers_over_its_pipe_and_a_missing_peer_is_a_note(tmp_pa
     assert notes[0].startswith("peer nope: skipped") and "unknown peer 'nope'" in notes[0]
     assert notes[1].startswith(f"peer numba: skipped, no interpreter at {tmp_path}")
     requirements = bench_requirements()
-    assert set(requirements) == set(harness.PEERS)
+    assert set(requirements) == set(harness.PEERS) == {"numba", "halide", "devito"}
     assert requirements["numba"][0].startswith("numba") and any(
         r.startswith("numpy") for r in requirements["halide"]
     )
+    assert requirements["devito"][0].startswith("devito>=4.8")
+    assert not any(r.startswith(("numba", "halide")) for r in requirements["devito"])
+
+
+def test_a_missing_devito_is_skipped_with_a_note(tmp_path: Path) -> None:
+    """The Devito peer, like the others: an interpreter that is not there, or one without
+    the `devito` package (the project's own, which never has it: docs/adr/0038), is left
+    out with a note saying how to set it up; the figure runs without it. The suite never
+    installs Devito."""
+    import importlib.util
+
+    import pytest
+
+    from benchmarks.peers import harness
+
+    if importlib.util.find_spec("devito") is not None:
+        pytest.skip("devito is installed in the project's interpreter (it should not be)")
+    notes: list[str] = []
+    started = harness.start_peers(
+        {"devito": Path(sys.executable), "numba": tmp_path / "missing" / "python"}, notes
+    )
+    assert started == {}
+    assert notes[0] == (
+        f"peer devito: skipped, {sys.executable} cannot run it: ModuleNotFoundError: No module "
+        "named 'devito' (`python -m benchmarks.peers setup` installs it)"
+    )
+    notes = []
+    assert harness.start_peers({"devito": tmp_path / "no" / "python"}, notes) == {}
+    assert notes == [
+        f"peer devito: skipped, no interpreter at {tmp_path / 'no' / 'python'} (set one up "
+        "with `python -m benchmarks.peers setup`, or pass --devito-python PATH)"
+    ]
+    # `--kernels hdiff`: the cases of hdiff alone, in both layouts
+    assert [c.key for c in harness.cases([(10, 9, 3)], (20, 4), ("hdiff",))] == [
+        "hdiff 10x9x3 C",
+        "hdiff 10x9x3 F",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.peers", "run", "--kernels", "hdiff,nope"],
+        cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"),
+    )  # fmt: skip
+    assert done.returncode == 2 and "--kernels: unknown kernel 'nope'" in done.stderr
+
+
+def test_devito_hdiff_agrees_with_numpy_in_both_layouts() -> None:
+    """Devito's hdiff (benchmarks/peers/devito_kernels.py), in the Devito peer's own
+    environment where `python -m benchmarks.peers setup` made it (skipped when it is not
+    there: the suite never installs Devito), agrees with NumPy's to rounding in C and
+    Fortran order, and times; the Thomas solve is not Devito's."""
+    import pytest
+
+    from benchmarks.peers import harness
+
+    python = harness.peer_python("devito", None)
+    if not python.exists():
+        pytest.skip(f"no Devito environment at {python} (`python -m benchmarks.peers setup`)")
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    env.pop("PYTHONPATH", None)
+    process = harness.PeerProcess("devito", python, env)
+    try:
+        assert process.hello["ok"] is True, process.hello
+        assert process.hello["version"].startswith("4.8") and process.hello["threads"] == 2
+        for order, variant in (("C", "advanced"), ("F", "advanced"), ("C", "advanced-cfunction")):
+            answer = process.request(op="prepare", case=order + variant, kernel="hdiff",
+                                     order=order, shape=[14, 11, 5], variant=variant)  # fmt: skip
+            assert answer["ok"] is True, answer
+            assert answer["max_rel_diff"] <= 1e-10  # Devito reassociates: not bit-exact
+            timed = process.request(op="time", case=order + variant, repeat=2)
+            assert timed["ok"] is True and len(timed["wall_s"]) == 2
+        answer = process.request(op="prepare", case="t", kernel="thomas", order="C",
+                                 shape=[4, 4, 4], variant="advanced")  # fmt: skip
+        assert answer["ok"] is False and "hdiff only" in answer["error"]
+    finally:
+        process.close()
+    assert harness.VARIANTS[("devito", "thomas")] == ()

@@ -1,9 +1,10 @@
 """`python -m benchmarks.peers`: set up the peer baselines, or run their figure alone.
 
-    python -m benchmarks.peers setup [--into DIR] [--peers numba,halide]
+    python -m benchmarks.peers setup [--into DIR] [--peers numba,halide,devito]
     OMP_NUM_THREADS=2 python -m benchmarks.peers run [--families gtfn,dace] [--large]
-        [--shapes 256x256x80,...] [--cells 20000x65] [--rounds 5] [--per-round 3]
-        [--numba-python PATH] [--halide-python PATH] [--json PATH]
+        [--shapes 256x256x80,...] [--cells 20000x65] [--kernels hdiff,thomas]
+        [--rounds 5] [--per-round 3] [--numba-python PATH] [--halide-python PATH]
+        [--devito-python PATH] [--json PATH]
 
 `setup` makes one virtual environment per peer (default benchmarks/peers/.venvs/PEER,
 where `run` and `python -m benchmarks` look when no --PEER-python is given) from this
@@ -74,9 +75,10 @@ def run(args: argparse.Namespace) -> None:
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="stencilchain-bench-") as cache:
         toolchains = make_toolchains(args.families.split(","), Path(cache), notes)
-        pythons = {"numba": args.numba_python, "halide": args.halide_python}
+        pythons = {peer: getattr(args, f"{peer}_python") for peer in PEERS}
+        kernels = tuple(k for k in args.kernels.split(",") if k)
         figures = peers_figures(toolchains, shapes, cells, args.rounds, args.per_round,  # type: ignore[arg-type]
-                                pythons, notes)  # fmt: skip
+                                pythons, notes, kernels)  # fmt: skip
     for key, case in figures.items():
         if key == "peers":
             print(f"peers: {case}")
@@ -117,8 +119,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     go.add_argument("--rounds", type=int, default=5)
     go.add_argument("--per-round", type=int, default=3)
-    go.add_argument("--numba-python", type=Path)
-    go.add_argument("--halide-python", type=Path)
+    go.add_argument("--kernels", default="hdiff,thomas", help="hdiff, thomas or both")
+    for peer in PEERS:
+        go.add_argument(f"--{peer}-python", type=Path)
     go.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.command == "setup":
@@ -127,6 +130,9 @@ def main(argv: list[str] | None = None) -> None:
                 parser.error(f"--peers: unknown peer {peer!r}; the peers are {', '.join(PEERS)}")
         setup(args.into, args.peers.split(","))
     else:
+        for kernel in args.kernels.split(","):
+            if kernel not in ("hdiff", "thomas"):
+                parser.error(f"--kernels: unknown kernel {kernel!r}; the kernels are hdiff, thomas")
         run(args)
 
 

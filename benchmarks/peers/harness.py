@@ -1,6 +1,7 @@
 """The peer figure: hdiff and the Thomas solve on stencilchain's toolchains, a compiled copy
 of the same arrays, and the peer baselines (a hand-written Numba nest, Halide with a hand
-schedule and, for hdiff, Mullapudi2016's auto-scheduler), interleaved over rounds in one run.
+schedule and, for hdiff, Mullapudi2016's auto-scheduler, and for hdiff Devito's advanced
+mode with OpenMP), interleaved over rounds in one run.
 
 Each peer runs in a process of its own interpreter (benchmarks/peers/worker.py), which
 times its kernel there and answers with the wall times; stencilchain's toolchains and the
@@ -37,13 +38,16 @@ import numpy as np
 
 from benchmarks.peers import reference
 
-PEERS = ("numba", "halide")
-# the variants of each peer per kernel: Halide's auto-scheduler only for hdiff
+PEERS = ("numba", "halide", "devito")
+# the variants of each peer per kernel: Halide's auto-scheduler only for hdiff; Devito's
+# advanced mode (OpenMP) for hdiff alone, called through `Operator.apply` and directly
 VARIANTS = {
     ("numba", "hdiff"): ("hand",),
     ("numba", "thomas"): ("hand",),
     ("halide", "hdiff"): ("hand", "auto"),
     ("halide", "thomas"): ("hand",),
+    ("devito", "hdiff"): ("advanced", "advanced-cfunction"),
+    ("devito", "thomas"): (),  # Devito's equations are explicit updates: hdiff only
 }
 WORKER = Path(__file__).resolve().parent / "worker.py"
 # where `python -m benchmarks.peers setup` makes the peers' virtual environments
@@ -123,6 +127,8 @@ def start_peers(pythons: Mapping[str, Path | None], notes: list[str]) -> dict[st
     threads = env.get("OMP_NUM_THREADS", "2")
     env.setdefault("NUMBA_NUM_THREADS", threads)
     env.setdefault("HL_NUM_THREADS", threads)
+    env.setdefault("DEVITO_LANGUAGE", "openmp")  # Devito's advanced mode with OpenMP, GCC
+    env.setdefault("DEVITO_ARCH", "gcc")
     env.pop("PYTHONPATH", None)  # the peer's interpreter, not the project's packages
     started: dict[str, PeerProcess] = {}
     for peer, given in pythons.items():
@@ -261,11 +267,16 @@ def case_figures(
     }
 
 
-def cases(shapes: list[tuple[int, int, int]], cells: tuple[int, int] | None) -> list[Case]:
-    """hdiff and the Thomas solve on each (I, J, K) shape, and the Thomas solve on (Cell, K),
-    each in C and Fortran order."""
-    found = [Case(k, s, o) for s in shapes for k in ("hdiff", "thomas") for o in "CF"]
-    if cells is not None:
+def cases(
+    shapes: list[tuple[int, int, int]],
+    cells: tuple[int, int] | None,
+    kernels: tuple[str, ...] = ("hdiff", "thomas"),
+) -> list[Case]:
+    """hdiff and the Thomas solve (those of `kernels`) on each (I, J, K) shape, and the
+    Thomas solve on (Cell, K), each in C and Fortran order."""
+    found = [Case(k, s, o) for s in shapes for k in ("hdiff", "thomas") for o in "CF"
+             if k in kernels]  # fmt: skip
+    if cells is not None and "thomas" in kernels:
         found += [Case("thomas", cells, o) for o in "CF"]
     return found
 
@@ -278,6 +289,7 @@ def peers_figures(
     per_round: int,
     pythons: Mapping[str, Path | None],
     notes: list[str],
+    kernels: tuple[str, ...] = ("hdiff", "thomas"),
 ) -> dict[str, Any]:
     """`{case key: case_figures, "peers": {peer: version}}`: every case, one after the
     other, each with all its contenders interleaved."""
@@ -286,7 +298,7 @@ def peers_figures(
                 for p, w in peers.items()}  # fmt: skip
     figures: dict[str, Any] = {"peers": versions}
     try:
-        for case in cases(shapes, cells):
+        for case in cases(shapes, cells, kernels):
             figures[case.key] = case_figures(case, toolchains, peers, rounds, per_round)
     finally:
         for process in peers.values():

@@ -1,11 +1,11 @@
 """The process of one peer baseline, run with the peer's own interpreter:
 
-    PEER_PYTHON benchmarks/peers/worker.py numba|halide|numpy
+    PEER_PYTHON benchmarks/peers/worker.py numba|halide|devito|numpy
 
 It answers requests, one JSON object per line on stdin, with one JSON line on stdout:
 
 - `{"op": "prepare", "case": ID, "kernel": "hdiff"|"thomas", "order": "C"|"F",
-  "shape": [...], "variant": "hand"|"auto"}`: makes the inputs (benchmarks/peers/
+  "shape": [...], "variant": "hand"|"auto"|"advanced"}`: makes the inputs (benchmarks/peers/
   reference.py), builds the kernel, runs it once and checks it against NumPy; answers
   `{"ok": true, "build_s", "max_rel_diff"}`, or `{"ok": false, "error"}` (a wrong result
   is an error: that case is not timed);
@@ -22,7 +22,9 @@ of this protocol).
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
+import os
 import sys
 import time
 import traceback
@@ -37,8 +39,8 @@ import numpy as np
 
 from benchmarks.peers import reference
 
-PACKAGES = {"numba": "numba", "halide": "halide", "numpy": "numpy"}
-KERNELS = {"numba": "numba_kernels", "halide": "halide_kernels"}
+PACKAGES = {"numba": "numba", "halide": "halide", "devito": "devito", "numpy": "numpy"}
+KERNELS = {"numba": "numba_kernels", "halide": "halide_kernels", "devito": "devito_kernels"}
 
 
 def _numpy_build(
@@ -57,11 +59,29 @@ def builder(peer: str) -> Callable[..., Callable[[], None]]:
     return module.build  # type: ignore[no-any-return]
 
 
+def version(peer: str, package: Any) -> str:
+    """The peer package's version: its `__version__`, else its distribution's (Halide's
+    module has none)."""
+    found = getattr(package, "__version__", None)
+    if found is None:
+        try:
+            found = importlib.metadata.version(PACKAGES[peer])
+        except importlib.metadata.PackageNotFoundError:
+            found = "?"
+    return str(found)
+
+
 def threads(peer: str) -> int | None:
     if peer == "numba":
         import numba
 
         return int(numba.get_num_threads())
+    if peer == "devito":  # its OpenMP runtime's, where Devito generates OpenMP
+        import devito
+
+        if devito.configuration["language"] != "openmp":
+            return 1
+        return int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1)
     return None
 
 
@@ -118,7 +138,7 @@ def main(argv: list[str]) -> None:
             raise ValueError(f"unknown peer {peer!r}; the peers are {', '.join(PACKAGES)}")
         package = importlib.import_module(PACKAGES[peer])
         worker = Worker(peer, builder(peer))
-        hello = {"ok": True, "peer": peer, "version": getattr(package, "__version__", "?")}
+        hello = {"ok": True, "peer": peer, "version": version(peer, package)}
         hello["threads"] = threads(peer)
     except Exception as error:
         print(
