@@ -28,6 +28,7 @@ from stencilchain.steps.dace.call_blocks import (
 from stencilchain.steps.dace.calling_convention import index_symbol
 from stencilchain.steps.dace.loop_orders import loop_orders, stride_magnitude
 from stencilchain.steps.dace.tasklets import add_tasklet, cpp_literal
+from stencilchain.steps.dace.tile_memlets import through_map
 from stencilchain.steps.settings import DataLayout
 
 if TYPE_CHECKING:
@@ -183,14 +184,14 @@ def add_columns(
         if entry is None:
             state.add_edge(access, None, nested, name, memlet)
         else:
-            state.add_memlet_path(access, entry, nested, dst_conn=name, memlet=memlet)
+            through_map(state, access, entry, nested, memlet)
     for name in writes:
         access = state.add_access(name)
         subset = whole_memlet(name, sdfg.arrays[name])
         if exit_ is None:
             state.add_edge(nested, name, access, None, subset)
         else:
-            state.add_memlet_path(nested, exit_, access, src_conn=name, memlet=subset)
+            through_map(state, access, exit_, nested, subset)
 
 
 def whole_memlet(name: str, desc: dace.data.Data) -> dace.Memlet:
