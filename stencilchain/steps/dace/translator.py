@@ -20,6 +20,7 @@ counted from the end on a small array, a stop beyond the size).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -145,12 +146,17 @@ class DaCeTranslator:
 
     def prepare(self) -> None:
         """The one-time set-up, done before translations run side by side: import DaCe
-        and its auto-optimizer (their first import costs seconds)."""
+        and its auto-optimizer (their first import costs seconds), and the parts of sympy
+        that DaCe's LoopToMap reaches through sympy's printer and `simplify` on the first
+        loop it sees (a scan's levels; most of a second)."""
         with DACE_LOCK:
             import dace
 
             if self.auto_optimize:
                 import dace.transformation.auto.auto_optimize  # noqa: F401
+
+                for module in ("sympy.codegen.ast", "sympy.physics.units"):
+                    importlib.import_module(module)
 
     def derived_auto_optimize_args(self, program: ir.Program) -> dict[str, object]:
         """What the translator passes to auto_optimize besides the SDFG (the device as text)."""

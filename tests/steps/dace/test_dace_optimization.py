@@ -128,4 +128,4 @@ def test_dace_optimizer_leaves_the_translation_unchanged(
 def test_the_skipped_passes_are_dace_simplify_passes() -> None:
     from dace.transformation.passes.simplify import SIMPLIFY_PASSES
 
-    assert SKIPPED_SIMPLIFY_PASSES <= {p.__name__ for p in SIMPLIFY_PASSES}
+    assert {p.__name__ for p in SIMPLIFY_PASSES} >= SKIPPED_SIMPLIFY_PASSES
