@@ -176,7 +176,7 @@ def add_columns(
     else:
         entry = exit_ = None
     if entry is not None and not reads and not scalar_reads:
-        # in the map's scope before its outputs' memlets are propagated through it
+        # in the map's scope: an empty memlet from its entry (the column reads nothing)
         state.add_nedge(entry, nested, dace.Memlet())
     for name in [*reads, *scalar_reads]:
         access = state.add_access(name)
