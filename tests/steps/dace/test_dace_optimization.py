@@ -129,3 +129,15 @@ def test_the_skipped_passes_are_dace_simplify_passes() -> None:
     from dace.transformation.passes.simplify import SIMPLIFY_PASSES
 
     assert {p.__name__ for p in SIMPLIFY_PASSES} >= SKIPPED_SIMPLIFY_PASSES
+
+
+@pytest.mark.parametrize("name", ["tridiagonal", "sedimentation", "mesh_column", "mesh_model"])
+def test_nested_sdfgs_differ_so_dace_shares_no_code_between_them(name: str) -> None:
+    """The CPU builds turn off DaCe's `unique_functions` (build_settings.py): it would hash
+    every nested SDFG to generate equal ones once, and the translator's never are."""
+    from stencilchain.steps.dace.sdfg_text import sdfg_from_source
+
+    sdfg = sdfg_from_source(DaCeTranslator(Device.CPU)(PROGRAMS[name].ir).source_code)
+    nested = [n.sdfg for n, _ in sdfg.all_nodes_recursive() if isinstance(n, dace.nodes.NestedSDFG)]
+    hashes = [s.hash_sdfg() for s in nested]
+    assert nested and len(set(hashes)) == len(hashes)
