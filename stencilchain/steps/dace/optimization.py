@@ -6,11 +6,11 @@ fuses maps greedily (twice), and looks for fast library implementations. The tra
 already builds what those steps would make of its SDFGs (fused bodies, tiled maps,
 no library nodes), and the seconds they take to find that out are most of a new
 program's translation: `LiftTrivialIf` asks sympy's `simplify` whether each condition
-on the strides is constant (the interstate conditions the translator writes are
-constant only where it folds them itself, `call_blocks.nonempty`), the map fusions
-propagate memlets. `optimize_for_cpu` runs the rest, in the auto-optimizer's order;
-tests/steps/dace/test_dace_optimization.py checks that DaCe's own auto_optimize leaves
-its result unchanged.
+on the strides is constant (the translator's conditions are never inside a loop, and
+the constant ones, of constant domains, are removed by `DeadStateElimination`, which
+`simplify` still runs), the map fusions propagate memlets. `optimize_for_cpu` runs the
+rest, in the auto-optimizer's order; tests/steps/dace/test_dace_optimization.py checks
+that DaCe's own auto_optimize leaves its result unchanged.
 """
 
 from __future__ import annotations

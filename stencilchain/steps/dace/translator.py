@@ -87,6 +87,9 @@ class DaCeTranslator:
     as pairs) on top of what the translator derives from the config: the target device,
     GPU storage of the arrays, and the constant symbols of the data layout; passing one of
     those (or an argument the translator does not know) is a ValueError at construction.
+    On the CPU it runs the auto-optimizer less the steps that find nothing to do in the
+    translator's SDFGs (`optimization.optimize_for_cpu`; the result is DaCe's, a test
+    checks it), and always validates the result.
     `disable_transforms` turns off stencilchain's IR transforms and DaCe's simplification:
     field-operator calls are still inlined (a tasklet computes one flat expression), but
     constants are not folded, common subexpressions are not shared, and the SDFG is not
