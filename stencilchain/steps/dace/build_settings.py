@@ -56,6 +56,11 @@ def dace_settings(
     )
     if device is Device.GPU:
         settings[("compiler", "cuda", "backend")] = "cuda"
+    else:
+        # no hash of each nested SDFG (all its JSON, a third of the code generation of a
+        # scan) to share the code of equal ones: the translator's CPU SDFGs have none (a
+        # scan's blocks of columns differ in their labels), so the code is the same
+        settings[("compiler", "unique_functions")] = "none"
     if build_jobs is not None:
         settings[("compiler", "build_jobs")] = build_jobs
     if linker_args:

@@ -20,6 +20,7 @@ from stencilchain.steps.dace.call_blocks import (
 from stencilchain.steps.dace.calling_convention import index_symbol
 from stencilchain.steps.dace.loop_orders import loop_orders
 from stencilchain.steps.dace.tasklets import Tasklet, add_tasklet, array_strides
+from stencilchain.steps.dace.tile_memlets import add_mapped_tasklet
 from stencilchain.steps.dace.tiled_maps import add_tiled_call
 
 if TYPE_CHECKING:
@@ -60,14 +61,13 @@ def add_call(
         label = f"call{index}_{call.callee}_inner_{inner.name}"
         region = ControlFlowRegion(label, sdfg=sdfg)
         state = region.add_state(label, is_start_block=True)
-        _tasklet_node, map_entry, _map_exit = state.add_mapped_tasklet(
-            name=f"call{index}_{call.callee}",
-            map_ranges=[(index_symbol(d), ranges[d]) for d in order],
-            inputs={c: tasklet.memlet(c) for c in tasklet.inputs},
-            code=code,
-            outputs={c: dace.Memlet(m) for c, m in tasklet.outputs.items()},
-            language=dace.Language.CPP,
-            external_edges=True,
+        _tasklet_node, map_entry, _map_exit = add_mapped_tasklet(
+            state,
+            f"call{index}_{call.callee}",
+            [(index_symbol(d), ranges[d]) for d in order],
+            {c: tasklet.memlet(c) for c in tasklet.inputs},
+            code,
+            {c: dace.Memlet(m) for c, m in tasklet.outputs.items()},
         )
         if ctx.gpu:
             map_entry.map.gpu_block_size = gpu_block_size(len(order))

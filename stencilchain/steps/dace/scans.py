@@ -28,6 +28,7 @@ from stencilchain.steps.dace.call_blocks import (
 from stencilchain.steps.dace.calling_convention import index_symbol
 from stencilchain.steps.dace.loop_orders import loop_orders, stride_magnitude
 from stencilchain.steps.dace.tasklets import add_tasklet, cpp_literal
+from stencilchain.steps.dace.tile_memlets import through_map
 from stencilchain.steps.settings import DataLayout
 
 if TYPE_CHECKING:
@@ -175,7 +176,7 @@ def add_columns(
     else:
         entry = exit_ = None
     if entry is not None and not reads and not scalar_reads:
-        # in the map's scope before its outputs' memlets are propagated through it
+        # in the map's scope: an empty memlet from its entry (the column reads nothing)
         state.add_nedge(entry, nested, dace.Memlet())
     for name in [*reads, *scalar_reads]:
         access = state.add_access(name)
@@ -183,14 +184,14 @@ def add_columns(
         if entry is None:
             state.add_edge(access, None, nested, name, memlet)
         else:
-            state.add_memlet_path(access, entry, nested, dst_conn=name, memlet=memlet)
+            through_map(state, access, entry, nested, memlet)
     for name in writes:
         access = state.add_access(name)
         subset = whole_memlet(name, sdfg.arrays[name])
         if exit_ is None:
             state.add_edge(nested, name, access, None, subset)
         else:
-            state.add_memlet_path(nested, exit_, access, src_conn=name, memlet=subset)
+            through_map(state, access, exit_, nested, subset)
 
 
 def whole_memlet(name: str, desc: dace.data.Data) -> dace.Memlet:

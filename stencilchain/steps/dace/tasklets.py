@@ -42,6 +42,7 @@ from stencilchain.steps.cpp.expressions import (
 )
 from stencilchain.steps.cpp.literals import literal
 from stencilchain.steps.dace.calling_convention import index_symbol, size_symbol
+from stencilchain.steps.dace.tile_memlets import add_mapped_tasklet
 
 if TYPE_CHECKING:
     import dace
@@ -235,15 +236,14 @@ def add_tasklet(
     import dace
 
     if block:
-        state.add_mapped_tasklet(
+        add_mapped_tasklet(
+            state,
             name,
-            dict(block),
+            [(p, dace.subsets.Range.from_string(r)) for p, r in block.items()],
             {c: dace.Memlet(m) for c, m in inputs.items()},
             code,
             {c: dace.Memlet(m) for c, m in outputs.items()},
             schedule=dace.ScheduleType.Sequential,
-            language=dace.Language.CPP,
-            external_edges=True,
         )
         return
     tasklet = state.add_tasklet(

@@ -1,14 +1,16 @@
-"""The memlets around the maps of a tiled call (`stencilchain.steps.dace.tiled_maps`),
-computed when they are built instead of by DaCe's memlet propagation.
+"""The memlets around maps, computed when the maps are built instead of by DaCe's memlet
+propagation: those of a tiled call (`stencilchain.steps.dace.tiled_maps`), and those
+around every other map the translator builds (`add_mapped_tasklet`, `through_map`).
 
 DaCe propagates a memlet through a map by matching patterns and simplifying the result
-with sympy; over the tile-clipped ranges of a tiled call (`Min(tile + size - 1, last)`)
-that simplification costs seconds per memlet. The maps of a tiled call are simple enough
-to propagate by substitution alone: every index of a tasklet's memlet is nondecreasing in
-the map's parameters (`i + c`, a clamped `Min(Max(i + c, 0), n - 1)`, minus a buffer's
-origin, or free of them), so the image of a range of parameters is the index at the
-first point to the index at the last. An index that is not of that kind spans its whole
-axis, as DaCe's propagation does when no pattern matches.
+(and the memlet's volume) with sympy; over the tile-clipped ranges of a tiled call
+(`Min(tile + size - 1, last)`) or the blocks of a scan's columns that simplification
+costs seconds per memlet. The maps the translator builds are simple enough to propagate
+by substitution alone: every index of a tasklet's memlet is nondecreasing in the map's
+parameters (`i + c`, a clamped `Min(Max(i + c, 0), n - 1)`, minus a buffer's origin, or
+free of them), so the image of a range of parameters is the index at the first point to
+the index at the last. An index that is not of that kind spans its whole axis, as DaCe's
+propagation does when no pattern matches.
 """
 
 from __future__ import annotations
@@ -19,7 +21,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import dace
 
-__all__ = ["Box", "at", "box_of", "image", "memlet_of", "union", "whole_of"]
+__all__ = [
+    "Box",
+    "add_mapped_tasklet",
+    "at",
+    "box_of",
+    "image",
+    "memlet_of",
+    "through_map",
+    "union",
+    "whole_of",
+]
 
 # A subset as (first, last) per axis, inclusive, in sympy expressions.
 Box = tuple[tuple[Any, Any], ...]
@@ -119,3 +131,92 @@ def memlet_of(data: str, box: Box, volume: Any, dynamic: bool) -> dace.Memlet:
 
     subset = dace.subsets.Range([(begin, end, 1) for begin, end in box])
     return dace.Memlet(data=data, subset=subset, volume=volume, dynamic=dynamic)
+
+
+def _points(ranges: Sequence[tuple[Any, Any, Any]]) -> Any:
+    """The number of points of a map's range (a product, not simplified)."""
+    import dace
+
+    sympy = dace.symbolic.sympy
+    count = sympy.Integer(1)
+    for begin, end, step in ranges:
+        extent = end - begin + 1
+        count *= extent if step == 1 else sympy.ceiling(extent / step)
+    return count
+
+
+def add_mapped_tasklet(
+    state: Any,
+    name: str,
+    map_ranges: Sequence[tuple[str, Any]],
+    inputs: Mapping[str, dace.Memlet],
+    code: str,
+    outputs: Mapping[str, dace.Memlet],
+    *,
+    schedule: Any = None,
+) -> tuple[Any, Any, Any]:
+    """DaCe's `state.add_mapped_tasklet` of a C++ tasklet with external access nodes,
+    the memlets between them and the map (unit steps) its images (`image`, `union`)
+    with the volume of the inner memlets times the map's points: (tasklet, entry, exit)."""
+    import dace
+
+    tasklet, entry, exit_ = state.add_mapped_tasklet(
+        name,
+        list(map_ranges),
+        dict(inputs),
+        code,
+        dict(outputs),
+        schedule=dace.ScheduleType.Default if schedule is None else schedule,
+        language=dace.Language.CPP,
+        external_edges=True,
+        propagate=False,
+    )
+    ranges = entry.map.range.ranges
+    if any(step != 1 for _, _, step in ranges):
+        raise ValueError(f"the map of {name!r} has a step: {entry.map.range}")
+    first = {p: begin for p, (begin, _, _) in zip(entry.map.params, ranges)}
+    last = {p: end for p, (_, end, _) in zip(entry.map.params, ranges)}
+    points = _points(ranges)
+    sdfg = state.sdfg
+    for edge in state.in_edges(entry):
+        inner = [e.data for e in state.out_edges(entry) if e.data.data == edge.data.data]
+        edge.data = _around(sdfg.arrays[edge.data.data], edge.data.data, inner, first, last, points)
+    for edge in state.out_edges(exit_):
+        inner = [e.data for e in state.in_edges(exit_) if e.data.data == edge.data.data]
+        edge.data = _around(sdfg.arrays[edge.data.data], edge.data.data, inner, first, last, points)
+    return tasklet, entry, exit_
+
+
+def _around(
+    desc: Any,
+    data: str,
+    inner: Sequence[dace.Memlet],
+    first: Mapping[str, Any],
+    last: Mapping[str, Any],
+    points: Any,
+) -> dace.Memlet:
+    """The memlet of `data` around a map: the bounding box of the images of `inner`."""
+    whole = whole_of(desc)
+    box = union([image(box_of(m), first, last, whole) for m in inner], whole)
+    volume = sum((m.volume for m in inner), 0) * points
+    return memlet_of(data, box, volume, any(m.dynamic for m in inner))
+
+
+def through_map(state: Any, access: Any, entry: Any, node: Any, memlet: dace.Memlet) -> None:
+    """`memlet` (all of its array) from `access` through the map `entry` to the
+    connector of its name on `node` (DaCe's `add_memlet_path`), or from `node` through
+    the map's exit to `access` when `entry` is a MapExit; the memlet outside is the same
+    subset, with its volume times the map's points."""
+    import dace
+
+    data = memlet.data
+    points = _points(entry.map.range.ranges)
+    outside = memlet_of(data, box_of(memlet), memlet.volume * points, memlet.dynamic)
+    entry.add_in_connector(f"IN_{data}")
+    entry.add_out_connector(f"OUT_{data}")
+    if isinstance(entry, dace.nodes.MapExit):
+        state.add_edge(node, data, entry, f"IN_{data}", memlet)
+        state.add_edge(entry, f"OUT_{data}", access, None, outside)
+    else:
+        state.add_edge(access, None, entry, f"IN_{data}", outside)
+        state.add_edge(entry, f"OUT_{data}", node, data, memlet)

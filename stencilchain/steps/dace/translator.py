@@ -20,6 +20,7 @@ counted from the end on a small array, a stop beyond the size).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ from stencilchain.steps.dace.calling_convention import check_names, field_params
 from stencilchain.steps.dace.configuration import sdfg_construction
 from stencilchain.steps.dace.extra import require_dace
 from stencilchain.steps.dace.lock import DACE_LOCK
+from stencilchain.steps.dace.optimization import optimize_for_cpu, simplify
 from stencilchain.steps.dace.program_sdfg import program_sdfg
 from stencilchain.steps.dace.sdfg_text import sdfg_from_source, sdfg_to_source
 from stencilchain.steps.settings import DataLayout
@@ -85,6 +87,9 @@ class DaCeTranslator:
     as pairs) on top of what the translator derives from the config: the target device,
     GPU storage of the arrays, and the constant symbols of the data layout; passing one of
     those (or an argument the translator does not know) is a ValueError at construction.
+    On the CPU it runs the auto-optimizer less the steps that find nothing to do in the
+    translator's SDFGs (`optimization.optimize_for_cpu`; the result is DaCe's, a test
+    checks it), and always validates the result.
     `disable_transforms` turns off stencilchain's IR transforms and DaCe's simplification:
     field-operator calls are still inlined (a tasklet computes one flat expression), but
     constants are not folded, common subexpressions are not shared, and the SDFG is not
@@ -144,24 +149,32 @@ class DaCeTranslator:
 
     def prepare(self) -> None:
         """The one-time set-up, done before translations run side by side: import DaCe
-        and its auto-optimizer (their first import costs seconds)."""
+        and its auto-optimizer (their first import costs seconds), and the parts of sympy
+        that DaCe's LoopToMap reaches through sympy's printer and `simplify` on the first
+        loop it sees (a scan's levels; most of a second)."""
         with DACE_LOCK:
             import dace
 
             if self.auto_optimize:
                 import dace.transformation.auto.auto_optimize  # noqa: F401
 
+                for module in ("sympy.codegen.ast", "sympy.physics.units"):
+                    importlib.import_module(module)
+
     def derived_auto_optimize_args(self, program: ir.Program) -> dict[str, object]:
         """What the translator passes to auto_optimize besides the SDFG (the device as text)."""
-        constants = {
-            stride_symbol(name, len(ftype.dims) - 1): 1
-            for name, ftype in field_params(program)
-            if self.data_layout is DataLayout.UNIT_STRIDE
-        }
         return {
             "device": self.device.value,
             "use_gpu_storage": self.device is Device.GPU,
-            "symbols": constants,
+            "symbols": self._constant_symbols(program),
+        }
+
+    def _constant_symbols(self, program: ir.Program) -> dict[str, int]:
+        """The symbols the data layout fixes: with UNIT_STRIDE every innermost stride is 1."""
+        return {
+            stride_symbol(name, len(ftype.dims) - 1): 1
+            for name, ftype in field_params(program)
+            if self.data_layout is DataLayout.UNIT_STRIDE
         }
 
     def build_sdfg(self, program: ir.Program) -> dace.SDFG:
@@ -188,15 +201,23 @@ class DaCeTranslator:
         import dace
 
         gpu = self.device is Device.GPU
-        if self.auto_optimize:
+        if self.auto_optimize and not gpu:
+            # DaCe's auto_optimize less what finds nothing to do here (optimization.py);
+            # the result is validated below in any case
+            optimize_for_cpu(
+                sdfg,
+                symbols=self._constant_symbols(program),
+                validate=False,
+                validate_all=bool(dict(self.auto_optimize_args).get("validate_all", False)),
+            )
+        elif self.auto_optimize:
             from dace.transformation.auto.auto_optimize import auto_optimize
 
-            derived = self.derived_auto_optimize_args(program)
             auto_optimize(
                 sdfg,
-                dace.DeviceType.GPU if gpu else dace.DeviceType.CPU,
-                symbols=derived["symbols"],
-                use_gpu_storage=gpu,
+                dace.DeviceType.GPU,
+                symbols=self._constant_symbols(program),
+                use_gpu_storage=True,
                 **dict(self.auto_optimize_args),
             )
         elif gpu:
@@ -205,7 +226,7 @@ class DaCeTranslator:
             apply_gpu_storage(sdfg)
             sdfg.apply_gpu_transformations(simplify=not self.disable_transforms)
         elif not self.disable_transforms:
-            sdfg.simplify()
+            simplify(sdfg)
 
 
 def _externalize_transients(sdfg: dace.SDFG, device: Device) -> None:
