@@ -1,5 +1,5 @@
 """DaCe's auto-optimizer on the CPU, less the steps that find nothing to do in an SDFG the
-translator built (docs/adr/0041-dace-cpu-optimizer-by-construction.md).
+translator built (docs/adr/0047-dace-cpu-optimizer-by-construction.md).
 
 `dace.transformation.auto.auto_optimize.auto_optimize` simplifies an SDFG three times,
 fuses maps greedily (twice), and looks for fast library implementations. The translator
