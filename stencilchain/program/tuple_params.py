@@ -21,9 +21,10 @@ from typing import Any, Union
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dtypes import ScalarType
+from stencilchain.program.records import frozen
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Record:
     """A named collection in a tree: a dataclass or `typing.NamedTuple` `cls`, its
     attributes `names` and their subtrees `elems`."""
