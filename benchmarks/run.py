@@ -408,9 +408,21 @@ def _icon_rows(figure: Any) -> list[Row]:
         base = 1e6 * calls["copy_2_fields_positional"]["cpu_s"]
         for label, key, target in (
             ("ICON stencil call, keywords (CPU)", "nabla2_keywords_frozen", 1.0),
+            (
+                "ICON stencil call, keywords written out (CPU)",
+                "nabla2_literal_keywords_frozen",
+                1.0,
+            ),
             ("ICON stencil call, positions (CPU)", "nabla2_positional_frozen", 1.0),
             ("5-call program call, keywords (CPU)", "diffusion_keywords_frozen", 10.0),
+            (
+                "5-call program call, keywords written out (CPU)",
+                "diffusion_literal_keywords_frozen",
+                10.0,
+            ),
         ):
+            if key not in calls:
+                continue
             us = 1e6 * calls[key]["cpu_s"]
             rows.append(Row(label, family, "frozen table", us, "us",
                             f"2-field copy by position {base:.3f} us", us / base,
