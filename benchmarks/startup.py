@@ -2,9 +2,12 @@
 program in a fresh process, broken down, in fresh processes interleaved over rounds (each
 round runs every case once, so that a change of the machine's load touches them alike).
 
-- imports: `python -c pass`, `import numpy`, `import stencilchain`, and `import
+- imports: `python -c pass`, `import numpy`, `import stencilchain`, `import
   stencilchain as sc; sc.field_operator; sc.program` (what a module defining a stencil
-  pays before its first decorator), wall time of the whole process;
+  pays before its first decorator), and `import numpy, startup_define` (a module that
+  defines one field operator and one program: what a user's module pays), wall time and
+  CPU time (user + system, the child's) of the whole process: the ratios to `import
+  numpy` of both (CPU time is what a busy machine does not inflate);
 - first call of a cached program (the Laplacian of benchmarks/figures.py, built in the
   private cache by this process first), per family, in a fresh process: the import of
   numpy and of the programs' module, the import of `stencilchain.containers`, the
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -47,7 +51,28 @@ IMPORTS = {
     "numpy": "import numpy",
     "stencilchain": "import stencilchain",
     "stencilchain_dsl": "import stencilchain as sc; sc.field_operator; sc.program",
+    "stencilchain_define": "import numpy, startup_define",
 }
+
+# The user's module of the last import: one field operator and one program.
+DEFINE = textwrap.dedent(
+    """
+    import stencilchain as sc
+
+    I, J = sc.Dimension("I"), sc.Dimension("J")
+    F = sc.Field[[I, J], sc.float64]
+
+
+    @sc.field_operator
+    def laplacian(f: F) -> F:
+        return -4.0 * f + f(I + 1) + f(I - 1) + f(J + 1) + f(J - 1)
+
+
+    @sc.program
+    def smooth(f: F, out: F):
+        laplacian(f, out=out)
+    """
+)
 
 FIRST_CALL = textwrap.dedent(
     """
@@ -103,10 +128,14 @@ def _same_tree(env: dict[str, str]) -> dict[str, str]:
     return env | {"PYTHONPATH": os.pathsep.join([*parts[:1], tree, *parts[1:]])}
 
 
-def _wall(code: str, env: dict[str, str]) -> float:
+def _wall(code: str, env: dict[str, str]) -> tuple[float, float]:
+    """The wall time and the CPU time (user + system) of a fresh process running `code`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=_outside_checkouts(env))
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _first_call(family: str, env: dict[str, str]) -> dict[str, Any]:
@@ -131,13 +160,14 @@ def startup_figures(
     `toolchains`, of the first call of a cached program in a fresh process. `programs` is
     benchmarks.figures' module of programs (on the fresh processes' PYTHONPATH)."""
     env = _same_tree(env)
+    (Path(programs.__file__).parent / "startup_define.py").write_text(DEFINE)
     for tc in toolchains.values():
         tc.compile(programs.laplacian)  # in the cache before any fresh process runs
     for code in IMPORTS.values():  # writes the bytecode (PYTHONPYCACHEPREFIX)
         _wall(code, env)
     for family in toolchains:
         _first_call(family, env)
-    imports: dict[str, list[float]] = {name: [] for name in IMPORTS}
+    imports: dict[str, list[tuple[float, float]]] = {name: [] for name in IMPORTS}
     calls: dict[str, list[dict[str, Any]]] = {family: [] for family in toolchains}
     for _ in range(max(1, rounds)):
         for name, code in IMPORTS.items():
@@ -146,11 +176,13 @@ def startup_figures(
             calls[family].append(_first_call(family, env))
     results: dict[str, Any] = {
         "rounds": max(1, rounds),
-        "imports_s": {name: statistics.median(v) for name, v in imports.items()},
+        "imports_s": {name: statistics.median(w for w, _ in v) for name, v in imports.items()},
+        "imports_cpu_s": {name: statistics.median(c for _, c in v) for name, v in imports.items()},
     }
-    numpy = results["imports_s"]["numpy"]
-    results["import_stencilchain_vs_numpy"] = results["imports_s"]["stencilchain"] / numpy
-    results["import_stencilchain_dsl_vs_numpy"] = results["imports_s"]["stencilchain_dsl"] / numpy
+    for what, key in (("", "imports_s"), ("_cpu", "imports_cpu_s")):
+        numpy = results[key]["numpy"]
+        for name in ("stencilchain", "stencilchain_dsl", "stencilchain_define"):
+            results[f"import_{name}_vs_numpy{what}"] = results[key][name] / numpy
     for family, runs in calls.items():
         row: dict[str, Any] = {
             key: statistics.median(r[key] for r in runs)
@@ -171,12 +203,16 @@ def startup_figures(
 
 def format_figures(results: dict[str, Any]) -> str:
     lines = [f"medians over {results['rounds']} interleaved rounds of fresh processes"]
+    lines.append(f"  {'':60s} {'wall':>8s}    {'CPU':>8s}    vs numpy (wall, CPU)")
     for name, seconds in results["imports_s"].items():
-        lines.append(f"  {IMPORTS[name]:60s} {1e3 * seconds:8.1f} ms")
-    lines.append(
-        f"  import stencilchain / import numpy: {results['import_stencilchain_vs_numpy']:.2f}x; "
-        f"with the DSL: {results['import_stencilchain_dsl_vs_numpy']:.2f}x"
-    )
+        cpu = results["imports_cpu_s"][name]
+        ratios = ""
+        if name.startswith("stencilchain"):
+            ratios = (
+                f"{results[f'import_{name}_vs_numpy']:.2f}x, "
+                f"{results[f'import_{name}_vs_numpy_cpu']:.2f}x"
+            )
+        lines.append(f"  {IMPORTS[name]:60s} {1e3 * seconds:8.1f} ms {1e3 * cpu:8.1f} ms  {ratios}")
     for family, row in results.items():
         if not isinstance(row, dict) or "first_call_s" not in row:
             continue

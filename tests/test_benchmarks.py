@@ -84,10 +84,13 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
     assert meta["cpu"]["model"] and "caches" in meta["cpu"]
     icon = result["figures"]["icon_calls"]["gtfn"]
     assert icon["calls"]["nabla2_keywords_frozen"]["cpu_s"] > 0
+    assert icon["calls"]["nabla2_literal_keywords_frozen"]["cpu_s"] > 0
     assert icon["table_check"]["big_table_mutable"]["wall_s"] > 0
     startup = result["figures"]["startup"]
     assert startup["gtfn"]["all_cache_hits"] is True  # the fresh process built nothing
-    assert set(startup["imports_s"]) == {"python", "numpy", "stencilchain", "stencilchain_dsl"}
+    imports = {"python", "numpy", "stencilchain", "stencilchain_dsl", "stencilchain_define"}
+    assert set(startup["imports_s"]) == set(startup["imports_cpu_s"]) == imports
+    assert startup["import_stencilchain_define_vs_numpy_cpu"] > 0
     assert "start-up: first call, cached, fresh process" in done.stdout
     assert {row["figure"] for row in result["table"]} >= {"call 2 fields", "hdiff", "Laplacian"}
 
@@ -97,6 +100,7 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
     ]  # fmt: skip
     assert "tridiagonal scan" in done.stdout and "neighbour sum" in done.stdout
     assert "ICON stencil call, keywords (CPU)" in done.stdout
+    assert "start-up: import numpy + define a stencil" in done.stdout
     assert not (tmp_path / "cache").exists()  # a private cache of its own, removed at exit
 
 

@@ -6,7 +6,6 @@ Nothing is converted: a wrong dtype, ndim, shape or a read-only output is an
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -21,11 +20,12 @@ from stencilchain.program.dtypes import ScalarType, is_finite_as
 from stencilchain.program.field_values import FieldValue, unwrap_field
 from stencilchain.program.ir_walk import written_fields
 from stencilchain.program.own_ranges import RangeKey, RangeKeys
+from stencilchain.program.records import frozen
 from stencilchain.program.tables import check_table_entries
 from stencilchain.program.untabled_slots import untabled_slots
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class FieldParam:
     """A field parameter as the checker sees it: its type and whether the program writes it."""
 
@@ -34,7 +34,7 @@ class FieldParam:
     written: bool
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class ScalarParam:
     """A scalar parameter as the checker sees it."""
 

@@ -5,10 +5,10 @@ integers, in Python and in the C++ of every family."""
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any, Union
+
+from stencilchain.program.records import frozen
 
 # the operators a bound expression may use, as the IR's binary operators name them
 BOUND_OPS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//"}
@@ -18,7 +18,7 @@ BOUND_FUNCTIONS = ("maximum", "minimum")
 Operand = Union["BoundExpr", str, int]
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class BoundExpr:
     """`left op right`, each side an expression, a parameter's name or an int literal."""
 
@@ -62,6 +62,8 @@ class BoundExpr:
     @property
     def symbol(self) -> str:
         """A C identifier for this expression (DaCe's bound symbols are named by it)."""
+        import hashlib  # on first use: it loads OpenSSL, which defining a stencil needs not
+
         digest = hashlib.sha256(repr(self).encode()).hexdigest()[:10]
         return f"sc_bx{digest}"
 

@@ -14,15 +14,15 @@ and per "has -1 entries or not" (program/table_specialisation.py).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.records import frozen
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Connectivity:
     """For each entity of `target[0]`, up to `max_neighbors` entities of `source`, in the
     slots numbered by the local dimension `target[1]`; None for either setting: the
@@ -114,7 +114,7 @@ class Connectivity:
         return self.name
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class NeighborSlot:
     """`C2E[0]`: one neighbour slot of a connectivity, as a shift `f(C2E[0])`."""
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import regions
+from stencilchain.program.records import frozen
 
 # The kinds of dimension: the axes of a grid or mesh (structured, or the entities of an
 # unstructured mesh: cells, edges, vertices), and the neighbour slots of a connectivity.
@@ -182,7 +183,7 @@ def size(dim: object) -> regions.Size:
     return regions.Size(dim)
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Slot:
     """`C2EDim(0)`: one neighbour slot of a local dimension, as in `w[C2EDim(0)]`."""
 
@@ -211,7 +212,7 @@ def slot_of(dim: Dimension, slot: object) -> Slot:
     return Slot(dim, slot)
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Offset:
     """A shift of `amount` grid points along `dim`; with `half`, of `amount + 0.5` points:
     a half shift onto `dim` from its staggered counterpart (`theta(KHalf - 0.5)`, where

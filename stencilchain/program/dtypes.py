@@ -10,15 +10,15 @@ Rules (no silent widening, ever):
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 
 from stencilchain.errors import DefinitionError
+from stencilchain.program.records import frozen
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class ScalarType:
     """One of float32, float64, int32, int64, bool."""
 

@@ -33,6 +33,7 @@ from stencilchain.program.dynamic_offsets import (
     offset_arguments,
 )
 from stencilchain.program.own_ranges import RangeKey, specialise_ranges
+from stencilchain.program.records import frozen
 from stencilchain.program.semantics import REDUCTIONS, literal_value, neighbor_identity, operate
 from stencilchain.program.table_reads import table_read_check
 
@@ -456,7 +457,7 @@ def _run_over_own_ranges(
             arr[...] = copies[at][tuple(slice(s, s + n) for (s, _), n in zip(axes, arr.shape))]
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class EmbeddedBackend:
     """The NumPy backend: no compilation; the reference every compiled result is tested against."""
 

@@ -5,14 +5,14 @@ dimensions (program/regions.py) are made of them without importing the IR."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from stencilchain.program.bound_exprs import BoundExpr
+from stencilchain.program.records import frozen
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Bound:
     """One end of a domain: `value` from the start, or (from_end) `size + value`; or, with
     `param` (an integer scalar parameter of the program), that parameter's value at the
@@ -52,7 +52,7 @@ class Bound:
         return str(self.value)
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Interval:
     """The indices `[max(starts), min(stops))` along one dimension; no start is unbounded
     below, no stop unbounded above (`Bound`s: from the start or from the end)."""

@@ -64,11 +64,12 @@ from stencilchain.program.ir_nodes import (
     map_children,
 )
 from stencilchain.program.pretty import format_program
+from stencilchain.program.records import frozen
 
 # --- definitions -----------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Param:
     """A parameter of a field operator or program: its name and type."""
 
@@ -76,7 +77,7 @@ class Param:
     type: FieldType | ScalarType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class FieldOperatorDef:
     """A traced field operator: its parameters and the expression it returns."""
 
@@ -90,7 +91,7 @@ class FieldOperatorDef:
         return self.body.type
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class ScanOperatorDef:
     """A scan along `axis`: per column (every point of the other dimensions), a state
     starting at `init` is carried level by level, from the domain's start (`forward`) or
@@ -118,7 +119,7 @@ class ScanOperatorDef:
         return TupleType(types) if self.tuple_state else types[0]
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Window:
     """Reads that happen only where a branch of a concat_where is selected: at the points
     `p` of the call's domain with `p + shift` in `interval` (`shift`: the offset of the point
@@ -145,7 +146,7 @@ class Window:
         return (ws, we) if ws < we else None
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class OwnRange:
     """The reads a call makes of argument `name` along one dimension (from `lo` below to
     `hi` above each point of its domain), which must stay inside that argument's own range
@@ -159,7 +160,7 @@ class OwnRange:
     gap: int
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class DimDomain:
     """The range of one dimension: from max(starts) to min(stops).
 
@@ -209,7 +210,7 @@ class DimDomain:
         return text
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Domain:
     """The box a call runs over, one range per dimension, given or inferred."""
 
@@ -221,7 +222,7 @@ class Domain:
         return f"{{{', '.join(map(repr, self.dims))}}} ({kind})"
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Lowered:
     """Where a call made by lowering the scans of a field-operator call (program/
     program_trace.py) got its domain: from the domain of that field-operator call
@@ -237,7 +238,7 @@ class Lowered:
     branch: tuple[Interval, int] | None = None
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class ProgramCall:
     """`callee(*args, out=outs, domain=domain)`; args are `Ref`s to program params or `Literal`s."""
 
@@ -252,7 +253,7 @@ class ProgramCall:
     )
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Program:
     """`params` are the caller's arguments; `temporaries` (fields only) are allocated by
     the backend, over the sizes of the parameters' dimensions, and made by calls."""

@@ -20,11 +20,12 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.intervals import Interval
+from stencilchain.program.records import frozen
 
 # --- types -------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class FieldType:
     """A field over `dims` (in array-axis order) with elements of `dtype`."""
 
@@ -35,7 +36,7 @@ class FieldType:
         return f"Field[[{', '.join(d.name for d in self.dims)}], {self.dtype}]"
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class TableType(FieldType):
     """The type of a connectivity's neighbour table (`sc.Table[C2E]`): an integer field
     over `(entity, local)`, e.g. `(Cell, C2EDim)`, holding indices along the source
@@ -48,7 +49,7 @@ class TableType(FieldType):
         return f"Table[{self.connectivity.name}, {self.dtype}]"
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class TupleType:
     """The type of a tuple return: one field per element."""
 
@@ -64,7 +65,7 @@ Type = Union[FieldType, ScalarType, TupleType]
 # --- expressions ---------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Literal:
     """A constant of a scalar type."""
 
@@ -72,7 +73,7 @@ class Literal:
     type: ScalarType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Ref:
     """A parameter of the enclosing field operator (or program)."""
 
@@ -80,7 +81,7 @@ class Ref:
     type: FieldType | ScalarType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Shift:
     """`expr` read at `offsets` from the current point, e.g. f(I + 1)."""
 
@@ -119,7 +120,7 @@ BINARY_MATH_FUNCTIONS = ("minimum", "maximum", "arctan2", "fmod")
 PREDICATE_FUNCTIONS = ("isnan", "isinf", "isfinite")
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Unary:
     """A unary operator (`-`, `~`) applied to an expression."""
 
@@ -128,7 +129,7 @@ class Unary:
     type: FieldType | ScalarType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Binary:
     """A binary operator (arithmetic, comparison, logic) of two expressions."""
 
@@ -138,7 +139,7 @@ class Binary:
     type: FieldType | ScalarType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Where:
     """`sc.where(cond, true, false)`: the choice of two expressions, point by point."""
 
@@ -148,7 +149,7 @@ class Where:
     type: FieldType | ScalarType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class MathCall:
     """A math function (`sqrt`, `minimum`, ...) of its arguments."""
 
@@ -157,7 +158,7 @@ class MathCall:
     type: FieldType | ScalarType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Cast:
     """`sc.astype`: an expression converted to another dtype."""
 
@@ -165,7 +166,7 @@ class Cast:
     type: FieldType | ScalarType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Call:
     """A call of another field operator of the same program, by name."""
 
@@ -174,7 +175,7 @@ class Call:
     type: FieldType | TupleType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class ScanCall:
     """A call of a scan operator of the same program, by name, inside a field operator: the
     scan's result (a field, or a tuple of fields, over the scan's dimensions) at each point;
@@ -191,7 +192,7 @@ class ScanCall:
     type: FieldType | TupleType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Broadcast:
     """`expr` (a scalar, or a field over a subset of `type.dims`) as a field over
     `type.dims`: its value at a point is `expr`'s at that point's indices along `expr`'s own
@@ -201,7 +202,7 @@ class Broadcast:
     type: FieldType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Index:
     """`sc.index(dim)`: the index along `dim` at each point, an int64 field over `(dim,)`
     (NumPy's index dtype). Shifted, it is the index of the point it is read at."""
@@ -210,7 +211,7 @@ class Index:
     type: FieldType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class NeighborShift:
     """`expr(C2E)` or `expr(C2E[slot])`: `expr` (a field over the connectivity's source
     dimension) read at the neighbours that the connectivity's table lists. The source
@@ -223,7 +224,7 @@ class NeighborShift:
     type: FieldType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class LocalSlot:
     """`expr[C2EDim(slot)]`: a local field (over the local dimension `axis`) read at one
     neighbour slot, a field over the other dimensions. The slot's value as `expr` has it:
@@ -236,7 +237,7 @@ class LocalSlot:
     type: FieldType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class DynamicShift:
     """`expr(sc.as_offset(K, off))`: `expr` read at the index along `dim` moved by the
     integer field `offset` at each point (ICON's `as_offset(Koff, vertoffset)`). `offset` is
@@ -254,7 +255,7 @@ class DynamicShift:
 NEIGHBOR_REDUCTIONS = ("sum", "max", "min")
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class NeighborReduce:
     """`sc.neighbor_sum(expr, axis=C2EDim)` (op "sum"), `sc.max_over`, `sc.min_over`: the
     reduction of `expr` over the local dimension `axis`, skipping the slots that the table
@@ -266,7 +267,7 @@ class NeighborReduce:
     type: FieldType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class ConcatWhere:
     """`sc.concat_where`: `true` at the points whose index along `dim` lies in one of
     `intervals`, `false` elsewhere. Each branch is evaluated only where it is selected, so
@@ -279,7 +280,7 @@ class ConcatWhere:
     type: FieldType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class MakeTuple:
     """A tuple of expressions (a tuple-valued field operator's result)."""
 
@@ -287,7 +288,7 @@ class MakeTuple:
     type: TupleType
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class TupleGet:
     """Element `index` of a tuple-valued expression."""
 

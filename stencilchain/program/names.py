@@ -24,12 +24,12 @@ its `ReservedNames` from here (DaCe's SDFG also refuses Python's keywords).
 
 from __future__ import annotations
 
-import dataclasses
 import keyword
 import re
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.records import frozen
 
 # C++20 keywords and alternative tokens, CUDA's qualifiers and built-in variables, names the
 # generated code uses unqualified or declares, and the macros of the C headers it includes.
@@ -59,7 +59,7 @@ PYTHON_KEYWORDS = frozenset(keyword.kwlist)
 _RESERVED_IDENTIFIER = re.compile(r"__|_[A-Z]")
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class ReservedNames:
     """The names that a family's generated code keeps for itself: the whole `words`, and
     C++'s reserved identifiers (starting with `__`, or with `_` and an upper-case letter)."""

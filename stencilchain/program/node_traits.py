@@ -5,13 +5,13 @@ instead of lists of classes of their own."""
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections.abc import Callable, Mapping
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.ir_walk import distinct_nodes
+from stencilchain.program.records import frozen
 
 
 class Reach(enum.Enum):
@@ -27,7 +27,7 @@ class Reach(enum.Enum):
     COLUMN = "column"  # along a whole column (a scan)
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class NodeTraits:
     """The traits of one node class.
 

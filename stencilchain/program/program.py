@@ -4,23 +4,26 @@ program/program_trace.py); calling one runs it embedded, `with_backend` by a bac
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
-from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.call_bounds import StaticInt
-from stencilchain.program.embedded import run_embedded
 from stencilchain.program.field_operator import tracing_program
 from stencilchain.program.names import check_program_names
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_trace import ProgramTrace
 from stencilchain.program.scan_annotations import scalar_overrides
-from stencilchain.program.static_program import StaticProgram
 from stencilchain.program.table_specialisation import TableDispatch, open_tables, table_key
 from stencilchain.program.table_specialisation import specialise_tables as _specialise
 from stencilchain.program.tuple_params import Tree, nest_arguments, tuple_arguments
 from stencilchain.program.types import parameter_types
+
+if TYPE_CHECKING:
+    from stencilchain.program.static_program import StaticProgram
+
+# Defining a program loads only what tracing needs: the embedded executor, the argument
+# binder and static programs are imported where they are first used (never per call).
 
 
 class Backend(Protocol):
@@ -117,12 +120,25 @@ class Program:
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> None:
         """Run the program with NumPy; arguments by position or by parameter name."""
-        if self._embedded is None:
-            self._embedded = self._executor(run_embedded)
+        run = self._embedded
+        if run is None:
+            run = self._embedded = self._embedded_runner()
+        run(*args, **kwargs)
+
+    def _embedded_runner(self) -> Callable[..., None]:
+        """The embedded executor of this program, taking the arguments as a call does."""
+        from stencilchain.program.arguments import bind_arguments
+        from stencilchain.program.embedded import run_embedded
+
+        executor = self._executor(run_embedded)
         if self._tuples is not None:
-            self._tuples(self._embedded)(*args, **kwargs)
-            return
-        self._embedded(*bind_arguments(self.ir, args, kwargs))
+            return self._tuples(executor)
+        program = self.ir
+
+        def run(*args: Any, **kwargs: Any) -> None:
+            executor(*bind_arguments(program, args, kwargs))
+
+        return run
 
 
 @overload
@@ -141,6 +157,8 @@ def program(
     scalar parameters (program/static_program.py)."""
 
     def make(f: Callable[..., Any]) -> StaticProgram:
+        from stencilchain.program.static_program import StaticProgram
+
         return StaticProgram(f, static_params or (), lambda fn, values: Program(fn, static=values))
 
     return make if fn is None else Program(fn)

@@ -32,10 +32,11 @@ from stencilchain.program.device import Device
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.domains import resolve_domain, selected
 from stencilchain.program.field_values import host_array
+from stencilchain.program.records import frozen
 from stencilchain.program.semantics import literal_value, operate
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Points:
     """Points along a table's source dimension reached through its entries: the entries of
     `rows` x `slots` of a table (parameter name), flat, row by row; `at` the point each
@@ -79,14 +80,14 @@ Extent = Union[tuple[int, int], Points]
 Box = Mapping[Dimension, Extent]
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Arg:
     """A field parameter bound to a program's field (argument or temporary) of this name."""
 
     name: str
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Lazy:
     """A field parameter of a called field operator, bound to the caller's expression."""
 

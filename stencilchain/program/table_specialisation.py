@@ -21,9 +21,9 @@ import numpy as np
 
 from stencilchain.errors import ArgumentError
 from stencilchain.program import dtypes, ir
-from stencilchain.program.arguments import bind_arguments
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.ir_walk import distinct_nodes
+from stencilchain.program.records import frozen
 from stencilchain.program.tables import has_skips
 
 # (max_neighbors, skip_values) of one table, and its dtype's name where the call gives it
@@ -31,7 +31,7 @@ TableKey = tuple[int, bool] | tuple[int, bool, str]
 TABLE_DTYPES = ("int32", "int64")  # the dtypes a table may take from the call
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class OpenTable:
     """A table parameter of a connectivity that leaves its width or skip values open, or
     one whose dtype the call gives (`open_dtype`, then `dtype` is the declared one)."""
@@ -213,6 +213,11 @@ class TableDispatch:
         self.tables = open_tables(program, dtype_from_table=dtype_from_table)
         self.executors: dict[tuple[TableKey, ...], Callable[..., None]] = {}
         self._count = len(program.params)
+        # the argument binder, imported here: defining a program with open tables needs
+        # only open_tables(), and its module loads with the first call's
+        from stencilchain.program.arguments import bind_arguments
+
+        self._bind = bind_arguments
 
     def compile(self, **tables: Sequence[Any]) -> None:
         """Compile the specialisation of every combination of the tables given for each
@@ -251,7 +256,7 @@ class TableDispatch:
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> None:
         if kwargs:
-            args = bind_arguments(self.program, args, kwargs)
+            args = self._bind(self.program, args, kwargs)
         if len(args) != self._count:
             names = ", ".join(p.name for p in self.program.params)
             raise ArgumentError(

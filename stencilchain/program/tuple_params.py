@@ -23,9 +23,10 @@ import numpy as np
 from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dtypes import ScalarType, bool_, float64, from_numpy, int64
+from stencilchain.program.records import frozen
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Record:
     """A named collection in a tree: a dataclass or `typing.NamedTuple` `cls`, its
     attributes `names` and their subtrees `elems`."""

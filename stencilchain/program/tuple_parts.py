@@ -6,15 +6,15 @@ domain, given per element or inferred per element."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.records import frozen
 from stencilchain.program.tuple_params import Record, leaves
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Part:
     """Element `index` of a tuple result, written by a call of its own over one domain
     (`given`: the `domain=` of that element, or None to infer it)."""

@@ -73,6 +73,54 @@ def test_defining_a_stencil_imports_no_compiler_nor_container(tmp_path: Path) ->
     assert not (tmp_path / "cache").exists()  # nothing written
 
 
+def test_the_import_loads_no_dsl_and_a_definition_only_what_tracing_needs(
+    tmp_path: Path,
+) -> None:
+    """`import stencilchain` loads none of the DSL (nor NumPy); defining a stencil loads the
+    DSL's tracing, not what a call needs (the embedded executor, the argument binder, the
+    table checks, static programs), nor hashlib (OpenSSL); the first embedded call loads
+    those and computes the Laplacian."""
+    (tmp_path / "startup_programs.py").write_text(PROGRAMS)
+    loaded = run_python(
+        """
+        import json, sys
+        import stencilchain
+        imported = sorted(sys.modules)
+        import startup_programs
+        defined = sorted(sys.modules)
+        import numpy as np
+        f = np.arange(25.0).reshape(5, 5) ** 2
+        out = np.zeros_like(f)
+        startup_programs.startup_laplacian(f, out)
+        print(json.dumps([imported, defined, sorted(sys.modules), out.tolist()]))
+        """,
+        fresh_env(tmp_path, tmp_path / "cache"),
+        tmp_path,
+    )
+    imported, defined, called, out = loaded
+    assert [m for m in imported if m.startswith("stencilchain.")] == [
+        "stencilchain._version",
+        "stencilchain.errors",
+    ]
+    assert "numpy" not in imported and "dataclasses" not in imported
+    call_only = [
+        "stencilchain.program.arguments",
+        "stencilchain.program.embedded",
+        "stencilchain.program.own_ranges",
+        "stencilchain.program.table_reads",
+    ]
+    assert "stencilchain.program.program_trace" in defined
+    later = [*call_only, "stencilchain.program.static_program", "hashlib"]
+    assert [m for m in later if m in defined] == []
+    assert [m for m in call_only if m not in called] == []
+    f = [[(5.0 * i + j) ** 2 for j in range(5)] for i in range(5)]
+    for i in range(1, 4):
+        for j in range(1, 4):
+            expected = -4.0 * f[i][j] + f[i + 1][j] + f[i - 1][j] + f[i][j + 1] + 0.5 * f[i][j - 1]
+            assert out[i][j] == expected
+    assert out[0] == [0.0] * 5  # outside the inferred domain: untouched
+
+
 def test_an_installed_package_is_identified_by_its_record(tmp_path: Path) -> None:
     package = tmp_path / "site-packages" / "stencilchain"
     package.mkdir(parents=True)

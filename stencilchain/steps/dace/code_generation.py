@@ -13,12 +13,19 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stencilchain.program.device import Device
 from stencilchain.program.hashing import sha256_of
+from stencilchain.steps.cpp.package_text import package_text
 from stencilchain.steps.dace.shim import CArgument
 from stencilchain.steps.stages import ProgramSource
 
 if TYPE_CHECKING:
     import dace
+
+# What the link of a CPU SDFG's library adds: its OpenMP regions go through the wrapper
+# that serial_regions.cpp (in its code) defines, which runs a region of one thread as a
+# plain call.
+SERIAL_REGIONS_LINK_FLAGS = ("-Wl,--wrap=GOMP_parallel",)
 
 
 class GenerationError(Exception):
@@ -51,6 +58,8 @@ def generate_program(source: ProgramSource, program_folder: Path) -> GeneratedPr
     entry = source.entry_point
     sdfg = sdfg_from_source(source.source_code)
     sdfg.build_folder = str(program_folder)
+    if source.device is Device.CPU:  # with SERIAL_REGIONS_LINK_FLAGS on its link
+        sdfg.append_global_code(package_text("stencilchain.steps.dace", "serial_regions.cpp"))
     # SDFG.compile would also rename an SDFG whose library this process loaded; the
     # module dlopens its library privately (RTLD_LOCAL), so equal names never clash
     code_objects = codegen.generate_code(sdfg, validate=False)

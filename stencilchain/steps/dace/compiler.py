@@ -52,7 +52,11 @@ from stencilchain.steps.checks import require_type
 from stencilchain.steps.dace import native_build
 from stencilchain.steps.dace.bindings import SHIM_LIBRARY_DEP, DaCeExtensionSource
 from stencilchain.steps.dace.build_settings import dace_settings
-from stencilchain.steps.dace.code_generation import GenerationError, generate_program
+from stencilchain.steps.dace.code_generation import (
+    SERIAL_REGIONS_LINK_FLAGS,
+    GenerationError,
+    generate_program,
+)
 from stencilchain.steps.dace.extra import require_dace
 from stencilchain.steps.dace.family import DACE
 from stencilchain.steps.dace.lock import DACE_LOCK
@@ -293,9 +297,10 @@ def _settings(plan: DaCeBuildPlan) -> contextlib.AbstractContextManager[None]:
         cuda_args=compiler.cuda_args,
         cuda_architectures=compiler.cuda_architectures,
         build_jobs=compiler.build_jobs,
-        # DaCe links a GPU library with nvcc, which takes no -fuse-ld
+        # DaCe links a GPU library with nvcc, which takes no -fuse-ld; a CPU library's
+        # one-thread OpenMP regions are plain calls (steps/dace/serial_regions.cpp)
         linker_args=(
-            fast_linker_flags(plan.tools.cxx, compiler.environment)
+            (*fast_linker_flags(plan.tools.cxx, compiler.environment), *SERIAL_REGIONS_LINK_FLAGS)
             if compiler.device is Device.CPU
             else ()
         ),
