@@ -78,7 +78,7 @@ def merge(cond: Symbol, then: object, otherwise: object) -> object:
     if then is otherwise:
         return then
     if then is UNSET or otherwise is UNSET:
-        raise NotJoinable
+        return UNSET  # a later use is a NameError, and the paths report it where it is
     if isinstance(then, tuple) or isinstance(otherwise, tuple):
         if not (
             isinstance(then, tuple)
@@ -325,7 +325,8 @@ class _Rewriter(ast.NodeTransformer):
             join += _stmts(
                 f"try:\n {other} = {v}\nexcept NameError:\n {other} = {h}.UNSET\n"
                 f"{m} = {h}.merge({c}, {new}, {other})\n"
-                f"if {m} is not {h}.UNSET:\n {v} = {m}",
+                f"if {m} is {h}.UNSET:\n try:\n  del {v}\n except NameError:\n  pass\n"
+                f"else:\n {v} = {m}",
                 node,
             )
         out += [
