@@ -13,12 +13,13 @@ An `if` on a field stays a DefinitionError that says to use sc.where.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from stencilchain.errors import DefinitionError
 from stencilchain.program.constructs import where
 from stencilchain.program.decisions import Path, Undecided, current_path
+from stencilchain.program.if_join import NotJoinable, joined
 from stencilchain.program.tracing import Symbol
 
 # Tracing that runs one function more often than this is a DefinitionError: every
@@ -26,10 +27,26 @@ from stencilchain.program.tracing import Symbol
 MAX_PATHS = 256
 
 
-def trace_branches(run: Callable[[], object], what: str) -> object:
-    """The result of `run()` (a traced function call) with every `if` on a scalar condition
-    turned into sc.where of its two sides; `what` (e.g. "field operator lap") names the
-    function in errors."""
+def trace_branches(fn: Callable[..., object], args: Sequence[object], what: str) -> object:
+    """The result of `fn(*args)` (a traced function call) with every `if` on a scalar
+    condition turned into sc.where of its two sides; `what` (e.g. "field operator lap")
+    names the function in errors.
+
+    First with the `if` statements joined where they end (program/if_join.py: one run
+    however many there are); where that does not apply or fails, the paths."""
+    rewritten = joined(fn)
+    if rewritten is not None:
+        try:
+            return _explore(lambda: rewritten(*args), what)
+        except NotJoinable:
+            pass
+        except Exception:
+            pass
+    return _explore(lambda: fn(*args), what)
+
+
+def _explore(run: Callable[[], object], what: str) -> object:
+    """`run()` once per path through its conditions, the results joined."""
     runs = 0
 
     def explore(decisions: tuple[bool, ...]) -> object:

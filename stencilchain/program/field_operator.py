@@ -70,7 +70,7 @@ class FieldOperator:
         try:
             flat = iter([Symbol(ir.Ref(p.name, p.type)) for p in params])
             symbols = [next(flat) if t is None else rebuild(t, flat) for _, t in self.arg_trees]
-            result = trace_branches(lambda: fn(*symbols), f"field operator {self.name}")
+            result = trace_branches(fn, symbols, f"field operator {self.name}")
         finally:
             dims_being_traced.reset(dims_token)
             _scans_of_current_trace.reset(scan_token)

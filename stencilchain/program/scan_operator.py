@@ -204,7 +204,7 @@ class ScanOperator:
             state_value: object = state_symbols if tuple_state else state_symbols[0]
             if self.state_tree is not None:
                 state_value = rebuild(self.state_tree, iter(state_symbols))
-            result = trace_branches(lambda: fn(state_value, *values), where)
+            result = trace_branches(fn, (state_value, *values), where)
             if self.state_tree is not None:
                 types = fill(self.state_tree, iter([lit.type for lit in literals]))
                 result = _flat_state(where, types, result, self.location)

@@ -190,11 +190,12 @@ def test_both_sides_are_type_checked() -> None:
 
 
 def test_too_many_paths_are_refused() -> None:
+    """`and` on traced values still splits the paths (only `if` statements and conditional
+    expressions are joined where they end)."""
     with pytest.raises(sc.DefinitionError, match="more than 256 paths"):
 
         @sc.field_operator
         def many(f: F, n: sc.int32) -> F:
             for bit in range(9):
-                if (n >> bit) & 1 == 1:
-                    f = f + 1.0
+                f = f + 1.0 if (n >> bit) & 1 == 1 and n > 0 else f
             return f
