@@ -1,9 +1,10 @@
 """The trace of a program's function: the calls it makes, recorded as program calls with
 their arguments, outputs, temporaries and domains (program/call_domains.py), checked as
-they are made and finished into an ir.Program. It is longer than a module should be (~640
+they are made and finished into an ir.Program. It is longer than a module should be (~780
 lines): the lowering of calls (scans, computed scalar arguments, conditions on scalars, one
-call per field of a tuple result over different dimensions) shares the recording's state,
-so it stays with it."""
+call per field of a tuple result over different dimensions, the snapshot of a field a call
+writes and reads: program/snapshots.py) shares the recording's state, so it stays with it;
+what does not (the slots of untabled local fields, the scalars of scans) has moved out."""
 
 from __future__ import annotations
 
