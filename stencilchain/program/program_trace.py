@@ -172,8 +172,7 @@ class ProgramTrace:
         where: str,
     ) -> None:
         """Record a call of `definition` writing `outs` over `domain` (given or None)."""
-        read, windows, windowed = self._reads(definition, exprs, where)
-        self._check_outputs_not_read_around(where, outs, read, windowed)
+        read, windows = self._reads(definition, exprs, where)
         out_type = definition.return_type
         dims = out_type.dims if isinstance(out_type, ir.FieldType) else out_type.elems[0].dims
         call_domain = domain_of_call(self, where, dims, read, domain, windows)
@@ -287,7 +286,7 @@ class ProgramTrace:
         definition: ir.FieldOperatorDef | ir.ScanOperatorDef,
         exprs: tuple[ir.Expr, ...],
         where: str,
-    ) -> tuple[Extents, WindowReads, Extents]:
+    ) -> tuple[Extents, WindowReads]:
         """How a call of `definition` with arguments `exprs` (Refs to program fields, or
         scalars) reads each program field (`_bind_reads`)."""
         if isinstance(definition, ir.ScanOperatorDef):  # reads its arguments at the point
@@ -307,17 +306,14 @@ class ProgramTrace:
         names = {p.name: e.name for p, e in zip(definition.params, exprs) if isinstance(e, ir.Ref)}
         return self._bind_reads(reads, names)
 
-    def _bind_reads(
-        self, reads: Reads, names: Mapping[str, str]
-    ) -> tuple[Extents, WindowReads, Extents]:
+    def _bind_reads(self, reads: Reads, names: Mapping[str, str]) -> tuple[Extents, WindowReads]:
         """The reads of the program fields that `names` binds the parameters to: `read`
         everywhere; `windows`, per dimension, the reads only where a concat_where's branch
-        is selected; `windowed`, those same reads as offsets per field. A field that an
+        is selected. A field that an
         earlier call wrote holds values only where that call wrote: its window reads count
         as reads everywhere (the conservative side)."""
         read: Extents = {}
         windows: WindowReads = {}
-        windowed: Extents = {}
         for param, name in names.items():
             for dim, (lo, hi) in reads.extents.get(param, {}).items():
                 _widen(read, name, dim, lo, hi)
@@ -326,23 +322,10 @@ class ProgramTrace:
                     if name in self.written and name not in self.branch_covered:
                         _widen(read, name, dim, shift + lo, shift + hi)
                         continue
-                    _widen(windowed, name, dim, shift + lo, shift + hi)
                     by_dim = windows.setdefault(dim, {})
                     at = (interval, shift, name)
                     by_dim[at] = widen(by_dim.get(at), lo, hi)
-        return read, windows, windowed
-
-    def _check_outputs_not_read_around(
-        self, where: str, outs: tuple[str, ...], read: Extents, windowed: Extents
-    ) -> None:
-        for name in outs:
-            for ext in (read.get(name, {}), windowed.get(name, {})):
-                for dim, (lo, hi) in ext.items():
-                    if (lo, hi) != (0, 0):
-                        raise DefinitionError(
-                            f"{where}: writes '{name}', which it also reads at offsets "
-                            f"{dim.name}{lo:+d}..{dim.name}{hi:+d}; write to another field"
-                        )
+        return read, windows
 
     def _record_with_scans(
         self,
@@ -371,7 +354,7 @@ class ProgramTrace:
             self._record_lowered_parts(fop.name, rt, body, outs, domain, where)
             return None
         dims = rt.dims if isinstance(rt, ir.FieldType) else rt.elems[0].dims
-        call_domain = self._lowered_domain(body, outs, dims, domain, where)
+        call_domain = self._lowered_domain(body, dims, domain, where)
         while (scan_call := innermost_scan_call(body)) is not None:
             scan = self.scans[scan_call.callee]
             branch = scan_branch(body, scan_call, where)
@@ -469,22 +452,19 @@ class ProgramTrace:
     def _lowered_domain(
         self,
         body: ir.Expr,
-        outs: tuple[str, ...] | None,
         dims: tuple[Dimension, ...],
         domain: object,
         where: str,
     ) -> ir.Domain:
         """The domain of a lowered call whose inlined body is `body` over `dims` (given or
-        inferred from its reads), after checking its reads: through tables, and around
-        its outputs `outs` (None: temporaries)."""
+        inferred from its reads), after checking its reads through tables (a field it
+        writes and reads around is read from a snapshot: program/snapshots.py)."""
         walker = ExtentsWalker({})
         walker.visit(body, {}, {}, {})
         for name, gathered in walker.gathered.items():
             self._check_gathered_read(where, name, gathered)
         names = {**{n: n for n in walker.extents}, **{n: n for n in walker.windows}}
-        read, windows, windowed = self._bind_reads(Reads(walker.extents, walker.windows), names)
-        if outs is not None:
-            self._check_outputs_not_read_around(where, outs, read, windowed)
+        read, windows = self._bind_reads(Reads(walker.extents, walker.windows), names)
         return domain_of_call(self, where, dims, read, domain, windows)
 
     def _record_lowered_parts(
@@ -509,7 +489,7 @@ class ProgramTrace:
             part_body = part.body(body)
             out = (outs[part.index],)
             dims = rt.elems[part.index].dims
-            call_domain = self._lowered_domain(part_body, out, dims, part.given, where)
+            call_domain = self._lowered_domain(part_body, dims, part.given, where)
             final = ir.FieldOperatorDef(
                 self._new_fop_name(f"{name}__out{part.index}"),
                 params_of(part_body, self.params),
@@ -536,7 +516,7 @@ class ProgramTrace:
             made = self._make_temporaries(definition.return_type, where)
             self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
             outs = tuple(t.ref.name for t in made)
-        read, windows, _ = self._reads(definition, args, where)
+        read, windows = self._reads(definition, args, where)
         dims = []
         for dd in domain.dims:
             lo = max([0] + [-ext[dd.dim][0] for ext in read.values() if dd.dim in ext])
