@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         staggered,
     )
     from stencilchain.program.dtypes import ScalarType, bool_, float32, float64, int32, int64
+    from stencilchain.program.field_bounds import end_of, start_of
     from stencilchain.program.field_operator import FieldOperator, field_operator
     from stencilchain.program.field_values import FieldValue, as_field
     from stencilchain.program.program import Program, program
@@ -101,6 +102,8 @@ _LAZY = {
         ("ScalarType", "bool_", "float32", "float64", "int32", "int64"),
         "stencilchain.program.dtypes",
     ),
+    "end_of": "stencilchain.program.field_bounds",
+    "start_of": "stencilchain.program.field_bounds",
     "FieldOperator": "stencilchain.program.field_operator",
     "field_operator": "stencilchain.program.field_operator",
     "FieldValue": "stencilchain.program.field_values",
@@ -152,6 +155,7 @@ __all__ = [
     "bool_",
     "broadcast",
     "concat_where",
+    "end_of",
     "errors",
     "field_operator",
     "float32",
@@ -168,6 +172,7 @@ __all__ = [
     "scan_operator",
     "size",
     "staggered",
+    "start_of",
     "trace",
     "where",
 ]

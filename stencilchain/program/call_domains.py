@@ -12,6 +12,7 @@ from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.call_bounds import StaticInt, bound_of_expression, constant_bound
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.field_bounds import FieldBound
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar
 from stencilchain.program.tracing import Symbol
@@ -100,13 +101,14 @@ def _explicit_bounds(
         raise DefinitionError(
             f"{where}: domain of {dim.name} has stop 0, an empty range; use None for the end"
         )
-    # a parameter bound is checked at call time, like the arrays' sizes
-    if start.param is None and not start.from_end and start.value < lo:
+    # a parameter bound, or one from a field's range, is checked at call time, like the
+    # arrays' sizes
+    if start.param is None and start.field is None and not start.from_end and start.value < lo:
         raise DefinitionError(
             f"{where}: domain of {dim.name} starts at {start.value} but the call reads "
             f"{dim.name}-{lo}, outside the array; start at {lo} or later"
         )
-    if stop.from_end and stop.value > -hi:
+    if stop.from_end and stop.field is None and stop.value > -hi:
         raise DefinitionError(
             f"{where}: domain of {dim.name} stops at {stop!r} but the call reads "
             f"{dim.name}+{hi}, outside the array; stop at end-{hi} or earlier"
@@ -124,12 +126,14 @@ def _bound(
 ) -> ir.Bound:
     """One end of an explicit domain: an int literal (negative: from the end), an integer
     scalar parameter of this program or an integer expression of them (resolved at call
-    time, by the same rule)."""
+    time, by the same rule), or a bound from a field's range (`sc.end_of(f, K) - 1`)."""
     if type(value) is int:
         return ir.Bound(value, from_end=value < 0)
     if isinstance(value, StaticInt):
         return value.bound()
     what = f"{where}: the {side} of the domain of {dim.name}"
+    if isinstance(value, FieldBound):
+        return value.bound(trace, dim, what)
     if isinstance(value, ProgramArg):
         if value.trace is not trace:
             raise DefinitionError(
@@ -157,7 +161,8 @@ def _bound(
         return bound_of_expression(value.expr, what)
     raise DefinitionError(
         f"{what} must be an int, an integer scalar parameter of {trace.name} (int32 or "
-        f"int64) or an integer expression of them, got {value!r} in {pair!r}"
+        f"int64), an integer expression of them, or a bound from a field's range "
+        f"(sc.end_of(field, {dim.name}) - 1), got {value!r} in {pair!r}"
     )
 
 
@@ -200,8 +205,8 @@ def check_temporary_reads_of(
         rlo, rhi = ext[dim]
         made = next(wd for wd in written[name].dims if wd.dim == dim)
         # the lowest index read, and one past the highest
-        first = ir.Bound(start.value + rlo, start.from_end, start.param)
-        end = ir.Bound(stop.value + rhi, stop.from_end, stop.param)
+        first = start.moved(rlo)
+        end = stop.moved(rhi)
         # written from the array's first index, or up to its end: every read is inside
         # on that side, since a call's reads are checked against the array before it runs
         checks = [
@@ -266,8 +271,8 @@ def _inferred_bounds(
                     f"is known only at call time; give this call an explicit domain of "
                     f"{dim.name} (domain={{{dim.name}: (start, stop)}})"
                 )
-            starts += [ir.Bound(b.value - rlo, b.from_end) for b in wd.starts]
-            stops += [ir.Bound(b.value - rhi, b.from_end) for b in wd.stops]
+            starts += [b.moved(-rlo) for b in wd.starts]
+            stops += [b.moved(-rhi) for b in wd.stops]
     return tightest(starts, max), tightest(stops, min)
 
 
@@ -337,7 +342,12 @@ def _window_halo(window: ir.Window) -> tuple[int, int]:
 
 
 def tightest(bounds: list[ir.Bound], pick: Callable[[list[int]], int]) -> tuple[ir.Bound, ...]:
-    by_anchor: dict[bool, list[int]] = {}
+    """One bound per anchor, the tightest (the bounds of an inferred domain: from the
+    start, from the end, or from a field's own start or end)."""
+    by_anchor: dict[tuple[bool, str], list[int]] = {}
     for b in bounds:
-        by_anchor.setdefault(b.from_end, []).append(b.value)
-    return tuple(ir.Bound(pick(v), anchor) for anchor, v in sorted(by_anchor.items()))
+        by_anchor.setdefault((b.from_end, b.field or ""), []).append(b.value)
+    return tuple(
+        ir.Bound(pick(v), from_end, field=field or None)
+        for (from_end, field), v in sorted(by_anchor.items())
+    )

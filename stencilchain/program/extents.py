@@ -70,7 +70,7 @@ def _moved(intervals: tuple[ir.Interval, ...], delta: int) -> tuple[ir.Interval,
     """`intervals` in the coordinates of a point `delta` further along."""
 
     def move(bounds: tuple[ir.Bound, ...]) -> tuple[ir.Bound, ...]:
-        return tuple(ir.Bound(b.value + delta, b.from_end, b.param) for b in bounds)
+        return tuple(b.moved(delta) for b in bounds)
 
     return tuple(ir.Interval(move(i.starts), move(i.stops)) for i in intervals)
 

@@ -21,16 +21,28 @@ class Bound:
     parameters (`BoundExpr`), whose value counts like a parameter's. `from_end` is False for
     a parameter bound.
 
+    With `field` (a field parameter's name), the bound counts from that field's own range
+    along the dimension: its first index (`from_end` False) or its end (True), plus `value`
+    (`sc.end_of(z_q, K)`, gt4py's `out=z_q[:, 1:]`). A program whose fields all span the
+    index space has them at 0 and `size`, so it runs such a bound as the same bound without
+    `field`; a program specialised for fields over their own ranges replaces it by the plain
+    bound its field's range gives (program/field_bounds.py).
+
     `anchor` is what the bound is counted from: two bounds with the same anchor compare by
     `value` for every array size and every argument."""
 
     value: int
     from_end: bool
     param: str | BoundExpr | None = None
+    field: str | None = None
 
     @property
-    def anchor(self) -> tuple[bool, str | BoundExpr]:
-        return (self.from_end, self.param or "")
+    def anchor(self) -> tuple[bool, str | BoundExpr, str]:
+        return (self.from_end, self.param or "", self.field or "")
+
+    def moved(self, delta: int) -> Bound:
+        """The bound `delta` further along, counted from the same anchor."""
+        return Bound(self.value + delta, self.from_end, self.param, self.field)
 
     def resolve(self, size: int, scalars: Mapping[str, Any] | None = None) -> int:
         if self.param is not None:
@@ -47,6 +59,9 @@ class Bound:
         if self.param is not None:
             p = f"({self.param!r})" if isinstance(self.param, BoundExpr) else self.param
             return p if self.value == 0 else f"{p}{self.value:+d}"
+        if self.field is not None:
+            base = f"{'end' if self.from_end else 'start'}({self.field})"
+            return base if self.value == 0 else f"{base}{self.value:+d}"
         if self.from_end:
             return "end" if self.value == 0 else f"end{self.value:+d}"
         return str(self.value)

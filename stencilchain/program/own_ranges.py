@@ -43,6 +43,7 @@ from stencilchain.program.call_domains import check_temporary_reads_of, tightest
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dynamic_offsets import shifted_temporaries
+from stencilchain.program.field_bounds import resolved
 from stencilchain.program.field_values import FieldValue, check_field_dims
 from stencilchain.program.ir_walk import written_fields
 from stencilchain.program.scan_lowering import scan_domain
@@ -269,6 +270,8 @@ class _RangeSpecialisation:
         for name, axes in ranges.items():
             for dim, sg in zip(program.field_type(name).dims, axes):
                 self.by_axis[(name, dim)] = sg
+        # bounds counted from a field's own range are plain bounds for these ranges
+        program = self.source = resolved(program, self.by_axis)
         # a snapshot of a field (program/snapshots.py) holds the field's values over the
         # field's own range: its reads are checked against that range at call time, as
         # the field's would be, not as a temporary's

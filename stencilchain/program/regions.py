@@ -162,16 +162,14 @@ class Joined:
 
 def _tightest(bounds: tuple[Bound, ...], pick: Callable[[list[int]], int]) -> tuple[Bound, ...]:
     """One bound per anchor (from the start, from the end, from a scalar): the tightest."""
-    by_anchor: dict[tuple[bool, object], list[int]] = {}
-    params: dict[tuple[bool, object], Bound] = {}
+    by_anchor: dict[tuple[bool, object, str], list[int]] = {}
+    params: dict[tuple[bool, object, str], Bound] = {}
     for b in bounds:
         by_anchor.setdefault(b.anchor, []).append(b.value)
         params.setdefault(b.anchor, b)
     literal = sorted(a for a in by_anchor if params[a].param is None)
     scalar = [a for a in by_anchor if params[a].param is not None]
-    return tuple(
-        Bound(pick(by_anchor[a]), params[a].from_end, params[a].param) for a in literal + scalar
-    )
+    return tuple(params[a].moved(pick(by_anchor[a]) - params[a].value) for a in literal + scalar)
 
 
 def _interval(starts: tuple[Bound, ...], stops: tuple[Bound, ...]) -> Interval:
@@ -245,7 +243,7 @@ def compare(dim: Dimension, op: str, other: object) -> Region:
             f"index) or sc.size({dim.name}) plus or minus an int (from the end), got "
             f"{type(other).__name__}; {hint} (a condition on values is sc.where's)"
         )
-    after = Bound(bound.value + 1, bound.from_end, bound.param)
+    after = bound.moved(1)
     intervals = {
         "eq": (Interval((bound,), (after,)),),
         "ne": (Interval((), (bound,)), Interval((after,), ())),

@@ -79,7 +79,7 @@ def _within(domain: ir.Domain, axis: Dimension, interval: ir.Interval, shift: in
     """`domain` narrowed along `axis` to the points `p` with `p + shift` in `interval`."""
 
     def moved(bounds: tuple[ir.Bound, ...]) -> tuple[ir.Bound, ...]:
-        return tuple(ir.Bound(b.value - shift, b.from_end, b.param) for b in bounds)
+        return tuple(b.moved(-shift) for b in bounds)
 
     dims = tuple(
         dataclasses.replace(
@@ -98,7 +98,7 @@ def _tightest(
     bounds: tuple[ir.Bound, ...], pick: Callable[[Iterable[int]], int]
 ) -> tuple[ir.Bound, ...]:
     """One bound per anchor, the tightest, in the order the anchors first appear."""
-    by_anchor: dict[tuple[bool, object], list[ir.Bound]] = {}
+    by_anchor: dict[tuple[bool, object, str], list[ir.Bound]] = {}
     for b in bounds:
         by_anchor.setdefault(b.anchor, []).append(b)
     return tuple(
@@ -131,14 +131,8 @@ def scan_branch(expr: ir.Expr, target: ir.ScanCall, where: str) -> tuple[ir.Inte
                 if guard is not None:
                     outer = tuple(
                         ir.Interval(
-                            tuple(
-                                ir.Bound(b.value + shift - guard[1], b.from_end, b.param)
-                                for b in i.starts
-                            ),
-                            tuple(
-                                ir.Bound(b.value + shift - guard[1], b.from_end, b.param)
-                                for b in i.stops
-                            ),
+                            tuple(b.moved(shift - guard[1]) for b in i.starts),
+                            tuple(b.moved(shift - guard[1]) for b in i.stops),
                         )
                         for i in guard[0]
                     )
@@ -186,8 +180,8 @@ def shifted_domain(
             continue
         dd = by_dim[dim]
         lo, hi = offsets.get(dim, (0, 0))
-        starts = tuple(ir.Bound(b.value + lo, b.from_end, b.param) for b in dd.starts)
-        stops = tuple(ir.Bound(b.value + hi, b.from_end, b.param) for b in dd.stops)
+        starts = tuple(b.moved(lo) for b in dd.starts)
+        stops = tuple(b.moved(hi) for b in dd.stops)
         result.append(ir.DimDomain(dim, starts, stops, (0, 0)))
     return ir.Domain(tuple(result), explicit=True)
 

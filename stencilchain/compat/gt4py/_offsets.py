@@ -22,15 +22,18 @@ from stencilchain.errors import DefinitionError
 from stencilchain.program.connectivity import Connectivity, NeighborSlot
 from stencilchain.program.dimensions import Dimension, Offset
 
+# the fields of one out= sliced alike: their names, the dimensions sliced, out= as written
+SameRanges = tuple[tuple[str, ...], tuple[Dimension, ...], str]
+
 
 class Reads:
     """The FieldOffsets that a trace reads through, by name (its callees' too), and the
-    slices of `out=` that count from a field's end (`out[:-1]`: parameter, dimension, the
-    slice as written)."""
+    fields of each `out=` sliced alike (`(z_q[:, 1:], w[:, 1:])`: their names, the
+    dimensions sliced, `out=` as written), whose ranges along those must be one."""
 
     def __init__(self) -> None:
         self.used: dict[str, FieldOffset] = {}
-        self.from_end: list[tuple[str, Dimension, str]] = []
+        self.same_ranges: list[SameRanges] = []
 
 
 _reads: contextvars.ContextVar[Reads | None] = contextvars.ContextVar(

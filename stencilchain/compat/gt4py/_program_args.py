@@ -1,6 +1,7 @@
 """A gt4py program's field parameters while it is traced: they can be sliced, as gt4py
 writes a call's domain (`lap(f, out=out[1:-1, 1:-1])`); a slice passed as `out=` becomes
-stencilchain's `domain=` of the call."""
+stencilchain's `domain=` of the call, its bounds counted from that field's own range
+(`sc.start_of`, `sc.end_of`) as gt4py counts them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 from stencilchain.compat.gt4py._offsets import current
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.dimensions import Dimension
+from stencilchain.program.field_bounds import FieldBound
 from stencilchain.program.program_args import ProgramArg
 
 
@@ -37,6 +40,9 @@ class SlicedArg:
         self.slices = slices
 
     def domain(self) -> dict[Any, tuple[Any, Any]]:
+        """The call's domain along each sliced dimension, counted as gt4py counts it: from
+        this field's own range (a start or stop of None is its start or end, a negative
+        one counts from its end, another from its start), whatever the other fields'."""
         t = self.arg.ref.type
         assert isinstance(t, ir.FieldType)
         name = self.arg.ref.name
@@ -52,14 +58,20 @@ class SlicedArg:
                     f"(e.g. {name}[1:-1, :]) to give a call's domain, got {s!r}"
                 )
             if s.start is None and s.stop is None:
-                continue
-            found[dim] = (0 if s.start is None else s.start, s.stop)
-            reads = current()
-            counts_from_end = s.stop is None or s.stop < 0 or (s.start or 0) < 0
-            if reads is not None and counts_from_end:
-                text = f"{s.start if s.start is not None else ''}:{s.stop if s.stop is not None else ''}"
-                reads.from_end.append((name, dim, f"{name}[{text}]"))
+                continue  # inferred, inside the field's range
+            found[dim] = (self._bound(dim, s.start, False), self._bound(dim, s.stop, True))
         return found
+
+    def _bound(self, dim: Dimension, value: object, stop: bool) -> object:
+        """One end of a slice as a bound from the field's range (None: its start or end)."""
+        if value is None:
+            return FieldBound(self.arg, dim, stop)
+        if type(value) is not int:
+            raise DefinitionError(
+                f"{self.arg.ref.name}[...]: a slice of out= along {dim.name} is bounded by "
+                f"int literals or None, got {value!r}"
+            )
+        return FieldBound(self.arg, dim, value < 0, value)
 
 
 def wrapped(value: object) -> object:
@@ -91,6 +103,20 @@ def _out_leaves(out: object) -> list[object]:
     return [out]
 
 
+def _written(out: object) -> str:
+    """`out=` as written: `(z_q[:, 1:], w[:, 1:])`."""
+    if type(out) is tuple:
+        return f"({', '.join(_written(v) for v in out)}{',' if len(out) == 1 else ''})"
+    if isinstance(out, SlicedArg):
+        parts = [
+            f"{'' if s.start is None else s.start}:{'' if s.stop is None else s.stop}"
+            for s in out.slices
+            if isinstance(s, slice)
+        ]
+        return f"{out.arg.ref.name}[{', '.join(parts)}]"
+    return out.arg.ref.name if isinstance(out, FieldArg) else repr(out)
+
+
 def _plain_out(out: object) -> object:
     if isinstance(out, (SlicedArg, FieldArg)):
         return out.arg
@@ -113,10 +139,22 @@ def unwrapped_call(
                 raise DefinitionError(
                     "give a call's domain by slicing out= or by domain=, not both"
                 )
-            domains = [o.domain() if isinstance(o, SlicedArg) else None for o in outs]
-            if all(d == domains[0] for d in domains[1:]):
-                kwargs["domain"] = domains[0]
+            first = outs[0]
+            if isinstance(first, SlicedArg) and all(
+                isinstance(o, SlicedArg) and o.slices == first.slices for o in outs
+            ):
+                # sliced alike: one domain, from the first field's range (which a call
+                # lowering a scan needs); the fields' ranges must then be one, as checked
+                # at each call (same_ranges)
+                kwargs["domain"] = domain = first.domain()
+                names = tuple(
+                    dict.fromkeys(o.arg.ref.name for o in outs if isinstance(o, SlicedArg))
+                )
+                reads = current()
+                if len(names) > 1 and domain and reads is not None:
+                    reads.same_ranges.append((names, tuple(domain), _written(kwargs["out"])))
             else:  # sliced differently: a domain per field (an unsliced one inferred)
+                domains = [o.domain() if isinstance(o, SlicedArg) else None for o in outs]
                 kwargs["domain"] = tuple(domains)
         kwargs["out"] = _plain_out(kwargs["out"])
     return args, kwargs

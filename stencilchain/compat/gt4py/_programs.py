@@ -18,12 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from stencilchain.compat.gt4py._dims import annotation
-from stencilchain.compat.gt4py._offsets import FieldOffset, Reads, recording
+from stencilchain.compat.gt4py._offsets import FieldOffset, Reads, SameRanges, recording
 from stencilchain.compat.gt4py._program_args import wrapped
 from stencilchain.compat.gt4py._provider import declared_key, provider_of, table_array
 from stencilchain.errors import ArgumentError, DefinitionError, user_location
 from stencilchain.program import dtypes, ir
-from stencilchain.program.dimensions import Dimension
 from stencilchain.program.embedded import run_embedded
 from stencilchain.program.field_values import FieldValue
 from stencilchain.program.program import Program as _ScProgram
@@ -51,11 +50,11 @@ def trace_program(
     annotations: Mapping[str, Any],
     body: Callable[..., Any],
     location: tuple[str, int] | None = None,
-) -> tuple[_ScProgram, tuple[str, ...], tuple[tuple[str, Dimension, str], ...]]:
+) -> tuple[_ScProgram, tuple[str, ...], tuple[SameRanges, ...]]:
     """stencilchain's program of `body` (called with the program's own arguments), its
     parameters those of `fn` plus a table for each connectivity read through (open, its
     dtype int32 until specialised); the offset names of those tables, in parameter order;
-    and the slices of `out=` that count from a field's end (`Reads.from_end`)."""
+    and the fields of each `out=` sliced alike (`Reads.same_ranges`)."""
     if location is None:
         location = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
     # traced at its first call: an error of the whole program (no line of its own) would
@@ -91,7 +90,7 @@ def trace_program(
                 continue
             raise _at_user(err, location, call_site) from None
         if set(own.used) == set(reads):
-            return made, tuple(sorted(reads)), tuple(own.from_end)
+            return made, tuple(sorted(reads)), tuple(own.same_ranges)
         reads = dict(own.used)
     raise AssertionError("a program's tables changed between two traces")
 
@@ -135,8 +134,8 @@ class _Made:
 
     program: _ScProgram | None = None
     reads: tuple[str, ...] = ()
-    # the slices of out= that count from a field's end, checked at each call (_check_ends)
-    ends: tuple[tuple[str, Dimension, str], ...] = ()
+    # the fields of each out= sliced alike, whose ranges are checked at each call
+    same_ranges: tuple[SameRanges, ...] = ()
 
 
 def _at_user(
@@ -202,7 +201,7 @@ class Program:
     def _traced(self) -> tuple[_ScProgram, tuple[str, ...]]:
         made = self._made
         if made.program is None:
-            made.program, made.reads, made.ends = trace_program(
+            made.program, made.reads, made.same_ranges = trace_program(
                 self.definition, self._translated_annotations(), self.definition
             )
         return made.program, made.reads
@@ -227,44 +226,43 @@ class Program:
         if kwargs:
             bound = inspect.signature(self.definition).bind(*args, **kwargs)
             values = [bound.arguments[p] for p in bound.signature.parameters]
-        if self._made.ends:
-            _check_ends(self._made, values)
+        if self._made.same_ranges:
+            check_same_ranges(self._made.program, self._made.same_ranges, values)
         run(*values, *tables)
 
     def __repr__(self) -> str:
         return f"<gt4py program {self.__name__}>"
 
 
-def _check_ends(made: _Made, values: Sequence[Any]) -> None:
-    """A slice of `out=` that counts from the end (`out[:-1]`) counts, in gt4py, from that
-    field's own end, but here from the end of the index space along its dimension: the
-    call is refused where the two differ (a longer field along it), instead of writing
-    past the slice."""
-    assert made.program is not None
-    params = made.program.ir.params
-    for name, dim, text in made.ends:
-        ends, own = [], None
-        for param, value in zip(params, values):
-            t = param.type
-            if not isinstance(t, ir.FieldType) or dim not in t.dims:
-                continue
-            axis = t.dims.index(dim)
-            shape = getattr(value, "shape", None)
-            if shape is None or len(shape) != len(t.dims):
-                continue  # the call's own checks name it
-            start = value.start[axis] if isinstance(value, FieldValue) else 0
-            end = start + shape[axis]
-            ends.append(end)
-            if param.name == name:
-                own = end
-        if own is not None and own < max(ends):
-            raise ArgumentError(
-                f"program {made.program.name}: out={text} counts from the end of "
-                f"'{name}' in gt4py, but stencilchain counts a slice's end from the end of "
-                f"the index space along {dim.name} ({max(ends)}, the end of the longest "
-                f"field; '{name}' ends at {own}); give the call domain= with the bounds "
-                "it writes, or fields of one size along it"
-            )
+def check_same_ranges(
+    made: _ScProgram | None, groups: Sequence[SameRanges], values: Sequence[Any]
+) -> None:
+    """gt4py writes each field of `out=(z_q[:, 1:], w[:, 1:])` over its own range sliced;
+    the call writes them over one domain, from the first field's range: an ArgumentError
+    where their ranges along a sliced dimension differ, before anything runs."""
+    assert made is not None
+    by_name = {p.name: (p, v) for p, v in zip(made.ir.params, values)}
+    for names, dims, text in groups:
+        for dim in dims:
+            ranges = {}
+            for name in names:
+                param, value = by_name[name]
+                t = param.type
+                assert isinstance(t, ir.FieldType)
+                shape = getattr(value, "shape", None)
+                if shape is None or len(shape) != len(t.dims):
+                    return  # the call's own checks name it
+                axis = t.dims.index(dim)
+                start = value.start[axis] if isinstance(value, FieldValue) else 0
+                ranges[name] = (start, start + int(shape[axis]))
+            if len(set(ranges.values())) > 1:
+                spans = ", ".join(f"'{n}' [{a}, {b})" for n, (a, b) in ranges.items())
+                raise ArgumentError(
+                    f"program {made.name}: out={text} writes each field over its own range "
+                    f"in gt4py, which this call writes as one domain, but along {dim.name} "
+                    f"the fields' ranges differ ({spans}); give the fields one range "
+                    f"along {dim.name}, or write them in calls of their own"
+                )
 
 
 def program(

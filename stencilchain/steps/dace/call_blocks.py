@@ -11,7 +11,11 @@ from typing import TYPE_CHECKING, Any
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
-from stencilchain.steps.dace.calling_convention import bound_symbol, size_symbol
+from stencilchain.steps.dace.calling_convention import (
+    bound_symbol,
+    field_bound_symbol,
+    size_symbol,
+)
 
 if TYPE_CHECKING:
     import dace
@@ -44,8 +48,12 @@ def dace_dtype(dtype: ScalarType) -> Any:
 
 def _bound_text(dim: Dimension, bound: ir.Bound) -> str:
     """A bound as the text of an interstate condition."""
-    if bound.param is not None:
-        base = bound_symbol(bound.param, dim)
+    if bound.param is not None or bound.field is not None:
+        base = (
+            field_bound_symbol(bound, dim)
+            if bound.param is None
+            else bound_symbol(bound.param, dim)
+        )
         return base if bound.value == 0 else f"{base} + ({bound.value})"
     if not bound.from_end:
         return str(bound.value)
@@ -92,6 +100,8 @@ def map_range(dd: ir.DimDomain, symbols: Mapping[str, Any]) -> Any:
     def value(bound: ir.Bound) -> Any:
         if bound.param is not None:
             return symbols[bound_symbol(bound.param, dd.dim)] + bound.value
+        if bound.field is not None:
+            return symbols[field_bound_symbol(bound, dd.dim)] + bound.value
         return symbols[size_symbol(dd.dim)] + bound.value if bound.from_end else bound.value
 
     starts = [value(b) for b in dd.starts]

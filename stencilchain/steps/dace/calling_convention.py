@@ -10,7 +10,8 @@ Both the translator and the shim that calls the compiled SDFG read them from her
   an integer scalar parameter is an int64 symbol per (parameter, dimension),
   `bound_symbol`, holding its value resolved along that dimension (negative: from the
   end), which the shim computes: DaCe takes map ranges and interstate conditions in
-  symbols, not in scalar arguments, with auto-optimization on or off.
+  symbols, not in scalar arguments, with auto-optimization on or off. A bound counted
+  from a field's range (`sc.end_of`) is a symbol too, `field_bound_symbol`.
 - with `DataLayout.STRIDED` a temporary over the dimensions of a field parameter has its
   axes ordered like the first such parameter's strides (stride symbols the shim computes,
   `temporary_layouts`), as GTFN's are; else C order.
@@ -33,6 +34,8 @@ __all__ = [
     "bound_parameters",
     "bound_symbol",
     "check_names",
+    "field_bound_symbol",
+    "field_bounds",
     "field_params",
     "has_stride_symbol",
     "index_symbol",
@@ -79,6 +82,31 @@ def bound_parameters(program: ir.Program) -> list[tuple[str | BoundExpr, Dimensi
                 if b.param is not None and (b.param, dd.dim) not in pairs:
                     pairs.append((b.param, dd.dim))
     return pairs
+
+
+def field_bound_symbol(bound: ir.Bound, dim: Dimension) -> str:
+    """The int64 symbol holding the start or the end of field `bound.field`'s range along
+    `dim` (`sc.start_of`, `sc.end_of`): in a program whose fields all span the index
+    space, 0 or the size, which the shim passes; a symbol, not the size itself, so that
+    DaCe does not judge a domain that the call's checks refuse at run time (one reading
+    past the end of a field as long as the bound's) out of bounds when it builds the SDFG.
+    A program specialised for fields over their own ranges has none (program/field_bounds.py)."""
+    return f"{bound.field}_{'end' if bound.from_end else 'start'}_{dim.name}"
+
+
+def field_bounds(program: ir.Program) -> list[tuple[ir.Bound, Dimension]]:
+    """The domain bounds of the program counted from a field's range, one per symbol
+    (`field_bound_symbol`, value 0), in order of first appearance."""
+    found: dict[str, tuple[ir.Bound, Dimension]] = {}
+    for call in program.calls:
+        for dd in call.domain.dims:
+            for b in (*dd.starts, *dd.stops):
+                if b.field is not None:
+                    found.setdefault(
+                        field_bound_symbol(b, dd.dim),
+                        (ir.Bound(0, b.from_end, field=b.field), dd.dim),
+                    )
+    return list(found.values())
 
 
 def field_params(program: ir.Program) -> list[tuple[str, ir.FieldType]]:
@@ -132,6 +160,7 @@ def symbol_names(program: ir.Program, data_layout: DataLayout) -> tuple[str, ...
             for axis in range(len(program.field_type(name).dims))
         ]
     bounds = [bound_symbol(param, dim) for param, dim in bound_parameters(program)]
+    bounds += [field_bound_symbol(b, dim) for b, dim in field_bounds(program)]
     return (*sizes, *strides, *bounds)
 
 

@@ -58,6 +58,8 @@ from stencilchain.steps.cpp.signature import ProgramSignature, size_var
 from stencilchain.steps.dace.calling_convention import (
     bound_parameters,
     bound_symbol,
+    field_bound_symbol,
+    field_bounds,
     size_symbol,
     stride_symbol,
     temporary_layouts,
@@ -126,6 +128,10 @@ def shim_members(program: ir.Program) -> tuple[ShimMember, ...]:
     members += [
         ShimMember(bound_symbol(param, dim), "std::int64_t", parameter_bound(dim, param))
         for param, dim in bound_parameters(program)
+    ]
+    members += [
+        ShimMember(field_bound_symbol(b, dim), "std::int64_t", size_var(dim) if b.from_end else "0")
+        for b, dim in field_bounds(program)
     ]
     names = [m.name for m in members]
     duplicates = sorted({n for n in names if names.count(n) > 1})
