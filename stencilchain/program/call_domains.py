@@ -144,7 +144,8 @@ def _bound(
         if isinstance(ptype, ir.FieldType):
             raise DefinitionError(
                 f"{what} is the {value.kind} '{value.ref.name}', a field {ptype!r}; a "
-                "bound is an int or an integer scalar parameter (int32 or int64)"
+                "bound is an int or an integer scalar parameter (int32 or int64), or one "
+                f"counted from a field's range: sc.end_of({value.ref.name}, {dim.name})"
             )
         if not ptype.is_integer:
             raise DefinitionError(

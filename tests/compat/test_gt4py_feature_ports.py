@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import stencilchain.compat.gt4py as gtx
-from stencilchain import meshes
+from stencilchain import DomainError, meshes
 from stencilchain.compat.gt4py import (
     astype,
     broadcast,
@@ -3109,6 +3109,147 @@ def test_an_icon_like_scan_of_a_named_tuple_state(
     assert not dummy[:, 1:-1].any() and dummy[:, [0, -1]].all()  # first_level: False
 
 
+# gt4py's four programs as written: out= sliced from level 1 to each out's own end, with
+# z_alpha one level longer than the others (their bounds count from that field's range)
+
+
+@gtx.program
+def solve_nonhydro_stencil_52_like(
+    z_alpha: CKField,
+    z_beta: CKField,
+    z_q: CKField,
+    w: CKField,
+    dummy: gtx.Field[[Cell, KDim], bool],
+):
+    _icon_52_like(z_alpha, z_beta, z_q, w, out=(z_q[:, 1:], w[:, 1:], dummy[:, 1:]))
+
+
+@gtx.field_operator
+def _solve_nonhydro_stencil_52_like_with_gtfn_tuple_merge(
+    z_alpha: CKField, z_beta: CKField, z_q: CKField, w: CKField
+) -> tuple[CKField, CKField]:
+    z_a = z_beta(KDim - 1) * z_alpha(KDim - 1)
+    z_c = z_beta * z_alpha(KDim + 1)
+    z_b = z_alpha * (z_beta(KDim - 1) + z_beta)
+    z_q_res, w_res, _ = _icon_scan(w, z_q, z_a, z_b, z_c)
+    return z_q_res, w_res
+
+
+@gtx.program
+def solve_nonhydro_stencil_52_like_with_gtfn_tuple_merge(
+    z_alpha: CKField, z_beta: CKField, z_q: CKField, w: CKField
+):
+    _solve_nonhydro_stencil_52_like_with_gtfn_tuple_merge(
+        z_alpha, z_beta, z_q, w, out=(z_q[:, 1:], w[:, 1:])
+    )
+
+
+@gtx.field_operator
+def _solve_nonhydro_stencil_52_like_z_q(
+    z_alpha: CKField, z_beta: CKField, z_q: CKField, w: CKField
+) -> CKField:
+    z_a = z_beta(KDim - 1) * z_alpha(KDim - 1)
+    z_c = z_beta * z_alpha(KDim + 1)
+    z_b = z_alpha * (z_beta(KDim - 1) + z_beta)
+    z_q_res, w_res, _ = _icon_scan(w, z_q, z_a, z_b, z_c)
+    return z_q_res
+
+
+@gtx.program
+def solve_nonhydro_stencil_52_like_z_q(
+    z_alpha: CKField, z_beta: CKField, z_q: CKField, w: CKField, z_q_out: CKField
+):
+    _solve_nonhydro_stencil_52_like_z_q(z_alpha, z_beta, z_q, w, out=z_q_out[:, 1:])
+
+
+@gtx.field_operator
+def _solve_nonhydro_stencil_52_like_z_q_tup(
+    z_alpha: CKField, z_beta: CKField, z_q: CKField, w: CKField
+) -> tuple[CKField]:
+    z_a = z_beta(KDim - 1) * z_alpha(KDim - 1)
+    z_c = z_beta * z_alpha(KDim + 1)
+    z_b = z_alpha * (z_beta(KDim - 1) + z_beta)
+    z_q_res, w_res, _ = _icon_scan(w, z_q, z_a, z_b, z_c)
+    return (z_q_res,)
+
+
+@gtx.program
+def solve_nonhydro_stencil_52_like_z_q_tup(
+    z_alpha: CKField, z_beta: CKField, z_q: CKField, w: CKField, z_q_out: CKField
+):
+    _solve_nonhydro_stencil_52_like_z_q_tup(z_alpha, z_beta, z_q, w, out=(z_q_out[:, 1:],))
+
+
+ICON_LIKE_SCANS = [
+    "test_solve_nonhydro_stencil_52_like_z_q",
+    "test_solve_nonhydro_stencil_52_like_z_q_tup",
+    "test_solve_nonhydro_stencil_52_like",
+    "test_solve_nonhydro_stencil_52_like_with_gtfn_tuple_merge",
+]
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("name", [*TOOLCHAINS, "gtfn_cpu_no_transforms"])
+@pytest.mark.parametrize("case", ICON_LIKE_SCANS)
+def test_icon_like_scans_as_written(
+    case: str, name: str, order: str, request: pytest.FixtureRequest
+) -> None:
+    """gt4py's test_icon_like_scan.py as written (its `test_setup`: 14 cells, 10 levels,
+    z_alpha 11 levels), each test's comparison with gt4py's reference."""
+    chain = toolchain(request, name)
+
+    def on(program: Any) -> Any:
+        return program if chain is None else program.with_backend(chain)
+
+    rng = np.random.default_rng(52)
+    nc, nk = 14, 10
+    z_alpha = np.asarray(rng.uniform(size=(nc, nk + 1)), order=order)
+    z_beta, z_q, w = (np.asarray(rng.uniform(size=(nc, nk)), order=order) for _ in range(3))
+    z_q_ref, w_ref = _icon_52_like_reference(z_alpha, z_beta, z_q, w)
+    dummy = np.zeros((nc, nk), bool, order=order)
+    z_q_out = np.zeros((nc, nk), order=order)
+    if case == "test_solve_nonhydro_stencil_52_like_z_q":
+        on(solve_nonhydro_stencil_52_like_z_q)(z_alpha, z_beta, z_q, w, z_q_out, offset_provider={})
+        assert np.allclose(z_q_ref[:, 1:], z_q_out[:, 1:])
+    elif case == "test_solve_nonhydro_stencil_52_like_z_q_tup":
+        on(solve_nonhydro_stencil_52_like_z_q_tup)(
+            z_alpha, z_beta, z_q, w, z_q_out, offset_provider={}
+        )
+        assert np.allclose(z_q_ref[:, 1:], z_q_out[:, 1:])
+    elif case == "test_solve_nonhydro_stencil_52_like":
+        on(solve_nonhydro_stencil_52_like)(z_alpha, z_beta, z_q, w, dummy, offset_provider={})
+        assert np.allclose(z_q_ref, z_q)
+        assert np.allclose(w_ref, w)
+    else:
+        on(solve_nonhydro_stencil_52_like_with_gtfn_tuple_merge)(
+            z_alpha, z_beta, z_q, w, offset_provider={}
+        )
+        assert np.allclose(z_q_ref, z_q)
+        assert np.allclose(w_ref, w)
+
+
+@gtx.field_operator
+def _shift_by_one(in_field: IFloatField) -> IFloatField:
+    return in_field(IDim + 1)
+
+
+@gtx.program
+def shift_by_one_program(in_field: IFloatField, out_field: IFloatField):
+    _shift_by_one(in_field, out=out_field[:-1])
+
+
+@pytest.mark.parametrize("name", [*TOOLCHAINS, "gtfn_cpu_no_transforms"])
+def test_shift_by_one_as_written(name: str, request: pytest.FixtureRequest) -> None:
+    """gt4py's test_shift_by_one_execution (test_program.py): `out=out_field[:-1]` with an
+    input one longer than out_field (`.extend({IDim: (0, 1)})`) writes out_field[:-1] with
+    in_field[1:-1], the end counted from out_field's end (one-dimensional: one layout)."""
+    chain = toolchain(request, name)
+    program = shift_by_one_program if chain is None else shift_by_one_program.with_backend(chain)
+    in_field, out_field = floats(NI + 1), np.zeros(NI)
+    program(in_field, out_field, offset_provider={})
+    check(out_field, np.concatenate((in_field[1:-1], [0.0])))
+
+
 # --- the tests ----------------------------------------------------------------------------
 
 
@@ -3312,29 +3453,50 @@ def test_builtin_types() -> None:
     check(out, -2.0 * a)
 
 
-def test_a_slice_of_out_from_a_shorter_fields_end_is_refused() -> None:
-    """gt4py's test_shift_by_one_execution: `out=out_field[:-1]` with an input one longer
-    than out_field writes out_field[:-1] in gt4py. stencilchain counts a bound from the end
-    of the index space (docs/dsl.md), here the longer input's end, so the slice would also
-    write out_field[-1] (the audit's bug `test_bug_sliced_out_counts_from_the_largest_end`,
-    a silently different result): the call is an ArgumentError saying so, before anything
-    is written. With fields of one size the slice runs as gt4py's."""
-
-    @gtx.field_operator
-    def shift_by_one(in_field: IFloatField) -> IFloatField:
-        return in_field(IDim + 1)
-
-    @gtx.program
-    def shift_by_one_program(in_field: IFloatField, out_field: IFloatField):
-        shift_by_one(in_field, out=out_field[:-1])
-
-    a, out = floats(NI + 1), np.zeros(NI)
-    with pytest.raises(gtx.ArgumentError, match=r"out=out_field\[:-1\] counts from the end"):
+def test_a_slice_of_out_counts_from_that_fields_end() -> None:
+    """`out=out_field[:-1]` counts, as in gt4py, from out_field's own end: with an input
+    one longer it writes out_field[:-1] (the audit's bug
+    `test_bug_sliced_out_counts_from_the_largest_end` wrote out_field[-1] too, and was then
+    refused); with one of its size, too; with a shorter input (out_field one longer), the
+    reads of in_field leave its range: a DomainError naming it, nothing written."""
+    for extra in (1, 0):
+        a, out = floats(NI + extra), np.zeros(NI)
         shift_by_one_program(a, out, offset_provider={})
-    check(out, np.zeros(NI))
-    a, out = floats(NI), np.zeros(NI)
-    shift_by_one_program(a, out, offset_provider={})
-    check(out, np.concatenate((a[1:], [0.0])))
+        check(out, np.concatenate((a[1:NI], [0.0])))
+    a, out = floats(NI - 1), np.full(NI, -7.0)
+    with pytest.raises(DomainError, match=r"argument 'in_field' leaves its range \[0, 9\)"):
+        shift_by_one_program(a, out, offset_provider={})
+    check(out, np.full(NI, -7.0))
+
+
+def test_a_slice_of_out_counts_from_that_fields_start() -> None:
+    """gt4py counts `out[1:]` from the field's start: an out field whose index space starts
+    at 2 is written from 3 on."""
+    a = floats(NI + 2)
+    data = np.full(NI, -7.0)
+    copy_from_one(a, gtx.as_field({IDim: (2, NI + 2)}, data), offset_provider={})
+    check(data, np.concatenate(([-7.0], a[3 : NI + 2])))
+
+
+@gtx.program
+def copy_from_one(in_field: IFloatField, out: IFloatField):
+    _identity(in_field, out=out[1:])
+
+
+def test_outs_sliced_alike_over_different_ranges_are_refused() -> None:
+    """`out=(z_q[:, 1:], w[:, 1:])` writes each field over its own range in gt4py; the call
+    that lowers the scan runs one domain, counted from z_q's range: where w's range along
+    KDim differs, the call is an ArgumentError saying so, before anything is written."""
+    rng = np.random.default_rng(5)
+    z_alpha = rng.uniform(size=(14, 12))
+    z_beta, z_q = rng.uniform(size=(14, 10)), rng.uniform(size=(14, 10))
+    w = np.full((14, 11), -7.0)
+    before = z_q.copy()
+    with pytest.raises(gtx.ArgumentError, match=r"'z_q' \[0, 10\), 'w' \[0, 11\)"):
+        solve_nonhydro_stencil_52_like_with_gtfn_tuple_merge(
+            z_alpha, z_beta, z_q, w, offset_provider={}
+        )
+    assert (w == -7.0).all() and (z_q == before).all()
 
 
 def test_a_field_over_other_dimensions_is_refused() -> None:
