@@ -3151,7 +3151,7 @@ def _solve_nonhydro_stencil_52_like_z_q(
     z_a = z_beta(KDim - 1) * z_alpha(KDim - 1)
     z_c = z_beta * z_alpha(KDim + 1)
     z_b = z_alpha * (z_beta(KDim - 1) + z_beta)
-    z_q_res, w_res, _ = _icon_scan(w, z_q, z_a, z_b, z_c)
+    z_q_res, w_res, _ = _icon_scan(w, z_q, z_a, z_b, z_c)  # noqa: RUF059 (as gt4py writes it)
     return z_q_res
 
 
@@ -3169,7 +3169,7 @@ def _solve_nonhydro_stencil_52_like_z_q_tup(
     z_a = z_beta(KDim - 1) * z_alpha(KDim - 1)
     z_c = z_beta * z_alpha(KDim + 1)
     z_b = z_alpha * (z_beta(KDim - 1) + z_beta)
-    z_q_res, w_res, _ = _icon_scan(w, z_q, z_a, z_b, z_c)
+    z_q_res, w_res, _ = _icon_scan(w, z_q, z_a, z_b, z_c)  # noqa: RUF059 (as gt4py writes it)
     return (z_q_res,)
 
 
