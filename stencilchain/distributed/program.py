@@ -397,6 +397,14 @@ def _require_distributable(program: ir.Program, split: Sequence[Dimension]) -> N
                     f"{where}: the call of {call.callee} has a domain along "
                     f"{dim_domain.dim.name} set by a scalar parameter (a global index)"
                 )
+            if dim_domain.dim in split and any(
+                b.field is not None for b in (*dim_domain.starts, *dim_domain.stops)
+            ):
+                raise DecompositionError(
+                    f"{where}: the call of {call.callee} has a domain along "
+                    f"{dim_domain.dim.name} counted from a field's own range (sc.start_of, "
+                    "sc.end_of: a global position)"
+                )
             absolute = [b for b in dim_domain.stops if not b.from_end and b.param is None]
             absolute += [b for b in dim_domain.starts if b.from_end and b.param is None]
             if dim_domain.dim in split and absolute:

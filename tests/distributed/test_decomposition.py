@@ -152,9 +152,15 @@ def test_programs_that_need_global_positions_are_refused() -> None:
     def indexed(f: F, out: F) -> None:
         at_index(f, out=out)
 
+    @sc.program
+    def to_the_end_of_out(f: F, out: F) -> None:
+        ident(f, out=out, domain={I: (0, sc.end_of(out, I))})
+
     grid = Decomposition.create({I: 8, J: 8}, comm=_self())
     with pytest.raises(sc.DecompositionError, match="ends at a fixed index"):
         DistributedProgram(fixed_end, sc.backends.run_embedded, grid)
+    with pytest.raises(sc.DecompositionError, match="counted from a field's own range"):
+        DistributedProgram(to_the_end_of_out, sc.backends.run_embedded, grid)
     with pytest.raises(sc.DecompositionError, match=r"at_index uses index\(I\)"):
         DistributedProgram(indexed, sc.backends.run_embedded, grid)
 
