@@ -4,7 +4,7 @@ gt4py's `out=z_q[:, 1:]` means). The IR holds them as `ir.Bound(value, from_end,
 field=name)`; a program whose fields all span the index space runs them as plain bounds
 (the field starts at 0 and ends at `size`), and `resolved` turns them into the plain bounds
 of one range key when the program is specialised for fields over their own ranges
-(program/own_ranges.py), so a call pays nothing for them. Why: docs/adr/0051."""
+(program/own_ranges.py), so a call pays nothing for them. Why: docs/adr/0052."""
 
 from __future__ import annotations
 

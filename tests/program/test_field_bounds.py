@@ -1,5 +1,5 @@
 """Domain bounds counted from one field's own range (`sc.start_of`, `sc.end_of`; docs/adr/
-0051): their meaning on the embedded executor against NumPy references, the IR and its
+0052): their meaning on the embedded executor against NumPy references, the IR and its
 specialisation for fields over their own ranges, and every mistake at the user's line.
 The compiled toolchains run them in tests/runtime/test_field_bounds_compiled.py."""
 

@@ -1,5 +1,5 @@
 """Domain bounds counted from one field's own range (`sc.start_of`, `sc.end_of`; docs/adr/
-0051) on every CPU toolchain, C and Fortran order, against NumPy references written here:
+0052) on every CPU toolchain, C and Fortran order, against NumPy references written here:
 the bound is the field's start or end for arrays of one size (the program as traced) and
 for fields over their own ranges (a specialisation), and a domain whose reads leave an
 argument's range is a DomainError before anything is written."""
