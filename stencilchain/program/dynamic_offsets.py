@@ -228,9 +228,7 @@ def _offsets_in(
         if _read_at_the_point(expr.offset, scope, expr.dim):
             conditions = tuple(
                 (cond, taken)
-                for cond, taken in (
-                    (_pointwise(c, s), taken) for c, s, taken in pending
-                )
+                for cond, taken in ((_pointwise(c, s), taken) for c, s, taken in pending)
                 if cond is not None
             )
         out.append((source, expr.dim, _names_read(expr.expr, scope, fops), conditions))
