@@ -7,7 +7,15 @@ every field the shift reads: `start + i + off[i]` in each one's `[start, end)`.
 An offset may be computed as the entries of such an argument plus or minus scalars
 (`off[C2E2CDim(0)] + 1`, `off - k0`: ICON's `zd_vertoffset + 1`): its addends are program
 scalars and literals, evaluated once per call, and the check moves each level's lowest
-and highest entry by them (docs/adr/0043-computed-dynamic-offsets.md)."""
+and highest entry by them (docs/adr/0043-computed-dynamic-offsets.md).
+
+A read inside a branch of `sc.where` is checked only where its value is used: where the
+conditions on the way to it are pointwise expressions of the program's arguments (fields
+read at the point, scalars, literals) that no call writes, each entry is checked only at
+the points where they select the read (ICON's `where(zd_diffcoef != 0, ...)` over levels
+whose `zd_vertoffset + 1` leaves the column; docs/adr/0051-offsets-checked-where-used.md).
+The executors never read outside the array at the other points: the embedded one clips
+the index, the C++ reads in such a branch only where it is selected."""
 
 from __future__ import annotations
 
@@ -29,6 +37,12 @@ from stencilchain.program.semantics import literal_value, operate
 Addend = tuple[int, ir.Expr, bool]
 # (position, name and axis of the shifted dimension) of a field parameter that a shift reads
 ShiftedField = tuple[int, str, int]
+# A condition on the way to a read: an expression of the program's parameters evaluated at
+# the point, and whether the read is in its true branch.
+Condition = tuple[ir.Expr, bool]
+# Where the reads by one offset are used: at the points where one of the conjunctions holds
+# (one per read); () where some read is used everywhere.
+Guard = tuple[tuple[Condition, ...], ...]
 
 
 class OffsetArgument(NamedTuple):
@@ -45,6 +59,10 @@ class OffsetArgument(NamedTuple):
     # the tables that may skip, read below an addend applied at a missing neighbour: each
     # one's position and the slot read (None: every slot)
     tables: tuple[tuple[int, int | None], ...] = ()
+    # where the reads are used (() everywhere), and the offset field's dimensions, in its
+    # axis order, that the conditions' fields are laid along
+    guard: Guard = ()
+    dims: tuple[Dimension, ...] = ()
 
 
 _Scope = Mapping[str, tuple[ir.Expr, "_Scope | None"]]
@@ -62,7 +80,8 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
     found: dict[Key, tuple[int, str, int, str]] = {}
     shifted: dict[Key, dict[str, ShiftedField]] = {}
     skipping_tables: dict[Key, set[tuple[str, int | None]]] = {}
-    for call, (name, addends, tables), dim, read in _shifts(program):
+    used: dict[Key, list[tuple[Condition, ...]]] = {}
+    for call, (name, addends, tables), dim, read, conditions in _shifts(program):
         if name not in params or name in written:
             what = "a temporary" if name not in params else "written by a call"
             raise DefinitionError(
@@ -76,6 +95,7 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
         key = (name, dim, addends)
         found[key] = (index, name, param.type.dims.index(dim), dim.name)
         skipping_tables.setdefault(key, set()).update(tables)
+        used.setdefault(key, []).append(_checkable(conditions, params, written, param.type))
         fields = shifted.setdefault(key, {})
         for field in sorted(read):
             if field in params and field not in fields:
@@ -95,16 +115,51 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
             for conn, slot in skipping_tables.get(key, set())
             if p.type.connectivity.name == conn
         }
+        conjunctions = used[key]
+        guard: Guard = () if not all(conjunctions) else tuple(dict.fromkeys(conjunctions))
+        param_type = params[key[0]][1].type
+        assert isinstance(param_type, ir.FieldType)
         out.append(
             OffsetArgument(
                 *entry,
                 tuple(shifted[key].values()),
                 addends,
-                positions if addends else (),
+                positions if addends or guard else (),
                 tuple(sorted(skipping, key=str)),
+                guard,
+                param_type.dims if guard else (),
             )
         )
     return tuple(out)
+
+
+def _checkable(
+    conditions: tuple[Condition, ...],
+    params: Mapping[str, tuple[int, ir.Param]],
+    written: set[str],
+    offset: ir.Type,
+) -> tuple[Condition, ...]:
+    """The `conditions` that the check can evaluate before anything runs: those that read
+    only the program's parameters that no call writes, its fields along the offset's own
+    dimensions. Leaving one out checks more points, never fewer."""
+    assert isinstance(offset, ir.FieldType)
+    kept = []
+    for cond, polarity in conditions:
+        refs = _refs(cond)
+        if all(
+            r.name in params
+            and r.name not in written
+            and (not isinstance(r.type, ir.FieldType) or set(r.type.dims) <= set(offset.dims))
+            for r in refs
+        ):
+            kept.append((cond, polarity))
+    return tuple(kept)
+
+
+def _refs(expr: ir.Expr) -> list[ir.Ref]:
+    if isinstance(expr, ir.Ref):
+        return [expr]
+    return [r for child in ir.children(expr) for r in _refs(child)]
 
 
 def shifted_temporaries(program: ir.Program) -> dict[Dimension, str]:
@@ -112,7 +167,7 @@ def shifted_temporaries(program: ir.Program) -> dict[Dimension, str]:
     value computed from one), each with the first such call and temporary."""
     params = {p.name for p in program.params}
     found: dict[Dimension, str] = {}
-    for call, _, dim, read in _shifts(program):
+    for call, _, dim, read, _ in _shifts(program):
         for name in sorted(read - params):
             found.setdefault(dim, f"{call.callee} reads temporary '{name}' through an offset")
     return found
@@ -123,10 +178,21 @@ def shifted_temporaries(program: ir.Program) -> dict[Dimension, str]:
 _Source = tuple[str, tuple[Addend, ...], frozenset[tuple[str, int | None]]]
 
 
-def _shifts(program: ir.Program) -> list[tuple[ir.ProgramCall, _Source, Dimension, set[str]]]:
+_Found = tuple[_Source, Dimension, set[str], tuple[Condition, ...]]
+# a `sc.where` condition on the way down, in the scope it is read in, and the branch taken
+_Pending = tuple[ir.Expr, "_Scope | None", bool]
+# the nodes whose operands are evaluated at the point where they are: the conditions met
+# above them still say where the operands' values are used
+_AT_THE_POINT = (ir.Binary, ir.Unary, ir.Cast, ir.MathCall, ir.MakeTuple, ir.TupleGet)
+
+
+def _shifts(
+    program: ir.Program,
+) -> list[tuple[ir.ProgramCall, _Source, Dimension, set[str], tuple[Condition, ...]]]:
     """Per DynamicShift of each call of `program`: the call, the program-level name of
-    its offset field with the addends, the dimension and the program-level names its
-    operand reads."""
+    its offset field with the addends, the dimension, the program-level names its
+    operand reads, and the conditions, as expressions of the program's names, that
+    select the read where its offset is read at the point (else none)."""
     fops = {f.name: f for f in program.field_operators}
     out = []
     for call in program.calls:
@@ -134,18 +200,23 @@ def _shifts(program: ir.Program) -> list[tuple[ir.ProgramCall, _Source, Dimensio
         if fop is None:
             continue  # a scan: its body reads no field
         scope = {p.name: (arg, None) for p, arg in zip(fop.params, call.args)}
-        for source, dim, read in _offsets_in(fop.body, scope, fops, call.callee):
-            out.append((call, source, dim, read))
+        for source, dim, read, conditions in _offsets_in(fop.body, scope, fops, call.callee, ()):
+            out.append((call, source, dim, read, conditions))
     return out
 
 
 def _offsets_in(
-    expr: ir.Expr, scope: _Scope, fops: Mapping[str, ir.FieldOperatorDef], where: str
-) -> list[tuple[_Source, Dimension, set[str]]]:
+    expr: ir.Expr,
+    scope: _Scope,
+    fops: Mapping[str, ir.FieldOperatorDef],
+    where: str,
+    pending: tuple[_Pending, ...],
+) -> list[_Found]:
     """(program-level name and addends, dimension, the program-level names the shifted
-    operand reads) of the offset of every DynamicShift in `expr`, its parameters bound in
-    `scope` (None: the program's names)."""
-    out: list[tuple[_Source, Dimension, set[str]]] = []
+    operand reads, the conditions that select it) of the offset of every DynamicShift in
+    `expr`, its parameters bound in `scope` (None: the program's names), below the
+    `pending` conditions of the `sc.where`s above it at the same point."""
+    out: list[_Found] = []
     if isinstance(expr, ir.DynamicShift):
         source = _entry_source(expr.offset, scope, expr.dim)
         if source is None:
@@ -153,17 +224,71 @@ def _offsets_in(
                 f"{where}: the offset of sc.as_offset({expr.dim.name}, ...) is passed a "
                 f"computed field; pass a field argument of the program, {COMPUTED}"
             )
-        out.append((source, expr.dim, _names_read(expr.expr, scope, fops)))
+        conditions: tuple[Condition, ...] = ()
+        if _read_at_the_point(expr.offset, scope, expr.dim):
+            conditions = tuple(
+                (cond, taken)
+                for cond, taken in ((_pointwise(c, s), taken) for c, s, taken in pending)
+                if cond is not None
+            )
+        out.append((source, expr.dim, _names_read(expr.expr, scope, fops), conditions))
+        out += _offsets_in(expr.offset, scope, fops, where, pending)
+        return out + _offsets_in(expr.expr, scope, fops, where, ())
     if isinstance(expr, ir.Call):
         callee = fops[expr.callee]
         inner = {p.name: (arg, scope) for p, arg in zip(callee.params, expr.args)}
-        out += _offsets_in(callee.body, inner, fops, expr.callee)
+        out += _offsets_in(callee.body, inner, fops, expr.callee, pending)
         for arg in expr.args:
-            out += _offsets_in(arg, scope, fops, where)
+            out += _offsets_in(arg, scope, fops, where, ())
         return out
+    if isinstance(expr, ir.Where):
+        out += _offsets_in(expr.cond, scope, fops, where, pending)
+        out += _offsets_in(expr.true, scope, fops, where, (*pending, (expr.cond, scope, True)))
+        return out + _offsets_in(
+            expr.false, scope, fops, where, (*pending, (expr.cond, scope, False))
+        )
+    kept = pending if isinstance(expr, _AT_THE_POINT) else ()
     for child in ir.children(expr):
-        out += _offsets_in(child, scope, fops, where)
+        out += _offsets_in(child, scope, fops, where, kept)
     return out
+
+
+def _read_at_the_point(expr: ir.Expr, scope: _Scope | None, dim: Dimension) -> bool:
+    """Whether the offset `expr` reads its field's entries at the point itself (through
+    slots of a local dimension, plus or minus scalars): then a condition evaluated at the
+    point says where each entry's read is used."""
+    while True:
+        if isinstance(expr, ir.Ref):
+            if scope is None or expr.name not in scope:
+                return True
+            expr, scope = scope[expr.name]
+            continue
+        if isinstance(expr, (ir.Shift, ir.NeighborShift)):
+            return False
+        step = offset_operand(expr, dim)
+        if step is None:
+            return False
+        expr = step[0]
+
+
+_POINTWISE = (ir.Literal, ir.Binary, ir.Unary, ir.Cast, ir.MathCall, ir.Where)
+
+
+def _pointwise(expr: ir.Expr, scope: _Scope | None) -> ir.Expr | None:
+    """`expr` as an expression of the program's names, where it reads them at the point
+    only (fields unshifted, scalars, literals and pointwise operations), else None."""
+    if isinstance(expr, ir.Ref):
+        if scope is not None and expr.name in scope:
+            bound, outer = scope[expr.name]
+            return _pointwise(bound, outer)
+        return expr
+    if not isinstance(expr, _POINTWISE):
+        return None
+    operands = [_pointwise(child, scope) for child in ir.children(expr)]
+    if any(o is None for o in operands):
+        return None
+    given = iter(operands)
+    return ir.map_children(expr, lambda _: next(given))  # type: ignore[arg-type,return-value]
 
 
 def _names_read(
@@ -323,7 +448,8 @@ def check_offsets(
     other checks."""
     own = ranges or {}
     extremes: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-    for index, name, axis, dim, fields, addends, scalars, tables in offsets:
+    for offset in offsets:
+        index, name, axis, dim, fields, addends, scalars, tables = offset[:8]
         if index >= len(args):
             return
         off = args[index]
@@ -369,14 +495,80 @@ def check_offsets(
         host = host_array(off).astype(np.int64)
         shape = [size if a == axis else 1 for a in range(off.ndim)]
         target = levels.reshape(shape) + host + plus
-        position = tuple(int(i) for i in np.argwhere((target < lo) | (target >= hi))[0])
+        outside = (target < lo) | (target >= hi)
+        guarded = offset.guard and name not in own
+        where_used = _used(offset, host.shape, args, own) if guarded else None
+        if where_used is not None:
+            outside &= where_used
+            if not outside.any():
+                continue  # each read that leaves the array is in a branch not taken
+        position = tuple(int(i) for i in np.argwhere(outside)[0])
         with_addends = f" {plus:+d}" if addends else ""
         raise ArgumentError(
             f"argument '{name}' of {program_name}(): offset {host[position]}{with_addends} at "
             f"{position} reads index {int(target[position])} along {dim}, outside "
-            f"[{lo}, {hi}){range_of}; every entry of an sc.as_offset field must keep its "
-            "read inside the array"
+            f"[{lo}, {hi}){range_of}"
+            + (" where the sc.where branch of the read is taken" if where_used is not None else "")
+            + "; every entry of an sc.as_offset field must keep its read inside the array "
+            "where the read is used"
         )
+
+
+class _Unknown(Exception):
+    """A condition the check cannot evaluate on these arguments."""
+
+
+def _used(
+    offset: OffsetArgument,
+    shape: tuple[int, ...],
+    args: Any,
+    own: Mapping[str, tuple[tuple[int, int], ...]],
+) -> np.ndarray | None:
+    """Where the reads by `offset` are used, over the offset field's `shape`: its guard's
+    conditions evaluated on the arguments, or None where one cannot be (a field value, a
+    field over its own range, fields of other sizes, a wrong kind of argument: the check
+    then covers every point)."""
+    params = dict(offset.scalars)
+    try:
+        used = np.zeros(shape, bool)
+        for conjunction in offset.guard:
+            holds = np.ones(shape, bool)
+            for cond, taken in conjunction:
+                value = np.broadcast_to(
+                    np.asarray(_value_at(cond, offset.dims, args, params, own), bool), shape
+                )
+                holds &= value if taken else ~value
+            used |= holds
+    except (_Unknown, TypeError, ValueError, IndexError, KeyError, AttributeError):
+        return None
+    return used
+
+
+def _value_at(
+    expr: ir.Expr,
+    dims: tuple[Dimension, ...],
+    args: Any,
+    params: Mapping[str, int],
+    own: Mapping[str, tuple[tuple[int, int], ...]],
+) -> Any:
+    """The value of a pointwise expression of the program's parameters, each field laid
+    along `dims` (size 1 along those it lacks)."""
+    if isinstance(expr, ir.Literal):
+        return literal_value(expr)
+    if isinstance(expr, ir.Ref):
+        arg = args[params[expr.name]]
+        if not isinstance(expr.type, ir.FieldType):
+            return expr.type.numpy.type(arg)
+        if type(arg) is FieldValue or expr.name in own:
+            raise _Unknown(expr.name)
+        array = host_array(arg)
+        field_dims = expr.type.dims
+        if array.ndim != len(field_dims):
+            raise _Unknown(expr.name)
+        kept = [d for d in dims if d in field_dims]
+        array = np.transpose(array, [field_dims.index(d) for d in kept])
+        return array.reshape([array.shape[kept.index(d)] if d in kept else 1 for d in dims])
+    return operate(expr, [_value_at(e, dims, args, params, own) for e in ir.children(expr)])
 
 
 def _skips(args: Any, index: int, slot: int | None) -> bool:

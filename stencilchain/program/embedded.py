@@ -181,7 +181,9 @@ class Evaluator(ir.ExprVisitor[Value]):
 
     def visit_DynamicShift(self, expr: ir.DynamicShift, env: Mapping[str, Any], box: Box) -> Value:
         """The operand over all of `dim`, picked at `k + offset` for each point of `box`
-        (the offsets were checked to stay inside the array before the program ran)."""
+        (the offsets were checked to stay inside the array before the program ran, where
+        the read is used: in a branch of `sc.where` not taken an index may leave it, and is
+        clipped, its value unused)."""
         dims = expr.type.dims
         axis = dims.index(expr.dim)
         whole = np.asarray(self.eval(expr.expr, env, {**box, expr.dim: (0, self.sizes[expr.dim])}))
@@ -196,7 +198,8 @@ class Evaluator(ir.ExprVisitor[Value]):
         levels = np.arange(start, start + shape[axis]).reshape(
             [shape[axis] if d == expr.dim else 1 for d in dims]
         )
-        at = np.broadcast_to(levels + offset.astype(np.int64), shape)
+        at = np.clip(levels + offset.astype(np.int64), 0, whole.shape[axis] - 1)
+        at = np.broadcast_to(at, shape)
         picked: np.ndarray = np.take_along_axis(whole, at, axis=axis)
         return picked
 

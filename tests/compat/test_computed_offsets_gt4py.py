@@ -4,7 +4,10 @@
 float64), `theta_v(C2E2C[0])(as_offset(Koff, zd_vertoffset[C2E2CDim(0)] + 1))`, with
 icon4py's test data (offsets to every level but the last), embedded and on every CPU
 toolchain, in C and Fortran order, against NumPy references written here after icon4py's.
-An offset whose `+ 1` leaves the column is an ArgumentError before anything is written."""
+An offset whose `+ 1` leaves the column is an ArgumentError before anything is written,
+unless the read is in a branch of `where` not taken: ICON's metrics leave `zd_vertoffset`
+0 where a cell is not steep, and `apply_diffusion_to_theta_and_exner` reads the steep
+points' term only `where(zd_diffcoef != 0.0, ...)`."""
 
 from __future__ import annotations
 
@@ -94,6 +97,57 @@ def truly_horizontal_diffusion_nabla_of_theta_over_steep_points(
         theta_v=theta_v,
         z_temp=z_temp,
         out=z_temp,
+        domain={
+            CellDim: (horizontal_start, horizontal_end),
+            KDim: (vertical_start, vertical_end),
+        },
+    )
+
+
+@gtx.field_operator
+def _masked_steep_points(
+    zd_vertoffset: gtx.Field[gtx.Dims[CellDim, C2E2CDim, KDim], gtx.int32],
+    zd_diffcoef: CellKField,
+    geofac_n2s_c: Field[Dims[CellDim], wpfloat],
+    geofac_n2s_nbh: gtx.Field[gtx.Dims[CellDim, C2E2CDim], wpfloat],
+    vcoef: gtx.Field[gtx.Dims[CellDim, C2E2CDim, KDim], wpfloat],
+    theta_v: CellKField,
+    z_temp: CellKField,
+) -> CellKField:
+    """As icon4py's `_apply_diffusion_to_theta_and_exner` calls it."""
+    return gtx.where(
+        zd_diffcoef != 0.0,
+        _truly_horizontal_diffusion_nabla_of_theta_over_steep_points(
+            zd_vertoffset, zd_diffcoef, geofac_n2s_c, geofac_n2s_nbh, vcoef, theta_v, z_temp
+        ),
+        z_temp,
+    )
+
+
+@gtx.program(grid_type=gtx.GridType.UNSTRUCTURED)
+def masked_steep_points(
+    zd_vertoffset: gtx.Field[gtx.Dims[CellDim, C2E2CDim, KDim], gtx.int32],
+    zd_diffcoef: CellKField,
+    geofac_n2s_c: Field[Dims[CellDim], wpfloat],
+    geofac_n2s_nbh: gtx.Field[gtx.Dims[CellDim, C2E2CDim], wpfloat],
+    vcoef: gtx.Field[gtx.Dims[CellDim, C2E2CDim, KDim], wpfloat],
+    theta_v: CellKField,
+    z_temp: CellKField,
+    out: CellKField,
+    horizontal_start: gtx.int32,
+    horizontal_end: gtx.int32,
+    vertical_start: gtx.int32,
+    vertical_end: gtx.int32,
+) -> None:
+    _masked_steep_points(
+        zd_vertoffset,
+        zd_diffcoef,
+        geofac_n2s_c,
+        geofac_n2s_nbh,
+        vcoef,
+        theta_v,
+        z_temp,
+        out=out,
         domain={
             CellDim: (horizontal_start, horizontal_end),
             KDim: (vertical_start, vertical_end),
@@ -246,6 +300,40 @@ def test_truly_horizontal_diffusion_over_steep_points(backend: Any, order: str) 
     with pytest.raises(gtx.ArgumentError, match=r"argument 'zd_vertoffset'.*offset 0 \+1"):
         _run(program, backend, [*args, 0, n, 0, NLEV], provider)
     np.testing.assert_array_equal(before, z_temp)
+
+
+def test_steep_points_where_zd_diffcoef_is_not_0(backend: Any, order: str) -> None:
+    """ICON's metrics: the cells that are not steep have `zd_diffcoef` and
+    `zd_vertoffset` 0 on every level, so `+ 1` reads past the column on the last level
+    there, in the branch not taken: the call runs, and agrees with the reference."""
+    mesh = torus(4, 3)
+    rng = np.random.default_rng(22)
+    n = mesh.n_cells
+    zd_vertoffset = _offsets(rng, n, 3)
+    floats = [rng.random(shape) for shape in ((n, NLEV), (n,), (n, 3), (n, 3, NLEV), (n, NLEV))]
+    zd_diffcoef, geofac_n2s_c, geofac_n2s_nbh, vcoef, theta_v = floats
+    flat = rng.random(n) < 0.5
+    assert flat.any() and not flat.all()
+    zd_diffcoef[flat] = 0.0
+    zd_vertoffset[flat] = 0
+    z_temp = rng.random((n, NLEV))
+    steep = steep_points_reference(
+        mesh.c2e2c, np.where(flat[:, None, None], -1, zd_vertoffset), zd_diffcoef,
+        geofac_n2s_c, geofac_n2s_nbh, vcoef, theta_v, z_temp,
+    )  # fmt: skip
+    expected = np.where(zd_diffcoef != 0.0, steep, z_temp)
+    args = [laid_out(a, order) for a in (zd_vertoffset, *floats, z_temp)]
+    out = laid_out(np.full((n, NLEV), np.nan), order)
+    provider = {"C2E2C": mesh.c2e2c, "Koff": KDim}
+    _run(masked_steep_points, backend, [*args, out, 0, n, 0, NLEV], provider)
+    np.testing.assert_allclose(out, expected, rtol=1e-13)
+
+    zd_diffcoef[np.argmax(flat), NLEV - 1] = 0.5  # taken where `+ 1` leaves the column
+    args = [laid_out(a, order) for a in (zd_vertoffset, *floats, z_temp)]
+    out = laid_out(np.zeros((n, NLEV)), order)
+    with pytest.raises(gtx.ArgumentError, match=r"argument 'zd_vertoffset'.*branch.*taken"):
+        _run(masked_steep_points, backend, [*args, out, 0, n, 0, NLEV], provider)
+    assert (out == 0).all()
 
 
 def hydrostatic_reference(

@@ -168,13 +168,159 @@ def test_icon_steep_points() -> None:
 
 def test_icon_steep_points_with_an_offset_to_the_last_level() -> None:
     """ICON's metrics leave zd_vertoffset 0 where a point is not steep, also on the last
-    level: `+ 1` reads past the column there, refused (ICON masks the read with
-    `where(zd_diffcoef != 0, ...)`, which evaluates both branches here)."""
+    level: `+ 1` reads past the column there, refused where the read is used everywhere
+    (ICON masks it with `where(zd_diffcoef != 0, ...)`: below)."""
     theta, vertoffset, vcoef, c2e = steep_inputs(4)
     vertoffset[5, 1, mesh.N_K - 1] = 0
     out = np.zeros((mesh.N_CELLS, mesh.N_K))
     with pytest.raises(ArgumentError, match=r"argument 'vertoffset' of steep\(\): offset 0 \+1"):
         steep(theta, vertoffset, vcoef, c2e, out)
+    assert (out == 0).all()
+
+
+# --- a read in a branch of sc.where is checked where the branch is taken ----------------
+
+
+@sc.field_operator
+def steep_where_diffusing(
+    theta: mesh.EdgeK, vertoffset: C2EK, vcoef: C2EKF, coef: mesh.CellK, z: mesh.CellK
+) -> mesh.CellK:
+    """ICON's `apply_diffusion_to_theta_and_exner`: the steep points' term only where
+    `zd_diffcoef` is not 0."""
+    return sc.where(coef != 0.0, z + coef * steep_points(theta, vertoffset, vcoef), z)
+
+
+@sc.program
+def masked_steep(
+    theta: mesh.EdgeK,
+    vertoffset: C2EK,
+    vcoef: C2EKF,
+    coef: mesh.CellK,
+    z: mesh.CellK,
+    c2e: sc.Table[mesh.C2E],
+    out: mesh.CellK,
+) -> None:
+    steep_where_diffusing(theta, vertoffset, vcoef, coef, z, out=out)
+
+
+@sc.field_operator
+def steep_where_diffusing_above(
+    theta: mesh.EdgeK, vertoffset: C2EK, vcoef: C2EKF, coef: mesh.CellK, z: mesh.CellK
+) -> mesh.CellK:
+    """The condition read one level up: not at the point, so the check covers every
+    point."""
+    return sc.where(coef(mesh.K + 1) != 0.0, z + steep_points(theta, vertoffset, vcoef), z)
+
+
+@sc.program
+def masked_above(
+    theta: mesh.EdgeK,
+    vertoffset: C2EK,
+    vcoef: C2EKF,
+    coef: mesh.CellK,
+    z: mesh.CellK,
+    c2e: sc.Table[mesh.C2E],
+    out: mesh.CellK,
+) -> None:
+    steep_where_diffusing_above(
+        theta, vertoffset, vcoef, coef, z, out=out, domain={mesh.K: (0, mesh.N_K - 1)}
+    )
+
+
+FLAT = (1, 4)  # the cells that are not steep
+
+
+def masked_inputs(seed: int) -> tuple[np.ndarray, ...]:
+    """ICON's metrics: where a cell is not steep, `zd_diffcoef` and `zd_vertoffset` are 0
+    on every level, so `+ 1` reads one past the column on the last level there."""
+    theta, vertoffset, vcoef, c2e = steep_inputs(seed)
+    rng = np.random.default_rng(seed + 100)
+    coef = rng.random((mesh.N_CELLS, mesh.N_K)) + 0.5
+    coef[list(FLAT)] = 0.0
+    vertoffset[list(FLAT)] = 0
+    z = rng.standard_normal((mesh.N_CELLS, mesh.N_K))
+    return theta, vertoffset, vcoef, coef, z, c2e
+
+
+def masked_reference(
+    theta: np.ndarray,
+    vertoffset: np.ndarray,
+    vcoef: np.ndarray,
+    coef: np.ndarray,
+    z: np.ndarray,
+    c2e: np.ndarray,
+) -> np.ndarray:
+    out = np.array(z, dtype=np.float64)
+    for c in range(mesh.N_CELLS):
+        for k in range(mesh.N_K):
+            if coef[c, k] == 0:
+                continue
+            total = 0.0
+            for slot in (0, 2):
+                e, o, w = c2e[c, slot], int(vertoffset[c, slot, k]), vcoef[c, slot, k]
+                if e >= 0:
+                    total += w * theta[e, k + o] + (1 - w) * theta[e, k + o + 1]
+            out[c, k] = z[c, k] + coef[c, k] * total
+    return out
+
+
+def test_a_read_in_a_branch_not_taken_may_leave_the_column() -> None:
+    theta, vertoffset, vcoef, coef, z, c2e = masked_inputs(7)
+    assert (vertoffset[list(FLAT), :, -1] + mesh.N_K - 1 + 1 == mesh.N_K).all()
+    out = np.full((mesh.N_CELLS, mesh.N_K), np.nan)
+    masked_steep(theta, vertoffset, vcoef, coef, z, c2e, out)
+    reference = masked_reference(theta, vertoffset, vcoef, coef, z, c2e)
+    np.testing.assert_allclose(out, reference, rtol=1e-14, atol=1e-15)
+    np.testing.assert_array_equal(out[list(FLAT)], z[list(FLAT)])
+
+
+def test_where_the_branch_is_taken_the_read_is_checked() -> None:
+    theta, vertoffset, vcoef, coef, z, c2e = masked_inputs(8)
+    coef[4, mesh.N_K - 1] = 0.25  # the branch is taken where `+ 1` leaves the column
+    out = np.zeros((mesh.N_CELLS, mesh.N_K))
+    with pytest.raises(
+        ArgumentError,
+        match=r"argument 'vertoffset' of masked_steep\(\): offset 0 \+1 at \(4, 0, 3\) reads "
+        r"index 4 along K, outside \[0, 4\) where the sc.where branch of the read is taken",
+    ):
+        masked_steep(theta, vertoffset, vcoef, coef, z, c2e, out)
+    assert (out == 0).all()
+
+
+def test_a_condition_not_at_the_point_checks_every_point() -> None:
+    """The check evaluates only conditions read at the point from the program's
+    arguments: `coef(K + 1) != 0` is not one, so every entry is checked."""
+    theta, vertoffset, vcoef, coef, z, c2e = masked_inputs(9)
+    out = np.zeros((mesh.N_CELLS, mesh.N_K))
+    with pytest.raises(ArgumentError, match=r"argument 'vertoffset' of masked_above\(\)"):
+        masked_above(theta, vertoffset, vcoef, coef, z, c2e, out)
+    assert (out == 0).all()
+
+
+def test_a_condition_written_by_the_program_checks_every_point() -> None:
+    """A condition the program writes before the read is not known before it runs."""
+
+    @sc.field_operator
+    def copy(x: mesh.CellK) -> mesh.CellK:
+        return x
+
+    @sc.program
+    def written(
+        theta: mesh.EdgeK,
+        vertoffset: C2EK,
+        vcoef: C2EKF,
+        coef: mesh.CellK,
+        z: mesh.CellK,
+        c2e: sc.Table[mesh.C2E],
+        out: mesh.CellK,
+    ) -> None:
+        copy(z, out=coef)
+        steep_where_diffusing(theta, vertoffset, vcoef, coef, z, out=out)
+
+    theta, vertoffset, vcoef, coef, z, c2e = masked_inputs(10)
+    out = np.zeros((mesh.N_CELLS, mesh.N_K))
+    with pytest.raises(ArgumentError, match=r"argument 'vertoffset' of written\(\)"):
+        written(theta, vertoffset, vcoef, coef, z, c2e, out)
     assert (out == 0).all()
 
 

@@ -2,7 +2,8 @@
 and without transforms) and the DaCe ones (auto-optimized or not): the programs of
 tests/program/test_computed_offsets.py against the embedded executor and their NumPy
 references, in C, Fortran and sliced layouts; an offset whose addend takes a read out of
-the array is refused before the native call writes anything. The CUDA sources of both
+the array is refused before the native call writes anything, unless it is in a branch of
+`sc.where` not taken (ICON's masked steep points). The CUDA sources of both
 families build (where nvcc is installed)."""
 
 from __future__ import annotations
@@ -74,6 +75,30 @@ def test_icon_steep_points(toolchain: Any, layout: str) -> None:
     assert (out == 0).all()
 
 
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_a_read_in_a_branch_not_taken_may_leave_the_column(toolchain: Any, layout: str) -> None:
+    """ICON's `where(zd_diffcoef != 0, ...)` around the steep points' reads, with
+    `zd_vertoffset + 1` past the column where the branch is not taken: it runs, reads
+    nothing outside the arrays (the C++ reads in the branch only where it is taken) and
+    agrees with the embedded executor; where the branch is taken it is refused."""
+    inputs = m.masked_inputs(16)
+    theta, vertoffset, vcoef, coef, z = (_layout(a, layout) for a in inputs[:5])
+    c2e = inputs[5]
+    expected = np.full((m.mesh.N_CELLS, m.mesh.N_K), np.nan)
+    m.masked_steep(theta, vertoffset, vcoef, coef, z, c2e, expected)
+    out = _layout(np.full(expected.shape, np.nan), layout)
+    run = m.masked_steep.with_backend(toolchain)
+    run(theta, vertoffset, vcoef, coef, z, c2e, out)
+    np.testing.assert_array_equal(out, expected)
+    reference = m.masked_reference(*(np.asarray(a) for a in inputs))
+    np.testing.assert_allclose(out, reference, rtol=1e-14, atol=1e-15)
+    coef[1, m.mesh.N_K - 1] = 0.5
+    out[...] = 0
+    with pytest.raises(ArgumentError, match=r"argument 'vertoffset'.*branch of the read is taken"):
+        run(theta, vertoffset, vcoef, coef, z, c2e, out)
+    assert (out == 0).all()
+
+
 def test_a_missing_neighbours_offset(toolchain: Any) -> None:
     theta, off, c2e = m.table_inputs(14)
     out = np.zeros_like(theta)
@@ -109,5 +134,5 @@ def test_gpu_sources_build(session_cache_dir: Path) -> None:
     if importlib.util.find_spec("dace") is not None:
         toolchains.append(container.dace.toolchain())
     for toolchain in toolchains:
-        for program in (m.computed, m.steep, m.after_table):
+        for program in (m.computed, m.steep, m.after_table, m.masked_steep):
             assert toolchain.compile(program).artifact.module_path.is_file()

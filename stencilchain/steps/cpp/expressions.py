@@ -308,6 +308,8 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         self.prefix = prefix
         self.statements: list[str] = []
         self._memo: dict[tuple[ir.Expr, Position], str] = {}
+        # by the id of a node (kept alive here): whether it holds an sc.as_offset read
+        self._offset_reads: dict[int, tuple[ir.Expr, bool]] = {}
         self._count = 0
         # the dimensions of the concat_where branches being emitted: their reads happen only
         # where the branch is selected (DaCe keeps the other points' memlets inside the array)
@@ -550,11 +552,35 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         return self._bind(expr, MATH[expr.fn](dtype_of(expr.args[0].type), args))
 
     def visit_Where(self, expr: ir.Where, pos: Pos) -> str:
+        """A select of both sides' values; `if`/`else` blocks where the condition is a
+        scalar (with `scalar_branches`) or where a side reads through a data-dependent
+        offset (or calls a field operator that may): such a read is checked only where its
+        side is taken (program/dynamic_offsets.py), so it must not run elsewhere."""
         cond = self.emit(expr.cond, pos)
-        if self.scalar_branches and isinstance(expr.cond.type, ScalarType):
+        scalar = self.scalar_branches and isinstance(expr.cond.type, ScalarType)
+        fields = isinstance(expr.type, ir.FieldType)  # not a scan body's scalars
+        if scalar or (fields and self._reads_through_offsets(expr.true, expr.false)):
             return self._if_else(cond, expr, expr.true, expr.false, pos, ())
         true, false = self.emit(expr.true, pos), self.emit(expr.false, pos)
         return self._bind(expr, f"({cond} ? {true} : {false})")
+
+    def _reads_through_offsets(self, *exprs: ir.Expr) -> bool:
+        """Whether one of `exprs` holds an `sc.as_offset` read or a call of a field
+        operator (whose body may hold one); a node shared by several is looked at once."""
+        memo = self._offset_reads
+        todo: list[tuple[ir.Expr, bool]] = [(e, False) for e in exprs]
+        while todo:
+            expr, expanded = todo.pop()
+            if id(expr) in memo:
+                continue
+            children = ir.children(expr)
+            if expanded:
+                here = isinstance(expr, (ir.DynamicShift, ir.Call))
+                memo[id(expr)] = (expr, here or any(memo[id(c)][1] for c in children))
+            else:
+                todo.append((expr, True))
+                todo.extend((c, False) for c in children if id(c) not in memo)
+        return any(memo[id(e)][1] for e in exprs)
 
     def visit_Cast(self, expr: ir.Cast, pos: Pos) -> str:
         value = self.emit(expr.expr, pos)
