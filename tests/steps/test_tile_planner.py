@@ -93,7 +93,10 @@ def assert_producers_first(plan: TilePlan) -> None:
 
 def test_laplacian_of_laplacian_keeps_the_inner_one_in_both_families() -> None:
     body = lap(lap(f))
-    for plan in (gtfn_plan(body, DIMS, Materialization.ALWAYS), dace_plan(body, DIMS, "p_")):
+    for plan in (
+        gtfn_plan(body, DIMS, Materialization.ALWAYS),
+        dace_plan(body, DIMS, "p_", keep_all=True),
+    ):
         assert plan is not None and len(plan.stages) == 1
         (stage,) = plan.stages
         assert stage.expr == lap(f)
@@ -102,18 +105,33 @@ def test_laplacian_of_laplacian_keeps_the_inner_one_in_both_families() -> None:
         assert plan.result == lap(ir.Ref(stage.name, F))
     names = [
         [s.name for s in p.stages]
-        for p in (gtfn_plan(body, DIMS, Materialization.ALWAYS), dace_plan(body, DIMS, "p_"))
+        for p in (
+            gtfn_plan(body, DIMS, Materialization.ALWAYS),
+            dace_plan(body, DIMS, "p_", keep_all=True),
+        )
         if p is not None
     ]
     assert names == [["sc_stage0"], ["p_buf0"]]
 
 
-def test_gtfn_recomputes_cheap_arithmetic_where_dace_keeps_it() -> None:
-    """GTFN's keep cost (30) outweighs a Laplacian read at five points; DaCe's store and
-    load (2) do not."""
+def test_both_families_recompute_cheap_arithmetic() -> None:
+    """A Laplacian read at five points costs less recomputed than kept (GTFN's keep cost
+    and DaCe's are both 30); DaCe's `keep_all` keeps it (a store and a load cost 2)."""
     assert gtfn_plan(lap(lap(f)), DIMS, Materialization.AUTO) is None
     assert gtfn_plan(lap(lap(f)), DIMS, Materialization.RECOMPUTE) is None
-    assert dace_plan(lap(lap(f)), DIMS, "p_") is not None
+    assert dace_plan(lap(lap(f)), DIMS, "p_") is None
+    assert dace_plan(hdiff_x(f), DIMS, "p_") is None
+    assert dace_plan(lap(lap(f)), DIMS, "p_", keep_all=True) is not None
+
+
+def test_dace_keeps_math_read_at_several_points() -> None:
+    """Two math functions read at five points cost more recomputed: DaCe keeps them on the
+    tile and its halo."""
+    e = ir.MathCall("sqrt", (ir.MathCall("exp", (f,), F),), F)
+    plan = dace_plan(lap(e), DIMS, "p_")
+    assert plan is not None
+    assert [s.expr for s in plan.stages] == [e]
+    assert boxes(plan) == [((-1, -1), (1, 1))]
 
 
 def test_math_inside_the_laplacians_two_cost_functions_two_plans() -> None:
@@ -126,7 +144,7 @@ def test_math_inside_the_laplacians_two_cost_functions_two_plans() -> None:
     assert gtfn is not None
     assert [s.expr for s in gtfn.stages] == [lap(e)]
     assert boxes(gtfn) == [((-1, -1), (1, 1))]
-    dace = dace_plan(body, DIMS, "p_")
+    dace = dace_plan(body, DIMS, "p_", keep_all=True)
     assert dace is not None
     assert [s.name for s in dace.stages] == ["p_buf0", "p_buf1"]
     assert dace.stages[0].expr == e and dace.stages[0].positions == 13
@@ -142,7 +160,7 @@ def test_hdiff_flux_keeps_the_flux_and_its_laplacian_producers_first() -> None:
     body = hdiff_x(f)
     for plan, names in (
         (gtfn_plan(body, DIMS, Materialization.ALWAYS), ["sc_stage1", "sc_stage0"]),
-        (dace_plan(body, DIMS, "p_"), ["p_buf0", "p_buf1"]),
+        (dace_plan(body, DIMS, "p_", keep_all=True), ["p_buf0", "p_buf1"]),
     ):
         assert plan is not None
         assert [s.name for s in plan.stages] == names
@@ -162,7 +180,7 @@ def test_gtfn_boxes_hold_the_tile_dace_boxes_only_what_is_read() -> None:
     e = ir.MathCall("exp", (ir.MathCall("sin", (f,), F),), F)
     body = shift(add(e, shift(e, I=1), shift(e, J=1), shift(e, J=-1)), I=1)
     assert boxes(gtfn_plan(body, DIMS, Materialization.AUTO)) == [((0, -1), (2, 1))]
-    assert boxes(dace_plan(body, DIMS, "p_")) == [((1, -1), (2, 1))]
+    assert boxes(dace_plan(body, DIMS, "p_", keep_all=True)) == [((1, -1), (2, 1))]
 
 
 # --- what a family does not tile --------------------------------------------------------------
@@ -178,21 +196,24 @@ def test_a_node_the_family_does_not_tile_gives_no_plan() -> None:
         F,
     )
     assert gtfn_plan(region, DIMS, Materialization.ALWAYS) is None  # a region is no box
-    assert dace_plan(region, DIMS, "p_") is None
+    assert dace_plan(region, DIMS, "p_", keep_all=True) is None
     # an index: GTFN tiles it, the tiled SDFG does not
     index = add(flx, ir.Cast(ir.Index(J, ir.FieldType((J,), float64)), F))
     assert gtfn_plan(index, DIMS, Materialization.ALWAYS) is not None
-    assert dace_plan(index, DIMS, "p_") is None
+    assert dace_plan(index, DIMS, "p_", keep_all=True) is None
     # a tuple: the tiled SDFG writes both outputs, GTFN tiles only one result
     pair = ir.MakeTuple((flx, f), ir.TupleType((F, F)))
     assert gtfn_plan(pair, DIMS, Materialization.ALWAYS) is None
-    assert dace_plan(pair, DIMS, "p_") is not None
+    assert dace_plan(pair, DIMS, "p_", keep_all=True) is not None
     # a field over fewer dimensions than the call, and a call over one dimension: DaCe only
-    assert dace_plan(add(flx, ir.Ref("g", ir.FieldType((I,), float64))), DIMS, "p_") is None
+    assert (
+        dace_plan(add(flx, ir.Ref("g", ir.FieldType((I,), float64))), DIMS, "p_", keep_all=True)
+        is None
+    )
     line = ir.FieldType((I,), float64)
     g = ir.Ref("g", line)
     one_d = ir.Binary("+", ir.Shift(g, ((I, 1),), line), ir.Shift(g, ((I, -1),), line), line)
-    assert dace_plan(one_d, (I,), "p_") is None
+    assert dace_plan(one_d, (I,), "p_", keep_all=True) is None
 
 
 @pytest.mark.parametrize(

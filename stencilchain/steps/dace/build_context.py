@@ -15,6 +15,7 @@ from stencilchain.program.transforms import (
     inline_calls,
     unread_temporaries,
 )
+from stencilchain.steps.cpp.scan_chains import chained_temporaries, scan_chains
 from stencilchain.steps.dace.calling_convention import local_prefix, temporary_layouts
 from stencilchain.steps.dace.tiling import fuse_temporaries
 from stencilchain.steps.settings import DataLayout
@@ -30,7 +31,10 @@ class BuildContext:
     name (`calling_convention.local_prefix`); `unread` are the temporaries that are neither
     allocated nor written; `tiled`: compound stencils run tile by tile with their
     intermediates in buffers (`tiling`), and `fused` holds the bodies (by call index) into
-    which temporaries were fused unless they live in a workspace.
+    which temporaries were fused unless they live in a workspace. Likewise `chains` are
+    the calls (indices) of each chain of scans that runs block of columns by block of
+    columns (`steps/cpp/scan_chains`), and `chained` the temporaries they pass along,
+    held in a buffer of one block instead of an array.
     """
 
     program: ir.Program
@@ -46,6 +50,8 @@ class BuildContext:
     layouts: Mapping[str, str]
     tiled: bool
     fused: Mapping[int, ir.Expr]
+    chains: tuple[tuple[int, ...], ...] = ()
+    chained: frozenset[str] = frozenset()
 
     @classmethod
     def of(
@@ -65,7 +71,9 @@ class BuildContext:
         unread = unread_temporaries(program)
         tiled = auto_optimize and device is Device.CPU and transforms
         fused: dict[int, ir.Expr] = {}
+        chains: tuple[tuple[int, ...], ...] = ()
         if tiled and not external_workspace:
+            chains = tuple(scan_chains(program, field_operators=False))
             bodies = {
                 k: call_body(fops, c, transforms)
                 for k, c in enumerate(program.calls)
@@ -89,6 +97,8 @@ class BuildContext:
             layouts=temporary_layouts(program),
             tiled=tiled,
             fused=fused,
+            chains=chains,
+            chained=frozenset(chained_temporaries(program, list(chains))),
         )
 
     @property

@@ -75,12 +75,17 @@ __all__ = ["DEFAULT_CPU_ARGS", "DaCeBuildPlan", "DaCeCompiler"]
 # of a `where` into a vector select instead of refusing the loop ("control flow in loop").
 # -fno-predictive-commoning as in GTFN: GCC 12.2 at -O3 can drop the rounding of
 # `(double)(float)x` in a loop that predictive commoning unrolled (ADR 0041).
+# --param=vect-max-version-for-alias-checks=64: a map's loops run in the function GCC
+# outlines for its OpenMP region, where the arrays' __restrict__ is lost, so a loop is
+# vectorized only behind a run-time test per pair of written and read references; GCC's
+# default gives up beyond 10 (hdiff recomputed reads its input at 14 offsets; ADR 0052).
 DEFAULT_CPU_ARGS: tuple[str, ...] = (
     "-fwrapv",
     "-fno-math-errno",
     "-fno-trapping-math",
     "-ffp-contract=off",
     "-fno-predictive-commoning",
+    "--param=vect-max-version-for-alias-checks=64",
     "-Wall",
     "-Wno-unused-parameter",
     "-Wno-unused-label",

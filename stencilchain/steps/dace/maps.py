@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from stencilchain.program import ir
+from stencilchain.steps.cpp.loop_order import loop_order
 from stencilchain.steps.dace.build_context import BuildContext
 from stencilchain.steps.dace.call_blocks import (
     call_block,
@@ -57,7 +58,13 @@ def add_call(
     code = tasklet.code(body, outs)
     block = call_block(sdfg, f"call{index}_{call.callee}")
     for inner, condition in loop_orders(ctx, call, dims):
-        order = [d for d in dims if d != inner] + [inner]
+        # on the CPU the outer loops in GTFN's order (Fortran order: plane by plane); a
+        # GPU map keeps the order it had (not measured there)
+        order = (
+            [d for d in dims if d != inner] + [inner]
+            if ctx.gpu
+            else loop_order(list(dims), list(dims).index(inner))
+        )
         label = f"call{index}_{call.callee}_inner_{inner.name}"
         region = ControlFlowRegion(label, sdfg=sdfg)
         state = region.add_state(label, is_start_block=True)

@@ -1,6 +1,7 @@
 """The SDFG of a program: its int64 symbols, its arrays and scalars (`calling_convention`),
-one transient per temporary of the program, then one block per call (`maps`, `scans`),
-each run after the one before.
+one transient per temporary of the program, then one block per call (`maps`, `scans`) or
+per chain of scans (`scans`: its temporaries in buffers of one block of columns, not
+arrays), each run after the one before.
 
 The transients are dense over the same size symbols, added widest dtype first (so that
 packed one after another in a workspace every one stays aligned). A temporary whose
@@ -74,7 +75,7 @@ def program_sdfg(ctx: BuildContext) -> dace.SDFG:
         program.temporaries, key=lambda t: -program.field_type(t.name).dtype.numpy.itemsize
     )
     for temporary in widest_first:
-        if temporary.name in ctx.unread:
+        if temporary.name in ctx.unread or temporary.name in ctx.chained:
             continue
         ttype = program.field_type(temporary.name)
         shape = [symbols[size_symbol(d)] for d in ttype.dims] or [1]
@@ -90,12 +91,16 @@ def program_sdfg(ctx: BuildContext) -> dace.SDFG:
             ),
             total_size=math.prod(shape),
         )
+    chain_of = {chain[0]: chain for chain in ctx.chains}
+    in_chains = {index for chain in ctx.chains for index in chain}
     previous = None
     for index, call in enumerate(program.calls):
-        if all(o in ctx.unread for o in call.outs):
+        if index in chain_of:
+            block = add_scan_call(ctx, sdfg, chain_of[index], symbols)
+        elif index in in_chains or all(o in ctx.unread for o in call.outs):
             continue
-        if call.callee in ctx.scans:
-            block = add_scan_call(ctx, sdfg, index, call, symbols)
+        elif call.callee in ctx.scans:
+            block = add_scan_call(ctx, sdfg, (index,), symbols)
         else:
             block = add_call(ctx, sdfg, index, call, symbols)
         if previous is not None:

@@ -4,7 +4,11 @@ not empty, a map over its columns around a nested SDFG whose `LoopRegion` walks 
 innermost column dimension and each level is a sequential map over the block's columns,
 the state in arrays of one block on the stack: SCAN_BLOCK columns where the axis is not
 the dimension of smallest stride (unit stride across columns), SCAN_BLOCK_NARROW where it
-is (interleaved columns overlap their division chains)."""
+is (interleaved columns overlap their division chains). A chain of scans
+(`steps/cpp/scan_chains`, on the CPU with auto-optimization) runs all its calls in one
+nested SDFG per block, one loop over the levels after the other, and the temporaries that
+its calls pass along live in a buffer of the block's columns at every level (in cache)
+instead of arrays of the whole domain (through memory twice)."""
 
 from __future__ import annotations
 
@@ -44,34 +48,41 @@ SCAN_BLOCK_NARROW = 64
 def add_scan_call(
     ctx: BuildContext,
     sdfg: dace.SDFG,
-    index: int,
-    call: ir.ProgramCall,
+    indices: tuple[int, ...],
     symbols: Mapping[str, Any],
 ) -> Any:
-    """A conditional block running, where the call's domain is not empty, a map over
-    the columns around a nested SDFG: a sequential loop region over the levels, the
-    state in transient scalars, one tasklet per level (the shared emitter)."""
+    """A conditional block running, where the domain of the calls `indices` (one scan
+    call, or a chain of them over one domain) is not empty, a map over the columns
+    around a nested SDFG: per call, a sequential loop region over the levels, the state
+    in transient scalars, one tasklet per level (the shared emitter)."""
     from dace.sdfg.state import ControlFlowRegion
 
+    calls = [ctx.program.calls[k] for k in indices]
+    call = calls[0]
     scan = ctx.scans[call.callee]
     columns = [dd.dim for dd in call.domain.dims if dd.dim != scan.axis]
     axis_domain = next(dd for dd in call.domain.dims if dd.dim == scan.axis)
     axis_range = map_range(axis_domain, symbols)
     (axis_start, axis_last, _step) = axis_range.ranges[0]
     condition_nonempty = nonempty(call)
-    label = f"call{index}_{call.callee}"
+    label = (
+        f"call{indices[0]}_{call.callee}"
+        if len(indices) == 1
+        else f"calls{indices[0]}_{indices[-1]}_chain"
+    )
     block = call_block(sdfg, label)
     # as for field operators: one map per possible innermost column dimension, picked
     # by the strides of the first output parameter (neighbouring columns share cache
     # lines), or of its first input parameter over the scan's dimensions when it writes
-    # only temporaries (C order)
+    # only temporaries (C order); a chain's, by its last call's
+    last = calls[-1]
     by = dataclasses.replace(
-        call,
+        last,
         outs=(
-            *call.outs,
+            *last.outs,
             *(
                 a.name
-                for a in call.args
+                for a in last.args
                 if isinstance(a, ir.Ref)
                 and a.name in ctx.fields
                 and getattr(ctx.params.get(a.name), "dims", None) == scan.dims
@@ -87,7 +98,7 @@ def add_scan_call(
             region = ControlFlowRegion(name, sdfg=sdfg)
             state = region.add_state(name, is_start_block=True)
             add_columns(
-                ctx, sdfg, state, name, scan, call, order, symbols, axis_start, axis_last,
+                ctx, sdfg, state, name, calls, order, symbols, axis_start, axis_last,
                 along, width,
             )  # fmt: skip
             block.add_branch(where_nonempty(condition_nonempty, test), region)
@@ -127,8 +138,7 @@ def add_columns(
     sdfg: dace.SDFG,
     state: Any,
     label: str,
-    scan: ir.ScanOperatorDef,
-    call: ir.ProgramCall,
+    calls: list[ir.ProgramCall],
     order: list[Dimension],
     symbols: Mapping[str, Any],
     axis_start: Any,
@@ -138,20 +148,30 @@ def add_columns(
 ) -> None:
     """The map over the columns (in `order`, the last innermost) around the nested
     SDFG of one column; with `along`, the map's last parameter steps over the first
-    columns of blocks of `width` columns along it, and the nested SDFG walks a block."""
+    columns of blocks of `width` columns along it, and the nested SDFG walks a block
+    through every call of `calls`."""
     import dace
 
     p = ctx.prefix
-    inner = scan_sdfg(ctx, sdfg, label, scan, call, along, width)
-    reads = sorted({a.name for a in call.args if isinstance(a, ir.Ref) and a.name in ctx.fields})
-    writes = sorted({o for o in call.outs if o not in ctx.unread})
+    inner = scan_sdfg(ctx, sdfg, label, calls, along, width)
+    args = [a for call in calls for a in call.args]
+    reads = sorted(
+        {
+            a.name
+            for a in args
+            if isinstance(a, ir.Ref) and a.name in ctx.fields and a.name not in ctx.chained
+        }
+    )
+    writes = sorted(
+        {o for call in calls for o in call.outs if o not in ctx.unread and o not in ctx.chained}
+    )
     # the nested SDFG's arrays are the program's (DaCe 2.0 wants them equivalent to
     # the arrays connected to it): its symbols are the program's, and the column indices
     mapping: dict[str, Any] = {
         f"{p}start": axis_start,
         f"{p}stop": axis_last + 1,
     }
-    ranges = {dd.dim: map_range(dd, symbols) for dd in call.domain.dims}
+    ranges = {dd.dim: map_range(dd, symbols) for dd in calls[0].domain.dims}
     map_ranges = [(index_symbol(d), ranges[d]) for d in order]
     if along is not None:
         (first, last, _step) = ranges[along].ranges[0]
@@ -161,7 +181,7 @@ def add_columns(
         mapping[f"{p}columns_stop"] = last + 1
     mapping.update({name: name for name in inner.symbols if name not in mapping})
     scalar_reads = sorted(
-        {a.name for a in call.args if isinstance(a, ir.Ref) and a.name not in ctx.fields}
+        {a.name for a in args if isinstance(a, ir.Ref) and a.name not in ctx.fields}
     )
     nested = state.add_nested_sdfg(
         inner,
@@ -210,36 +230,94 @@ def scan_sdfg(
     ctx: BuildContext,
     outer: dace.SDFG,
     label: str,
-    scan: ir.ScanOperatorDef,
-    call: ir.ProgramCall,
+    calls: list[ir.ProgramCall],
     along: Dimension | None = None,
     width: int = 0,
 ) -> dace.SDFG:
-    """One column of a scan: the state's transient scalars set to `init`, then a loop
-    region over the levels whose state computes the new state and stores it. With
-    `along`, a block of columns from `first` along it: the state in arrays of the block
-    (on the stack), and each level a sequential map over the block's columns."""
+    """One column of the scans `calls` (one call, or a chain), one after the other: each
+    call's state in transient scalars set to its `init`, then a loop region over the
+    levels whose state computes the new state and stores it. With `along`, a block of
+    columns from `first` along it: the state in arrays of the block (on the stack), each
+    level a sequential map over the block's columns, and the temporaries that a chain
+    passes along in transient arrays of the block's columns at every level."""
     import dace
-    from dace.sdfg.state import LoopRegion
 
     p = ctx.prefix
     inner = dace.SDFG(f"{label}_column")
-    level = f"{p}level"
     extra = (f"{p}first", f"{p}columns_stop") if along is not None else ()
     for name in (f"{p}start", f"{p}stop", *extra):
         inner.add_symbol(name, dace.int64)
-    arrays = {a.name for a in call.args if isinstance(a, ir.Ref) and a.name in ctx.fields}
-    arrays |= {o for o in call.outs if o not in ctx.unread}
-    for name in sorted(arrays):
+    buffered = {
+        o for call in calls[:-1] for o in call.outs if o in ctx.chained and o not in ctx.unread
+    }
+    arrays = {
+        a.name
+        for call in calls
+        for a in call.args
+        if isinstance(a, ir.Ref) and a.name in ctx.fields
+    }
+    arrays |= {o for call in calls for o in call.outs if o not in ctx.unread}
+    for name in sorted(arrays - buffered):
         desc = copy.deepcopy(outer.arrays[name])
         desc.transient = False
         inner.add_datadesc(name, desc)
         for symbol in sorted(str(x) for x in desc.free_symbols):
             if symbol not in inner.symbols:
                 inner.add_symbol(symbol, dace.int64)
-    for d in scan.dims:
-        if d != scan.axis and d != along:
+    first_scan = ctx.scans[calls[0].callee]
+    for d in first_scan.dims:
+        if d != first_scan.axis and d != along:
             inner.add_symbol(index_symbol(d), dace.int64)
+    if buffered:
+        assert along is not None  # chains run in blocks of columns (the CPU)
+        levels = dace.symbolic.pystr_to_symbolic(f"{p}stop - {p}start")
+        for name in sorted(buffered):
+            ftype = ctx.params[name]
+            assert isinstance(ftype, ir.FieldType)
+            inner.add_array(
+                name,
+                [levels, width],
+                dace_dtype(ftype.dtype),
+                transient=True,
+                storage=dace.StorageType.CPU_Heap,
+            )
+    scalars = {
+        a.name
+        for call in calls
+        for a in call.args
+        if isinstance(a, ir.Ref) and a.name not in ctx.fields
+    }
+    for name in sorted(scalars):
+        inner.add_scalar(name, outer.arrays[name].dtype)
+    previous = None
+    for j, call in enumerate(calls):
+        tag = "" if len(calls) == 1 else f"_{j}"
+        previous = _add_scan_levels(
+            ctx, inner, f"{label}{tag}", call, along, width, buffered, tag, previous
+        )
+    return inner
+
+
+def _add_scan_levels(
+    ctx: BuildContext,
+    inner: dace.SDFG,
+    label: str,
+    call: ir.ProgramCall,
+    along: Dimension | None,
+    width: int,
+    buffered: set[str],
+    tag: str,
+    previous: Any,
+) -> Any:
+    """The states of one scan call in the column SDFG `inner`, after `previous` (or
+    first): its state set to `init`, then its loop region over the levels (returned).
+    `tag` tells its state arrays from those of the other calls of a chain."""
+    import dace
+    from dace.sdfg.state import LoopRegion
+
+    p = ctx.prefix
+    scan = ctx.scans[call.callee]
+    level = f"{p}level"
     if along is None:
         block: dict[str, str] = {}
         element = "0"
@@ -249,26 +327,31 @@ def scan_sdfg(
         element = f"{index_symbol(along)} - {p}first"
 
     def at_level(name: str) -> str:
+        if name in buffered:
+            assert along is not None
+            return f"{name}[{level} - {p}start, {element}]"
         ftype = ctx.params[name]
         assert isinstance(ftype, ir.FieldType)
         indices = (level if d == scan.axis else index_symbol(d) for d in ftype.dims)
         return f"{name}[{', '.join(indices)}]"
 
-    scalars = {a.name for a in call.args if isinstance(a, ir.Ref) and a.name not in ctx.fields}
-    for name in sorted(scalars):
-        inner.add_scalar(name, outer.arrays[name].dtype)
+    def state(k: int) -> str:
+        return f"{p}state{tag}{'_' if tag else ''}{k}"
+
     for k, lit in enumerate(scan.init):
         if along is None:
-            inner.add_scalar(f"{p}state{k}", dace_dtype(lit.type), transient=True)
+            inner.add_scalar(state(k), dace_dtype(lit.type), transient=True)
         else:
             inner.add_array(
-                f"{p}state{k}",
+                state(k),
                 [width],
                 dace_dtype(lit.type),
                 transient=True,
                 storage=dace.StorageType.Register,
             )
-    init = inner.add_state(f"{label}_init", is_start_block=True)
+    init = inner.add_state(f"{label}_init", is_start_block=previous is None)
+    if previous is not None:
+        inner.add_edge(previous, init, dace.InterstateEdge())
     init_code = "\n".join(
         f"{p}o{k} = {cpp_literal(lit.value, lit.type)};" for k, lit in enumerate(scan.init)
     )
@@ -276,7 +359,7 @@ def scan_sdfg(
         init,
         f"{label}_init",
         {},
-        {f"{p}o{k}": f"{p}state{k}[{element}]" for k in range(len(scan.init))},
+        {f"{p}o{k}": f"{state(k)}[{element}]" for k in range(len(scan.init))},
         init_code,
         block,
     )
@@ -310,7 +393,7 @@ def scan_sdfg(
         return connector
 
     def read_state(k: int) -> str:
-        inputs[f"{p}s{k}"] = f"{p}state{k}[{element}]"
+        inputs[f"{p}s{k}"] = f"{state(k)}[{element}]"
         return f"{p}s{k}"
 
     statements, values = scan_level(
@@ -321,7 +404,7 @@ def scan_sdfg(
         decimal_literals=True,
         prefix=f"{p}t",
     )
-    outputs = {f"{p}n{k}": f"{p}state{k}[{element}]" for k in range(len(values))}
+    outputs = {f"{p}n{k}": f"{state(k)}[{element}]" for k in range(len(values))}
     for k, name in enumerate(call.outs):
         if name not in ctx.unread:
             outputs[f"{p}out{k}_{name}"] = at_level(name)
@@ -337,4 +420,4 @@ def scan_sdfg(
         stop = f"min({p}first + {width}, {p}columns_stop, {p}columns_stop + {level} - {p}start)"
         block = {index_symbol(along): f"{p}first:{stop}"}
     add_tasklet(body, f"{label}_level", inputs, outputs, "\n".join(code), block)
-    return inner
+    return loop

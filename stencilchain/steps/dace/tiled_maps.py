@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.steps.cpp.loop_order import loop_order
 from stencilchain.steps.dace.build_context import BuildContext
 from stencilchain.steps.dace.call_blocks import (
     call_block,
@@ -76,7 +77,7 @@ def add_tiled_call(
     for inner, condition in orders:
         plan = plans[inner]
         assert plan is not None
-        order = [d for d in dims if d != inner] + [inner]
+        order = loop_order(list(dims), list(dims).index(inner))
         name = f"{label}_tiles_inner_{inner.name}"
         region = ControlFlowRegion(name, sdfg=sdfg)
         state = region.add_state(name, is_start_block=True)

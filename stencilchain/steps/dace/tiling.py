@@ -1,7 +1,8 @@
 """DaCe's side of the tile planner (`steps/tiles.py`): its cost function, which keeps in one
-pass over the whole body every candidate worth a store and a load that no candidate evaluated
+pass over the whole body every candidate whose recomputation costs more than computing it
+once per point of the tile and its halo, storing and loading it, that no candidate evaluated
 at as many offsets holds, and the fusion of a program's temporaries into the calls that read
-them (the tiles then hold them). The SDFG of the tiles is `DaCeTranslator`'s (ADR 0013).
+them (the tiles then hold them). The SDFG of the tiles is `DaCeTranslator`'s (ADRs 0013, 0052).
 
 Pure IR analysis: importing this module does not import DaCe.
 """
@@ -15,22 +16,43 @@ from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.ir_walk import distinct_nodes, node_count
 from stencilchain.program.node_traits import NodeTraits, Reach, traits_of
+from stencilchain.program.offsets import evaluation_offsets
 from stencilchain.program.transforms import substitute
 from stencilchain.steps import tiles
-from stencilchain.steps.tiles import Candidate, Choice, Stage, TilePlan, operation_count
+from stencilchain.steps.tiles import (
+    Candidate,
+    Choice,
+    Stage,
+    TilePlan,
+    is_field_read,
+    operation_count,
+)
 
 __all__ = [
+    "KEEP_COST",
     "MAX_FUSED_NODES",
     "STORE_LOAD",
     "DaCeCost",
     "Stage",
     "TilePlan",
+    "cost",
     "fuse_temporaries",
     "plan_tiles",
     "tileable",
 ]
 
-# The cost, in operations, of storing a value in a tile buffer and loading it back.
+# What a value costs per evaluation (`cost`): a field read, a math function call; any other
+# operation costs 1.
+READ_COST = 0.5
+MATH_COST = 8.0
+# What keeping a value costs per point beyond its own cost: its store, the stage's loop and
+# its inputs, and the loads of its readers; and the tile's halo that a stage computes too.
+# Calibrated on the vectorized loops of a 2-core AVX-512 machine (ADR 0052): hdiff's
+# Laplacian (5 offsets) and fluxes (2) run faster recomputed, a value of two math
+# functions read at five offsets faster kept.
+KEEP_COST = 30.0
+TILE_HALO_FACTOR = 1.3
+# With `keep_all`: the cost, in operations, of storing a value and loading it back.
 STORE_LOAD = 2
 # The largest body (in nodes, shared sub-expressions counted each time) that fusing a
 # program's temporaries into their readers may make.
@@ -40,19 +62,29 @@ MAX_FUSED_NODES = 4000
 @dataclasses.dataclass(frozen=True)
 class DaCeCost:
     """Keeps, in one pass, each candidate evaluated at `n` offsets of the whole body with
-    `(n - 1) * ops > STORE_LOAD` (`ops`: its operations) unless a larger such candidate
-    holds it and is evaluated at as many offsets (hdiff: the Laplacian inside a flux is
-    kept, evaluated at five offsets against the flux's two); smallest first."""
+    `n * c > TILE_HALO_FACTOR * c + KEEP_COST + n * READ_COST` (`c`: its `cost`) unless a
+    larger such candidate holds it and is evaluated at as many offsets; smallest first.
+    hdiff keeps nothing: its Laplacian and fluxes are recomputed where they are read.
+    `keep_all` keeps instead every candidate whose `n - 1` recomputations cost more
+    operations than a store and a load (STORE_LOAD): the tiled structure on small bodies,
+    for tests."""
 
     prefix: str
     holds_tile: bool = False
+    keep_all: bool = False
 
     def tiles(self, traits: NodeTraits) -> bool:
         return _tiled(traits)
 
     def choose(self, candidates: Sequence[Candidate], dims: tuple[Dimension, ...]) -> Choice:
         worth = [
-            c for c in candidates if (len(c.positions) - 1) * operation_count(c.expr) > STORE_LOAD
+            c
+            for c in candidates
+            if (
+                (len(c.positions) - 1) * operation_count(c.expr) > STORE_LOAD
+                if self.keep_all
+                else _worth_keeping(len(c.positions), cost(c.expr, dims))
+            )
         ]
         kept = [
             c
@@ -64,16 +96,38 @@ class DaCeCost:
         ]
         # a sub-expression is smaller than its container: producers first
         kept.sort(key=lambda c: node_count(c.expr))
-        return Choice(tuple((c, float(operation_count(c.expr))) for c in kept), final=True)
+        return Choice(tuple((c, cost(c.expr, dims)) for c in kept), final=True)
 
 
-def plan_tiles(body: ir.Expr, dims: tuple[Dimension, ...], prefix: str) -> TilePlan | None:
+def _worth_keeping(n: int, c: float) -> bool:
+    """Whether a value of cost `c` evaluated at `n` offsets costs more recomputed."""
+    return n * c > TILE_HALO_FACTOR * c + KEEP_COST + n * READ_COST
+
+
+def cost(expr: ir.Expr, dims: tuple[Dimension, ...]) -> float:
+    """Operations and reads of one evaluation of `expr`, each distinct sub-expression once
+    per offset at which it is evaluated (as the tasklet's code shares them)."""
+    total = 0.0
+    for e, at in evaluation_offsets(expr, dims).items():
+        traits = traits_of(e)
+        if is_field_read(e):
+            total += READ_COST * len(at)
+        elif traits.calls_math:
+            total += MATH_COST * len(at)
+        elif traits.operation:
+            total += len(at)
+    return total
+
+
+def plan_tiles(
+    body: ir.Expr, dims: tuple[Dimension, ...], prefix: str, *, keep_all: bool = False
+) -> TilePlan | None:
     """The stages materializing `body`'s intermediates (buffers named `<prefix>buf<k>`),
     or None when the body is not tiled (nothing worth materializing, or a node or a field
-    that the tiled translation does not handle)."""
+    that the tiled translation does not handle); `keep_all` as for `DaCeCost`."""
     if len(dims) < 2 or not tileable(body, dims):
         return None
-    return tiles.plan_tiles(body, dims, DaCeCost(f"{prefix}buf"))
+    return tiles.plan_tiles(body, dims, DaCeCost(f"{prefix}buf", keep_all=keep_all))
 
 
 def fuse_temporaries(

@@ -1,10 +1,11 @@
 """Tiled compound stencils on the DaCe CPU toolchain (stencilchain.steps.dace.tiling):
-which intermediates are materialized, that the auto-optimized SDFG has the tiled structure
-(and the plain one has not), and that the results stay those of the embedded executor at
-tile edges: domains that are not a multiple of the tile, tiny and empty domains, C and
-Fortran order.
+which intermediates are materialized (hdiff's are recomputed, math read at several points
+is kept), that the auto-optimized SDFG has the tiled structure (and the plain one has not),
+and that the results stay those of the embedded executor at tile edges: domains that are
+not a multiple of the tile, tiny and empty domains, C and Fortran order.
 
-Compiles: hdiff once per toolchain (auto-optimized; plain), and one small 2-D program.
+Compiles: hdiff, hdiff_staged and a Laplacian of square roots once per toolchain
+(auto-optimized; plain), and small 2-D programs.
 """
 
 from __future__ import annotations
@@ -26,11 +27,43 @@ from stencilchain.steps.dace.translator import DaCeTranslator  # noqa: E402
 
 I, J, K = hdiff.I, hdiff.J, hdiff.K
 F2 = sc.Field[[I, J], sc.float64]
+F3 = hdiff.Field3D
+
+
+@sc.field_operator
+def _roots(f: F3) -> F3:
+    return sc.math.sqrt(f) * sc.math.sqrt(f + 1.0)  # two math functions: worth a buffer
+
+
+@sc.field_operator
+def _lap_of_roots(f: F3) -> F3:
+    r = _roots(f)
+    return -4.0 * r + r(I - 1) + r(I + 1) + r(J - 1) + r(J + 1)
+
+
+@sc.program
+def lap_of_roots(f: F3, out: F3) -> None:
+    _lap_of_roots(f, out=out)
+
+
+class _LapOfRoots:
+    """`lap_of_roots` in the shape of an example module, for the tile-edge test."""
+
+    PROGRAM = lap_of_roots
+
+    @staticmethod
+    def make_inputs(shape: tuple[int, ...], rng: np.random.Generator) -> dict[str, np.ndarray]:
+        return {"f": rng.random(shape), "out": np.zeros(shape)}
+
+    @staticmethod
+    def reference(**args: np.ndarray) -> dict[str, np.ndarray]:
+        lap_of_roots(**args)  # embedded
+        return args
 
 
 @sc.field_operator
 def _smooth(f: F2) -> F2:
-    return 0.5 * f + 0.125 * (f(I - 1) + f(I + 1) + f(J - 1) + f(J + 1))
+    return 0.5 * sc.math.sqrt(f) + 0.125 * (f(I - 1) + f(I + 1) + f(J - 1) + f(J + 1))
 
 
 @sc.field_operator
@@ -55,8 +88,10 @@ def _sdfg(program: Any, auto_optimize: bool) -> Any:
     return DaCeTranslator(device=Device.CPU, auto_optimize=auto_optimize).build_sdfg(program.ir)
 
 
-def test_hdiff_materializes_the_laplacian_and_the_two_fluxes() -> None:
-    plan = plan_tiles(_body(hdiff.hdiff_program), (I, J, K), "p_")
+def test_hdiff_recomputes_its_laplacian_and_fluxes() -> None:
+    """Arithmetic this cheap costs less recomputed (ADR 0052); kept only with keep_all."""
+    assert plan_tiles(_body(hdiff.hdiff_program), (I, J, K), "p_") is None
+    plan = plan_tiles(_body(hdiff.hdiff_program), (I, J, K), "p_", keep_all=True)
     assert plan is not None
     boxes = [(s.low, s.high) for s in plan.stages]
     # the Laplacian first (read by both fluxes), on the tile plus one point each side in
@@ -68,8 +103,14 @@ def test_hdiff_materializes_the_laplacian_and_the_two_fluxes() -> None:
 def test_a_pointwise_or_single_offset_body_is_not_tiled() -> None:
     from stencilchain.examples import laplacian
 
-    assert plan_tiles(_body(laplacian.PROGRAM), (I, J), "p_") is None
-    assert plan_tiles(_body(hdiff_staged.PROGRAM), (I, J, K), "p_") is None
+    assert plan_tiles(_body(laplacian.PROGRAM), (I, J), "p_", keep_all=True) is None
+    assert plan_tiles(_body(hdiff_staged.PROGRAM), (I, J, K), "p_", keep_all=True) is None
+
+
+def test_math_read_at_five_points_is_materialized() -> None:
+    plan = plan_tiles(_body(lap_of_roots), (I, J, K), "p_")
+    assert plan is not None
+    assert [(s.low, s.high) for s in plan.stages] == [((-1, -1, 0), (1, 1, 0))]
 
 
 def _maps_and_buffers(sdfg: Any) -> tuple[list[Any], list[Any]]:
@@ -84,8 +125,15 @@ def _maps_and_buffers(sdfg: Any) -> tuple[list[Any], list[Any]]:
     return maps, buffers
 
 
-def test_auto_optimized_hdiff_is_tiled_with_buffers_on_the_stack() -> None:
+def test_auto_optimized_hdiff_is_one_pointwise_map_per_loop_order() -> None:
     maps, buffers = _maps_and_buffers(_sdfg(hdiff.hdiff_program, auto_optimize=True))
+    assert buffers == []
+    assert len(maps) == 3
+    assert all(m.schedule == dace.ScheduleType.CPU_Multicore for m in maps)
+
+
+def test_auto_optimized_compound_stencil_is_tiled_with_buffers_on_the_stack() -> None:
+    maps, buffers = _maps_and_buffers(_sdfg(lap_of_roots, auto_optimize=True))
     tile_maps = [m for m in maps if m.schedule == dace.ScheduleType.CPU_Multicore]
     # one parallel map over tiles per loop order (I, J or K innermost)
     assert len(tile_maps) == 3
@@ -95,8 +143,8 @@ def test_auto_optimized_hdiff_is_tiled_with_buffers_on_the_stack() -> None:
         assert steps[:2] == [TILE_OUTER, TILE_OUTER]
         assert steps[2] in (TILE_INNER, TILE_INNER // 2)
     stage_maps = [m for m in maps if m.schedule == dace.ScheduleType.Sequential]
-    assert len(stage_maps) == 3 * 4  # three buffers and the output, per loop order
-    assert len(buffers) == 3 * 3
+    assert len(stage_maps) == 3 * 2  # the buffer and the output, per loop order
+    assert len(buffers) == 3
     for desc in buffers:
         assert desc.storage == dace.StorageType.Register
         assert all(isinstance(s, int) or s.is_Integer for s in desc.shape)
@@ -126,8 +174,10 @@ SHAPES = [
 @pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("toolchain", ["dace_cpu", "dace_cpu_noopt"])
-@pytest.mark.parametrize("module", [hdiff, hdiff_staged], ids=["hdiff", "hdiff_staged"])
-def test_hdiff_at_tile_edges(
+@pytest.mark.parametrize(
+    "module", [hdiff, hdiff_staged, _LapOfRoots], ids=["hdiff", "hdiff_staged", "lap_of_roots"]
+)
+def test_compound_stencils_at_tile_edges(
     module: Any,
     toolchain: str,
     shape: tuple[int, int, int],
@@ -144,15 +194,13 @@ def test_hdiff_at_tile_edges(
 
 
 def test_staged_hdiff_fuses_its_temporaries_under_auto_optimize_only() -> None:
-    """The three temporaries become the tile buffers of the last call (no whole-array
-    transient, no map for the calls that made them); the plain SDFG keeps them, and so
-    does an auto-optimized one whose temporaries live in the caller's workspace."""
+    """The three temporaries are fused into the last call, which recomputes them as hdiff
+    does (no whole-array transient, no map for the calls that made them); the plain SDFG
+    keeps them, and so does an auto-optimized one whose temporaries live in the caller's
+    workspace."""
     maps, buffers = _maps_and_buffers(_sdfg(hdiff_staged.PROGRAM, auto_optimize=True))
-    assert len(buffers) == 3 * 3 and all(b.storage == dace.StorageType.Register for b in buffers)
-    assert {m.label.split("_tiles")[0] for m in maps if "_tiles" in m.label} == {
-        "call3_hdiff_apply"
-    }
-    assert all(m.label.startswith("call3_") for m in maps)
+    assert buffers == []
+    assert len(maps) == 3 and all(m.label.startswith("call3_hdiff_apply") for m in maps)
     plain = DaCeTranslator(device=Device.CPU, auto_optimize=False).build_sdfg(
         hdiff_staged.PROGRAM.ir
     )

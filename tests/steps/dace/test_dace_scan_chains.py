@@ -1,0 +1,180 @@
+"""Chains of scans on the DaCe CPU toolchain (steps/dace/scans.py, ADR 0052): consecutive
+scans over one domain whose temporaries only the next one reads run in one nested SDFG per
+block of columns, the temporaries in buffers of the block instead of arrays. Results equal
+the embedded executor's bit for bit in C, Fortran and sliced layouts, for sizes that are
+not multiples of a block, over a sub-range of the levels starting at a parameter, and with
+a scan result that no call reads; the plain toolchain and an external workspace keep one
+block per call and the temporaries as arrays.
+
+Compiles: four small programs on each of the two CPU toolchains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+dace = pytest.importorskip("dace")
+
+import stencilchain as sc  # noqa: E402
+from stencilchain.examples import tridiagonal  # noqa: E402
+from stencilchain.program.device import Device  # noqa: E402
+from stencilchain.steps.dace.translator import DaCeTranslator  # noqa: E402
+
+I, J, K = tridiagonal.I, tridiagonal.J, tridiagonal.K
+F3 = tridiagonal.Field3D
+
+
+@sc.scan_operator(axis=K, forward=True, init=(0.0, 1.0))
+def _sum_and_product(state, f: F3, g: F3):  # type: ignore[no-untyped-def]
+    total, product = state
+    return total + f, 0.5 * product * g + f
+
+
+@sc.scan_operator(axis=K, forward=False, init=0.0)
+def _down(above, s: F3, g: F3):  # type: ignore[no-untyped-def]
+    return 0.25 * above + s * g
+
+
+@sc.scan_operator(axis=K, forward=True, init=0.0)
+def _up(below, t: F3):  # type: ignore[no-untyped-def]
+    return below * 0.5 - t
+
+
+@sc.program
+def three_scans(f: F3, g: F3, out: F3, k0: sc.int64) -> None:
+    """Three scans in a chain over levels [k0, end - 1); the product no call reads."""
+    domain = {K: (k0, -1)}
+    s, _p = _sum_and_product(f, g, domain=domain)
+    t = _down(s, g, domain=domain)
+    _up(t, out=out, domain=domain)
+
+
+@sc.program
+def product_read_later(f: F3, g: F3, out: F3, out2: F3) -> None:
+    """The product is read two calls later: the first scan is no link of a chain."""
+    s, p = _sum_and_product(f, g)
+    t = _down(s, g)
+    _up(t, out=out)
+    _up(p, out=out2)
+
+
+SHAPE = (67, 70, 9)  # neither I nor J a multiple of a block
+
+
+def _inputs(*names: str, outs: tuple[str, ...] = ("out",)) -> Callable[[int], dict[str, Any]]:
+    def make(seed: int) -> dict[str, Any]:
+        rng = np.random.default_rng(seed)
+        values: dict[str, Any] = {n: rng.uniform(0.5, 1.5, SHAPE) for n in names}
+        for out in outs:
+            values[out] = np.zeros(SHAPE)
+        return values
+
+    return make
+
+
+def _tridiagonal_inputs(seed: int) -> dict[str, Any]:
+    return dict(tridiagonal.make_inputs(SHAPE, np.random.default_rng(seed)))
+
+
+def _three_scans_inputs(seed: int) -> dict[str, Any]:
+    values = _inputs("f", "g")(seed)
+    values["k0"] = 2
+    return values
+
+
+CASES: dict[str, tuple[sc.Program, Callable[[int], dict[str, Any]]]] = {
+    "tridiagonal": (tridiagonal.PROGRAM, _tridiagonal_inputs),
+    "three_scans": (three_scans, _three_scans_inputs),
+    "product_read_later": (product_read_later, _inputs("f", "g", outs=("out", "out2"))),
+}
+
+
+def _in_layout(value: Any, kind: str) -> Any:
+    if not isinstance(value, np.ndarray):
+        return value
+    if kind in ("C", "F"):
+        return np.array(value, order=kind)  # a copy: the inputs stay as they were
+    big = np.zeros(tuple(2 * n + 1 for n in value.shape), dtype=value.dtype)
+    view = big[tuple(slice(1, None, 2) for _ in value.shape)]
+    view[...] = value
+    return view
+
+
+@pytest.mark.parametrize("kind", ["C", "F", "sliced"])
+@pytest.mark.parametrize("fixture", ["dace_cpu", "dace_cpu_noopt"])
+@pytest.mark.parametrize("case", CASES)
+def test_chains_equal_the_embedded_executor(
+    case: str, fixture: str, kind: str, request: pytest.FixtureRequest
+) -> None:
+    program, make = CASES[case]
+    inputs = make(sum(map(ord, case)))
+    embedded = {k: _in_layout(v, kind) for k, v in inputs.items()}
+    compiled = {k: _in_layout(v, kind) for k, v in inputs.items()}
+    program(**embedded)
+    program.with_backend(request.getfixturevalue(fixture))(**compiled)
+    written = {o for call in program.ir.calls for o in call.outs if not program.ir.is_temporary(o)}
+    for name in written:
+        assert np.any(embedded[name] != inputs[name]), f"{name} not written"
+        np.testing.assert_array_equal(compiled[name], embedded[name], err_msg=name)
+
+
+def _chain_structure(sdfg: Any) -> tuple[set[str], list[str]]:
+    """The transients of the program's SDFG, and the labels of its nested SDFGs."""
+    from dace.sdfg import nodes
+
+    transients = {name for name, desc in sdfg.arrays.items() if desc.transient}
+    nested = [
+        node.sdfg.label
+        for node, _ in sdfg.all_nodes_recursive()
+        if isinstance(node, nodes.NestedSDFG)
+    ]
+    return transients, nested
+
+
+def test_a_chain_keeps_its_temporaries_in_buffers_of_a_block() -> None:
+    program = tridiagonal.PROGRAM.ir
+    temporaries = {t.name for t in program.temporaries}
+    sdfg = DaCeTranslator(device=Device.CPU).build_sdfg(program)
+    transients, nested = _chain_structure(sdfg)
+    assert not transients & temporaries
+    # one nested SDFG per loop order (I or J innermost) and block width
+    assert len(nested) == 4 and all(label.startswith("calls0_1_chain") for label in nested)
+    for column in sdfg.all_sdfgs_recursive():
+        if column is sdfg:
+            continue
+        buffers = {n for n, d in column.arrays.items() if d.transient and n in temporaries}
+        assert buffers == temporaries
+        assert all(column.arrays[n].storage == dace.StorageType.CPU_Heap for n in buffers)
+
+
+@pytest.mark.parametrize(
+    "translator",
+    [
+        DaCeTranslator(device=Device.CPU, auto_optimize=False),
+        DaCeTranslator(device=Device.CPU, external_workspace=True),
+    ],
+    ids=["noopt", "workspace"],
+)
+def test_no_chain_without_auto_optimization_or_with_a_workspace(
+    translator: DaCeTranslator,
+) -> None:
+    program = tridiagonal.PROGRAM.ir
+    transients, nested = _chain_structure(translator.build_sdfg(program))
+    assert {t.name for t in program.temporaries} <= transients
+    assert nested and not any("chain" in label for label in nested)
+
+
+def test_a_result_read_two_calls_later_stops_the_chain() -> None:
+    transients, nested = _chain_structure(
+        DaCeTranslator(device=Device.CPU).build_sdfg(product_read_later.ir)
+    )
+    assert {label.split("_inner")[0] for label in nested} == {
+        "call0__sum_and_product",
+        "calls1_2_chain",
+        "call3__up",
+    }
+    assert len(transients) == 2  # the product, and the sum that enters the chain
