@@ -78,7 +78,7 @@ __all__ = ["DEFAULT_CPU_ARGS", "DaCeBuildPlan", "DaCeCompiler"]
 # --param=vect-max-version-for-alias-checks=64: a map's loops run in the function GCC
 # outlines for its OpenMP region, where the arrays' __restrict__ is lost, so a loop is
 # vectorized only behind a run-time test per pair of written and read references; GCC's
-# default gives up beyond 10 (hdiff recomputed reads its input at 14 offsets; ADR 0052).
+# default gives up beyond 10 (hdiff recomputed reads its input at 14 offsets; ADR 0053).
 DEFAULT_CPU_ARGS: tuple[str, ...] = (
     "-fwrapv",
     "-fno-math-errno",

@@ -2,7 +2,7 @@
 pass over the whole body every candidate whose recomputation costs more than computing it
 once per point of the tile and its halo, storing and loading it, that no candidate evaluated
 at as many offsets holds, and the fusion of a program's temporaries into the calls that read
-them (the tiles then hold them). The SDFG of the tiles is `DaCeTranslator`'s (ADRs 0013, 0052).
+them (the tiles then hold them). The SDFG of the tiles is `DaCeTranslator`'s (ADRs 0013, 0053).
 
 Pure IR analysis: importing this module does not import DaCe.
 """
@@ -47,7 +47,7 @@ READ_COST = 0.5
 MATH_COST = 8.0
 # What keeping a value costs per point beyond its own cost: its store, the stage's loop and
 # its inputs, and the loads of its readers; and the tile's halo that a stage computes too.
-# Calibrated on the vectorized loops of a 2-core AVX-512 machine (ADR 0052): hdiff's
+# Calibrated on the vectorized loops of a 2-core AVX-512 machine (ADR 0053): hdiff's
 # Laplacian (5 offsets) and fluxes (2) run faster recomputed, a value of two math
 # functions read at five offsets faster kept.
 KEEP_COST = 30.0

@@ -1,4 +1,4 @@
-"""Chains of scans on the DaCe CPU toolchain (steps/dace/scans.py, ADR 0052): consecutive
+"""Chains of scans on the DaCe CPU toolchain (steps/dace/scans.py, ADR 0053): consecutive
 scans over one domain whose temporaries only the next one reads run in one nested SDFG per
 block of columns, the temporaries in buffers of the block instead of arrays. Results equal
 the embedded executor's bit for bit in C, Fortran and sliced layouts, for sizes that are

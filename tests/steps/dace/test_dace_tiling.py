@@ -89,7 +89,7 @@ def _sdfg(program: Any, auto_optimize: bool) -> Any:
 
 
 def test_hdiff_recomputes_its_laplacian_and_fluxes() -> None:
-    """Arithmetic this cheap costs less recomputed (ADR 0052); kept only with keep_all."""
+    """Arithmetic this cheap costs less recomputed (ADR 0053); kept only with keep_all."""
     assert plan_tiles(_body(hdiff.hdiff_program), (I, J, K), "p_") is None
     plan = plan_tiles(_body(hdiff.hdiff_program), (I, J, K), "p_", keep_all=True)
     assert plan is not None
