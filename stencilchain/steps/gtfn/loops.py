@@ -1,6 +1,7 @@
 """The CPU loop nests of a field-operator call: points in parallel, one kernel function per
 loop order, the one whose innermost loop has the first output's smallest stride picked at
-run time; a call with a tile plan runs tile by tile instead (`tiles`)."""
+run time; a jammed loop (`tiling.plan_jam`) computes several points per iteration; a call
+with a tile plan runs tile by tile instead (`tiles`)."""
 
 from __future__ import annotations
 
@@ -80,7 +81,9 @@ def cpu_kernel(
     `sc_unit`: its true instance reads the arrays (but tables) with stride 1 along the
     innermost dimension, so that the compiler sees unit-stride accesses and vectorizes;
     the pointers are `__restrict__` parameters, which the outlined body of an OpenMP
-    region would not keep. Returns the function's name."""
+    region would not keep. With a jam planned for this loop order, its loop steps that many
+    points, which share their values, and the points left over run one at a time. Returns
+    the function's name."""
     name = f"sc_call{index}_inner{inner}"
     order = loop_order(dims, inner)
     access = ctx.access(unit_dim=dims[inner])
