@@ -170,3 +170,16 @@ def test_jammed_2d_hdiff_equals_the_embedded_executor(
     got = np.zeros_like(inp)
     hdiff_2d_program.with_backend(gtfn_cpu)(inp, coeff, got)
     np.testing.assert_array_equal(got, expected)
+
+
+def test_jammed_hdiff_on_strided_views_equals_the_embedded_executor(gtfn_cpu: Any) -> None:
+    """Every other point along I of Fortran-order arrays: the jammed kernel's instance for
+    any strides (not unit stride along the innermost dimension)."""
+    rng = np.random.default_rng(5)
+    made = hdiff.make_inputs((26, 14, 3), rng)  # J: 10 points, 3 jammed iterations and 1
+    inputs = {k: np.asfortranarray(v)[::2] for k, v in made.items()}
+    assert inputs["inp"].strides[0] == 16
+    expected = {k: v.copy() for k, v in inputs.items()}
+    hdiff.PROGRAM(**expected)
+    hdiff.PROGRAM.with_backend(gtfn_cpu)(**inputs)
+    np.testing.assert_array_equal(inputs["out"], expected["out"])
