@@ -79,12 +79,26 @@ def _outside_checkouts(env: dict[str, str]) -> str | None:
 
 def make_toolchains(families: Iterable[str], cache: Path, notes: list[str]) -> dict[str, Any]:
     """The default toolchain of each family, from a container on the private `cache`;
-    a family whose extra is not installed is left out with a note."""
-    from stencilchain.containers import build_container
+    a family whose extra is not installed is left out with a note. `gtfn-recompute`: GTFN
+    under `Materialization.RECOMPUTE` (one point per loop iteration, nothing kept), to
+    time GTFN's plans against the code before them in the same run."""
+    import functools
+
+    from stencilchain.containers import build_container, make_gtfn_translation, override_step
+    from stencilchain.steps.gtfn.tiling import Materialization
 
     container = build_container({}, cache_dir=cache)
     toolchains: dict[str, Any] = {}
     for family in families:
+        if family == "gtfn-recompute":
+            inline = build_container({}, cache_dir=cache)
+            inline.gtfn.name.override("run_gtfn_cpu_recompute")  # pools are keyed by name
+            override_step(
+                inline.gtfn.translation,
+                functools.partial(make_gtfn_translation, materialization=Materialization.RECOMPUTE),
+            )
+            toolchains[family] = inline.gtfn.toolchain()
+            continue
         try:
             toolchains[family] = getattr(container, family).toolchain()
         except ImportError as error:  # DaCe is an optional extra

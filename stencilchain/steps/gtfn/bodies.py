@@ -3,18 +3,22 @@ tile, a GPU thread): a field operator's values stored to its outputs, a scan's c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from stencilchain.program import ir
 from stencilchain.program.call_bodies import call_body
-from stencilchain.steps.cpp.expressions import TUPLE_NAMESPACE, ExpressionEmitter, cpp_type
+from stencilchain.steps.cpp.expressions import TUPLE_NAMESPACE, ExpressionEmitter, Pos, cpp_type
 from stencilchain.steps.cpp.scans import scan_column
 from stencilchain.steps.cpp.signature import bound_var, index_var
 from stencilchain.steps.gtfn.context import PointAccess
 
 
-def point_statements(access: PointAccess, call: ir.ProgramCall) -> list[str]:
-    """The statements of one point of the call: compute, then store each output."""
+def point_statements(
+    access: PointAccess, call: ir.ProgramCall, points: Sequence[Pos] = ({},)
+) -> list[str]:
+    """The statements of the call at `points` (offsets from the current point; a jammed
+    loop's several): compute every value, each node at an offset once, then store each
+    output."""
     ctx = access.ctx
     fop = ctx.fops[call.callee]
     emitter = access.emitter(cse=ctx.enable_transforms, with_functions=True)
@@ -22,17 +26,17 @@ def point_statements(access: PointAccess, call: ir.ProgramCall) -> list[str]:
         body = call_body(fop, call.args)
     else:
         body = ir.Call(fop.name, call.args, fop.return_type)
-    if isinstance(body, ir.MakeTuple):  # each element straight to its output
-        values = [_computed(emitter, e) for e in body.elems]
-    elif isinstance(fop.return_type, ir.TupleType):
-        result = emitter.emit(body, {})
-        values = [f"{TUPLE_NAMESPACE}::get<{k}>({result})" for k in range(len(call.outs))]
-    else:
-        values = [emitter.emit(body, {})]
-    lines = list(emitter.statements)
-    for name, value in zip(call.outs, values):
-        lines.append(access.store(name, value))
-    return lines
+    stores: list[str] = []
+    for pos in points:
+        if isinstance(body, ir.MakeTuple):  # each element straight to its output
+            values = [_computed(emitter, e, pos) for e in body.elems]
+        elif isinstance(fop.return_type, ir.TupleType):
+            result = emitter.emit(body, pos)
+            values = [f"{TUPLE_NAMESPACE}::get<{k}>({result})" for k in range(len(call.outs))]
+        else:
+            values = [emitter.emit(body, pos)]
+        stores += [access.store(name, value, pos) for name, value in zip(call.outs, values)]
+    return [*emitter.statements, *stores]
 
 
 def point_value(access: PointAccess, expr: ir.Expr) -> tuple[list[str], str]:
@@ -77,10 +81,10 @@ def scan_body(access: PointAccess, call: ir.ProgramCall) -> list[str]:
     )
 
 
-def _computed(emitter: ExpressionEmitter, expr: ir.Expr) -> str:
-    """The C++ of `expr`, a read bound to a name: every element of a tuple is computed
-    before any is stored, because an output may also be an input."""
-    value = emitter.emit(expr, {})
+def _computed(emitter: ExpressionEmitter, expr: ir.Expr, pos: Pos) -> str:
+    """The C++ of `expr` at `pos`, a read bound to a name: every element of a tuple is
+    computed before any is stored, because an output may also be an input."""
+    value = emitter.emit(expr, pos)
     if isinstance(expr, (ir.Ref, ir.Shift, ir.Broadcast)):
         return emitter.bind(cpp_type(expr.type), value)
     return value

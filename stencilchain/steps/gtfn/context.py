@@ -17,7 +17,7 @@ from stencilchain.steps.cpp.expressions import ExpressionEmitter, MeshTables, Po
 from stencilchain.steps.cpp.scan_chains import chain_scan, chained_temporaries, scan_chains
 from stencilchain.steps.cpp.signature import FieldArg, ProgramSignature, bound_var, index_var
 from stencilchain.steps.gtfn.functions import FieldOperatorFunctions, table_reader
-from stencilchain.steps.gtfn.tiling import Materialization, TilePlan, plan_tiles
+from stencilchain.steps.gtfn.tiling import Jam, Materialization, TilePlan, plan_jam, plan_tiles
 from stencilchain.steps.settings import DataLayout
 
 
@@ -48,6 +48,8 @@ class TranslationContext:
     buffered: dict[str, str] = dataclasses.field(default_factory=dict)
     # per CPU call (by index): the intermediates kept in per-tile buffers (`tiling`)
     plans: dict[int, TilePlan] = dataclasses.field(default_factory=dict)
+    # per CPU call without a plan and innermost dimension (by position): its jammed loop
+    jams: dict[tuple[int, int], Jam] = dataclasses.field(default_factory=dict)
     kernels: list[str] = dataclasses.field(default_factory=list)
 
     @staticmethod
@@ -95,9 +97,15 @@ class TranslationContext:
                     continue
                 fop = ctx.fops[call.callee]
                 dims = tuple(dd.dim for dd in call.domain.dims)
-                plan = plan_tiles(call_body(fop, call.args), dims, materialization)
+                body = call_body(fop, call.args)
+                plan = plan_tiles(body, dims, materialization)
                 if plan is not None:
                     ctx.plans[index] = plan
+                    continue
+                for inner in range(len(dims)):
+                    jam = plan_jam(body, dims, inner, materialization, len(call.outs))
+                    if jam is not None:
+                        ctx.jams[index, inner] = jam
         for chain in ctx.chains:
             axis = chain_scan(translated, chain).axis
             level = f"({index_var(axis)} - {bound_var(axis, 'start')})"
@@ -167,13 +175,13 @@ class PointAccess:
     def read_scalar(self, name: str) -> str:
         return self.ctx.scalars[name]
 
-    def store(self, name: str, value: str) -> str:
-        """The statement that stores `value` into array `name` at the current point (into
-        its buffer, for a temporary of a chain)."""
+    def store(self, name: str, value: str, pos: Pos | None = None) -> str:
+        """The statement that stores `value` into array `name` at the current point, or at
+        offset `pos` from it (into its buffer, for a temporary of a chain)."""
         if name in self.ctx.buffered:
             return f"{self.ctx.buffered[name]} = {value};"
         field = self.ctx.fields[name]
-        return f"{field.pointer}[{self.offset(field, {})}] = {value};"
+        return f"{field.pointer}[{self.offset(field, pos or {})}] = {value};"
 
     def emitter(self, *, cse: bool, with_functions: bool = False) -> ExpressionEmitter:
         """An expression emitter reading through this access (and calling the field

@@ -1,6 +1,7 @@
 """The CPU loop nests of a field-operator call: points in parallel, one kernel function per
 loop order, the one whose innermost loop has the first output's smallest stride picked at
-run time; a call with a tile plan runs tile by tile instead (`tiles`)."""
+run time; a jammed loop (`tiling.plan_jam`) computes several points per iteration; a call
+with a tile plan runs tile by tile instead (`tiles`)."""
 
 from __future__ import annotations
 
@@ -80,31 +81,74 @@ def cpu_kernel(
     `sc_unit`: its true instance reads the arrays (but tables) with stride 1 along the
     innermost dimension, so that the compiler sees unit-stride accesses and vectorizes;
     the pointers are `__restrict__` parameters, which the outlined body of an OpenMP
-    region would not keep. Returns the function's name."""
+    region would not keep. With a jam planned for this loop order, its loop steps that many
+    points, which share their values, and the points left over run one at a time. Returns
+    the function's name."""
     name = f"sc_call{index}_inner{inner}"
     order = loop_order(dims, inner)
-    body = point_statements(ctx.access(unit_dim=dims[inner]), call)
+    access = ctx.access(unit_dim=dims[inner])
+    body = point_statements(access, call)
     params = ", ".join(
         [*kernel_parameters(ctx, dims), "const std::int64_t sc_lo", "const std::int64_t sc_hi"]
     )
+    jam = ctx.jams.get((index, inner))
+    note = "" if jam is None else f", {jam.factor} points along {jam.dim.name} per iteration"
     lines = [
-        f"// call {index} ({ctx.original.calls[index].callee}), {dims[inner].name} innermost",
+        f"// call {index} ({ctx.original.calls[index].callee}), {dims[inner].name} innermost{note}",
         "template <bool sc_unit>",
         f"static void {name}({params}) {{",
     ]
-    outer = order[0]
-    indent = "    "
-    lines.append(
-        f"{indent}for (std::int64_t {index_var(outer)} = sc_lo; {index_var(outer)} < sc_hi; "
-        f"++{index_var(outer)}) {{"
-    )
-    for d in order[1:]:
-        indent += "    "
-        lines.append(indent + domain_loop(d))
-    lines += [indent + "    " + s for s in body]
-    for _ in order:
-        lines.append(indent + "}")
-        indent = indent[:-4]
+    if jam is None:
+        lines += _nest(order, body)
+    else:
+        points = [{jam.dim: u} for u in range(jam.factor)]
+        jammed = point_statements(access, call, points)
+        lines += _jammed_nest(order, order.index(jam.dim), jam.factor, jammed, body)
     lines.append("}")
     ctx.kernels.append("\n".join(lines))
     return name
+
+
+def _loop(dim: Dimension, outermost: bool) -> str:
+    """The head of the loop along `dim`: the outermost over [sc_lo, sc_hi)."""
+    if not outermost:
+        return domain_loop(dim)
+    v = index_var(dim)
+    return f"for (std::int64_t {v} = sc_lo; {v} < sc_hi; ++{v}) {{"
+
+
+def _nest(order: list[Dimension], body: list[str], depth: int = 0) -> list[str]:
+    """The loops of `order` (the first the outermost of the kernel where `depth` is 0)
+    around `body`, indented by `depth` levels."""
+    lines: list[str] = []
+    indent = "    " * (depth + 1)
+    for k, d in enumerate(order):
+        lines.append(indent + "    " * k + _loop(d, depth == 0 and k == 0))
+    lines += [indent + "    " * len(order) + s for s in body]
+    for k in reversed(range(len(order))):
+        lines.append(indent + "    " * k + "}")
+    return lines
+
+
+def _jammed_nest(
+    order: list[Dimension], at: int, factor: int, jammed: list[str], body: list[str]
+) -> list[str]:
+    """The loops of `order` with the one at position `at` stepping `factor` points, the
+    loops inside it around `jammed` (the statements of those points), then the points
+    left over one at a time around `body`."""
+    lines = ["    " * (k + 1) + _loop(d, k == 0) for k, d in enumerate(order[:at])]
+    indent = "    " * (at + 1)
+    v = index_var(order[at])
+    start = "sc_lo" if at == 0 else bound_var(order[at], "start")
+    stop = "sc_hi" if at == 0 else bound_var(order[at], "stop")
+    lines += [
+        f"{indent}std::int64_t {v} = {start};",
+        f"{indent}for (; {v} + {factor - 1} < {stop}; {v} += {factor}) {{",
+        *_nest(order[at + 1 :], jammed, at + 1),
+        f"{indent}}}",
+        f"{indent}for (; {v} < {stop}; ++{v}) {{",
+        *_nest(order[at + 1 :], body, at + 1),
+        f"{indent}}}",
+    ]
+    lines += [("    " * (k + 1)) + "}" for k in reversed(range(at))]
+    return lines

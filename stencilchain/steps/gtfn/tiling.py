@@ -1,6 +1,7 @@
 """GTFN's side of the tile planner (`steps/tiles.py`): its cost function, which keeps the
 largest candidate worth keeping and then prices the rest again, and its tile sizes
-(ADR 0011 has the cost model and its calibration)."""
+(ADR 0011 has the cost model and its calibration); for a call that keeps nothing, how many
+neighbouring points one iteration of its loop nest computes together (`plan_jam`, ADR 0052)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from collections.abc import Sequence
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.ir_walk import node_count
-from stencilchain.program.node_traits import NodeTraits, Reach, traits_of
-from stencilchain.program.offsets import evaluation_offsets
+from stencilchain.program.node_traits import NodeTraits, Reach, contains, traits_of
+from stencilchain.program.offsets import Offsets, evaluation_offsets
 from stencilchain.steps import tiles
+from stencilchain.steps.cpp.loop_order import loop_order
 from stencilchain.steps.tiles import Candidate, Choice, Stage, TilePlan, is_field_read
 
 READ_COST = 0.5  # a field read
@@ -24,6 +26,9 @@ INNER_TILE = 256
 MAX_TILE = 64
 MIN_TILE = 4
 TILE_BUDGET_BYTES = 256 * 1024
+JAM_FACTORS = (2, 3, 4)  # points along one loop per iteration that `plan_jam` tries
+JAM_GAIN = 0.15  # the least fraction of the work per point that jamming must save
+JAM_STREAMS = 14  # the most arrays-at-an-offset that one iteration of a jammed loop walks
 
 # Nodes whose reach is not a box of offsets (neighbours, regions, calls) are not tiled.
 _UNTILED_REACH = frozenset({Reach.NEIGHBORS, Reach.LOCAL, Reach.REGION, Reach.CALLEE})
@@ -86,22 +91,115 @@ def plan_tiles(
     return tiles.plan_tiles(body, dims, GTFNCost(mode))
 
 
+@dataclasses.dataclass(frozen=True)
+class Jam:
+    """Unroll-and-jam of a call's loop nest: each iteration of the loop along `dim` computes
+    `factor` neighbouring points, the values they share (a node at the same offset) once,
+    in registers. `cost` and `alone`: the work per point, jammed and one point at a time."""
+
+    dim: Dimension
+    factor: int
+    cost: float
+    alone: float
+
+
+def plan_jam(
+    body: ir.Expr, dims: tuple[Dimension, ...], inner: int, mode: Materialization, outputs: int
+) -> Jam | None:
+    """How the loop nest of a call with inlined `body` and `outputs` results over `dims`,
+    `dims[inner]` innermost, is jammed: along the dimension of the outermost loop and by
+    the factor of `JAM_FACTORS` with the least work per point (counted like `cost`, over
+    the union of the points' offsets) that saves at least `JAM_GAIN` of a point's work
+    alone and walks at most `JAM_STREAMS` streams (`streams`); None if there is none,
+    under RECOMPUTE, or for a body with a node that is not a pointwise operation or a
+    cartesian shift."""
+    if mode is Materialization.RECOMPUTE or len(dims) < 2:
+        return None
+    if contains(body, lambda traits: traits.reach in _UNTILED_REACH or traits.makes_tuple):
+        return None
+    at = evaluation_offsets(body, dims)
+    alone = _union_cost(at, dims, None, 1)
+    for d in loop_order(dims, inner)[:-1]:
+        k = dims.index(d)
+        best: Jam | None = None
+        for factor in JAM_FACTORS:
+            jammed = _union_cost(at, dims, k, factor) / factor
+            if (
+                jammed <= (1.0 - JAM_GAIN) * alone
+                and streams(at, dims, inner, k, factor) + factor * outputs <= JAM_STREAMS
+                and (best is None or jammed < best.cost)
+            ):
+                best = Jam(d, factor, jammed, alone)
+        if best is not None:
+            return best
+    return None
+
+
+def streams(
+    at: dict[ir.Expr, set[Offsets]],
+    dims: tuple[Dimension, ...],
+    inner: int,
+    along: int,
+    factor: int,
+) -> int:
+    """The fields at distinct offsets across the innermost dimension `dims[inner]` that
+    `factor` points next to each other along `dims[along]` read: each is a stream of
+    its own through the innermost loop, with an address of its own (GCC keeps one
+    general-purpose register per stream; x86-64 has 16)."""
+    found: set[tuple[ir.Expr, Offsets]] = set()
+    for e, positions in at.items():
+        if not is_field_read(e):
+            continue
+        assert isinstance(e.type, ir.FieldType)
+        own = set(e.type.dims)
+        for pos in positions:
+            for u in range(factor):
+                found.add(
+                    (
+                        e,
+                        tuple(
+                            p + (u if k == along else 0) if d in own and k != inner else 0
+                            for k, (d, p) in enumerate(zip(dims, pos))
+                        ),
+                    )
+                )
+    return len(found)
+
+
+def _union_cost(
+    at: dict[ir.Expr, set[Offsets]], dims: tuple[Dimension, ...], along: int | None, factor: int
+) -> float:
+    """The work of `factor` points next to each other along `dims[along]`: each node once
+    per distinct offset along its own dimensions, weighted like `cost`."""
+    total = 0.0
+    for e, positions in at.items():
+        own = set(e.type.dims) if isinstance(e.type, ir.FieldType) else set()
+        keys = {
+            tuple(
+                p + (u if k == along else 0) if d in own else 0
+                for k, (d, p) in enumerate(zip(dims, pos))
+            )
+            for pos in positions
+            for u in range(factor)
+        }
+        total += _weight(e) * len(keys)
+    return total
+
+
+def _weight(e: ir.Expr) -> float:
+    """What one evaluation of node `e` costs by itself."""
+    traits = traits_of(e)
+    if is_field_read(e):
+        return READ_COST
+    if traits.calls_math:
+        return MATH_COST
+    return 1.0 if traits.operation else 0.0
+
+
 def cost(expr: ir.Expr, dims: tuple[Dimension, ...]) -> float:
     """Operations and reads of one evaluation of `expr`, counted like the emitter shares
     them (once per node and offset)."""
-    total = 0.0
-    for e, at in evaluation_offsets(expr, dims).items():
-        traits = traits_of(e)
-        if is_field_read(e):
-            weight = READ_COST
-        elif traits.calls_math:
-            weight = MATH_COST
-        elif traits.operation:
-            weight = 1.0
-        else:
-            weight = 0.0
-        total += weight * len(at)
-    return total
+    return sum(_weight(e) * len(at) for e, at in evaluation_offsets(expr, dims).items())
 
 
 def element_bytes(plan: TilePlan) -> int:
@@ -164,10 +262,14 @@ def describe(plan: TilePlan, inner: int) -> list[str]:
 
 __all__ = [
     "INNER_TILE",
+    "JAM_FACTORS",
+    "JAM_GAIN",
+    "JAM_STREAMS",
     "MAX_TILE",
     "MIN_TILE",
     "TILE_BUDGET_BYTES",
     "GTFNCost",
+    "Jam",
     "Materialization",
     "Stage",
     "TilePlan",
@@ -176,6 +278,8 @@ __all__ = [
     "cost",
     "describe",
     "element_bytes",
+    "plan_jam",
     "plan_tiles",
+    "streams",
     "tile_sizes",
 ]

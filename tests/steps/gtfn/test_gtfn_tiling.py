@@ -140,7 +140,9 @@ def test_the_plan_and_its_stages_show_in_the_source() -> None:
 
 
 def innermost_loops(source: str) -> list[int]:
-    """The line numbers (1-based) of the innermost loops of the kernel functions."""
+    """The line numbers (1-based) of the innermost loops of the kernel functions: loops
+    whose body does not start with a loop (or with the index of a jammed loop, then its
+    loops)."""
     lines = source.splitlines()
     found = []
     inside = False
@@ -149,12 +151,10 @@ def innermost_loops(source: str) -> list[int]:
             inside = True
         elif line == "}":
             inside = False
-        elif (
-            inside
-            and line.lstrip().startswith("for (")
-            and not lines[n + 1].lstrip().startswith("for (")
-        ):
-            found.append(n + 1)
+        elif inside and line.lstrip().startswith("for ("):
+            following = lines[n + 1].lstrip()
+            if not following.startswith(("for (", "std::int64_t i_")):
+                found.append(n + 1)
     return found
 
 
