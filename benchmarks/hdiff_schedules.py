@@ -1,6 +1,6 @@
 """Would a sliding-window schedule make hdiff faster on this machine? GTFN's hdiff as it
 generates it (`AUTO`: the Laplacian and fluxes recomputed where they are read, several
-points per iteration where the planner jams the loop nest, ADR 0052), one point per
+points per iteration where the planner jams the loop nest, ADR 0054), one point per
 iteration (`RECOMPUTE`, the code before the jam), GTFN's tiled variant (`Materialization.ALWAYS`: every intermediate kept in per-tile
 buffers) and a hand-written sliding-window schedule (benchmarks/native/
 hdiff_sliding_window.cpp: each intermediate computed once into a ring of planes or rows

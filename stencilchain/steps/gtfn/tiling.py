@@ -1,7 +1,7 @@
 """GTFN's side of the tile planner (`steps/tiles.py`): its cost function, which keeps the
 largest candidate worth keeping and then prices the rest again, and its tile sizes
 (ADR 0011 has the cost model and its calibration); for a call that keeps nothing, how many
-neighbouring points one iteration of its loop nest computes together (`plan_jam`, ADR 0052)."""
+neighbouring points one iteration of its loop nest computes together (`plan_jam`, ADR 0054)."""
 
 from __future__ import annotations
 
