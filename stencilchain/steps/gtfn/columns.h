@@ -16,21 +16,16 @@ namespace {
 #ifdef SC_COLUMNS_SHUFFLE
 typedef double sc_v8d __attribute__((vector_size(64)));
 
-inline sc_v8d sc_load8(const double* p) {
-    sc_v8d v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
 // The 8 x 8 tile at buf (rows `width` apart: 8 levels of 8 columns) stored transposed at
 // out (8 columns `column_stride` apart, their 8 levels contiguous). Every element is moved,
 // none computed.
 inline void sc_store_tile8(const double* buf, std::int64_t width, double* out,
                            std::int64_t column_stride) {
-    const sc_v8d r0 = sc_load8(buf), r1 = sc_load8(buf + width), r2 = sc_load8(buf + 2 * width),
-                 r3 = sc_load8(buf + 3 * width), r4 = sc_load8(buf + 4 * width),
-                 r5 = sc_load8(buf + 5 * width), r6 = sc_load8(buf + 6 * width),
-                 r7 = sc_load8(buf + 7 * width);
+    // (no function passes or returns a vector: without AVX-512 that would change the ABI)
+    sc_v8d r[8];
+    for (int k = 0; k < 8; ++k) std::memcpy(&r[k], buf + k * width, sizeof r[k]);
+    const sc_v8d r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3], r4 = r[4], r5 = r[5], r6 = r[6],
+                 r7 = r[7];
     // pairs of levels, then quadruples, then all eight, for each column
     const sc_v8d t0 = __builtin_shufflevector(r0, r1, 0, 8, 2, 10, 4, 12, 6, 14);
     const sc_v8d t1 = __builtin_shufflevector(r0, r1, 1, 9, 3, 11, 5, 13, 7, 15);
