@@ -47,6 +47,21 @@ def solve_window(a: F3, b: F3, c: F3, d: F3, x: F3) -> None:
     tridiagonal.thomas_backward(c_prime, d_prime, out=x, domain={J: (2, -3), K: (1, -1)})
 
 
+@sc.scan_operator(axis=K, forward=True, init=0.0)
+def running_sum(total, f: F3):  # type: ignore[no-untyped-def]
+    return total + f
+
+
+@sc.field_operator
+def doubled_sum(f: F3) -> F3:
+    return running_sum(f) * 2.0  # type: ignore[no-any-return]
+
+
+@sc.program
+def sum_then_double(f: F3, out: F3) -> None:
+    doubled_sum(f, out=out)
+
+
 def _inputs(shape: tuple[int, int, int], seed: int) -> dict[str, np.ndarray]:
     made = tridiagonal.make_inputs(shape, np.random.default_rng(seed))
     return {k: np.asarray(v) for k, v in made.items()}
@@ -119,3 +134,17 @@ def test_the_chain_stages_what_it_writes_not_what_it_reads() -> None:
     assert "sc_buf_x[(i_K - sc_start_K) * sc_width + sc_b] = sc_new0;" in source
     assert source.count("sc_store_columns(sc_buf_x, sc_width,") == 2  # one per column order
     assert "sc_store_columns(sc_buf_tmp" not in source
+
+
+def test_what_a_field_operator_of_the_chain_writes_is_stored_as_before(gtfn_cpu: Any) -> None:
+    """The scan and the field operator doubling its result are one chain; the field
+    operator's output is stored in place (staging it measured slower, ADR 0052), and the
+    result equals the embedded executor's."""
+    source = GTFNTranslationStep(device=Device.CPU)(sum_then_double.ir).source_code
+    assert "column by column" in source
+    assert "sc_store_columns(sc_buf_" not in source
+    rng = np.random.default_rng(5)
+    inputs = {"f": rng.uniform(0.5, 1.5, (2, 70, 19)), "out": np.zeros((2, 70, 19))}
+    embedded, compiled = _run_both(sum_then_double, inputs, gtfn_cpu, np.ascontiguousarray)
+    assert np.any(compiled["out"] != 0.0)
+    np.testing.assert_array_equal(compiled["out"], embedded["out"])

@@ -132,16 +132,20 @@ def staged_outputs(ctx: TranslationContext, chain: tuple[int, ...]) -> list[str]
     """The arrays a chain writes that its blocks store level-major into buffers where the
     axis is the arrays' fastest dimension (C order), written column by column after each
     block (`sc_store_columns`, ADR 0052): those over the chain's whole box (every column
-    dimension and the axis), written by one call and read by none of the chain."""
+    dimension and the axis), written by one call, a scan, and read by none of the chain.
+    (Staging what a field operator of the chain writes, ICON's copy of the scan's
+    results, measured 12-15 % slower; a scan's stores, 15-34 % faster.)"""
     calls = [ctx.program.calls[i] for i in chain]
     scan = chain_scan(ctx.program, chain)
     box = {*ctx.parallel_dims(next(c for c in calls if c.callee == scan.name)), scan.axis}
     read = {ref.name for call in calls for ref in refs_in(*call.args)}
     written = [name for call in calls for name in call.outs]
+    by_scans = {name for call in calls if call.callee in ctx.scans for name in call.outs}
     return [
         name
         for name in dict.fromkeys(written)
-        if name not in ctx.buffered
+        if name in by_scans
+        and name not in ctx.buffered
         and name not in read
         and written.count(name) == 1
         and set(ctx.fields[name].type.dims) == box
