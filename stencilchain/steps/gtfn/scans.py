@@ -1,6 +1,8 @@
 """Scan calls and chains of scan calls on the CPU: columns in parallel, each walking its
 levels in registers where the axis has the smallest stride, else blocks of neighbouring
-columns walking the levels together with the loop over the block innermost."""
+columns walking the levels together with the loop over the block innermost. A chain's
+blocks in C order store what its scans write into buffers, written to the arrays column
+by column after each block (ADR 0052)."""
 
 from __future__ import annotations
 
