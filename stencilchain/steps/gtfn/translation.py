@@ -17,7 +17,7 @@ from stencilchain.steps.cpp.signature import size_var
 from stencilchain.steps.gtfn.context import TranslationContext
 from stencilchain.steps.gtfn.gpu import gpu_call, gpu_kernel
 from stencilchain.steps.gtfn.loops import cpu_call
-from stencilchain.steps.gtfn.scans import cpu_scan_call, cpu_scan_chain
+from stencilchain.steps.gtfn.scans import cpu_scan_call, cpu_scan_chain, staged_outputs
 from stencilchain.steps.gtfn.temporaries import allocations, temporary_helpers
 from stencilchain.steps.gtfn.tiling import Materialization
 from stencilchain.steps.settings import DataLayout
@@ -85,10 +85,13 @@ def source(step: GTFNTranslationStep, program: ir.Program) -> str:
         parts.append("namespace {\n" + "\n".join(ctx.functions.definitions()) + "}  // namespace\n")
     body = domain_checks(program)
     buffers = sum(len(plan.stages) for plan in ctx.plans.values())
+    buffers += sum(len(staged_outputs(ctx, chain)) for chain in ctx.chains)
     if ctx.temporaries or buffers:
         parts.append(temporary_helpers(ctx.gpu, len(ctx.temporaries) + buffers))
         arrays = tuple(t for t in ctx.temporaries if t.name not in ctx.buffered)
         body += allocations(arrays, ctx.signature, step.data_layout, program.name)
+    if ctx.chains:
+        parts.append(package_text(_PACKAGE, "columns.h"))
     chains = {chain[0]: chain for chain in ctx.chains}
     chained = {index for chain in ctx.chains for index in chain[1:]}
     for index, call in enumerate(ctx.program.calls):
