@@ -1,7 +1,7 @@
 """GTFN's chains of scans where the axis is the arrays' fastest dimension (C order): a block
 stores the outputs of the chain level-major into per-thread buffers and writes them to the
 arrays column by column after the block (`sc_store_columns` in steps/gtfn/columns.h, ADR
-0052). Results equal the embedded executor's bit for bit: tiles of 8 columns x 8 levels and
+0055). Results equal the embedded executor's bit for bit: tiles of 8 columns x 8 levels and
 the columns and levels left over, blocks narrower than a tile, a team of threads, levels
 in reverse (stride -1) or strided, a window of the domain, float32 (the generic copy), and
 Fortran order (no staging), against an independent NumPy Thomas solve too."""
