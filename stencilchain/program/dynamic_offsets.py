@@ -144,44 +144,65 @@ def _offsets_in(
 ) -> list[tuple[_Source, Dimension, set[str]]]:
     """(program-level name and addends, dimension, the program-level names the shifted
     operand reads) of the offset of every DynamicShift in `expr`, its parameters bound in
-    `scope` (None: the program's names)."""
+    `scope` (None: the program's names); a shared sub-expression is walked once per scope."""
     out: list[tuple[_Source, Dimension, set[str]]] = []
-    if isinstance(expr, ir.DynamicShift):
-        source = _entry_source(expr.offset, scope, expr.dim)
-        if source is None:
-            raise DefinitionError(
-                f"{where}: the offset of sc.as_offset({expr.dim.name}, ...) is passed a "
-                f"computed field; pass a field argument of the program, {COMPUTED}"
-            )
-        out.append((source, expr.dim, _names_read(expr.expr, scope, fops)))
-    if isinstance(expr, ir.Call):
-        callee = fops[expr.callee]
-        inner = {p.name: (arg, scope) for p, arg in zip(callee.params, expr.args)}
-        out += _offsets_in(callee.body, inner, fops, expr.callee)
-        for arg in expr.args:
-            out += _offsets_in(arg, scope, fops, where)
-        return out
-    for child in ir.children(expr):
-        out += _offsets_in(child, scope, fops, where)
+    walked: dict[tuple[int, int], tuple[ir.Expr, _Scope]] = {}
+    names: dict[tuple[int, int], tuple[ir.Expr, _Scope | None, set[str]]] = {}
+
+    def walk(expr: ir.Expr, scope: _Scope, where: str) -> None:
+        key = (id(expr), id(scope))
+        if key in walked:
+            return
+        walked[key] = (expr, scope)  # both kept alive: their ids stay theirs
+        if isinstance(expr, ir.DynamicShift):
+            source = _entry_source(expr.offset, scope, expr.dim)
+            if source is None:
+                raise DefinitionError(
+                    f"{where}: the offset of sc.as_offset({expr.dim.name}, ...) is passed a "
+                    f"computed field; pass a field argument of the program, {COMPUTED}"
+                )
+            out.append((source, expr.dim, set(_names_read(expr.expr, scope, fops, names))))
+        if isinstance(expr, ir.Call):
+            callee = fops[expr.callee]
+            inner = {p.name: (arg, scope) for p, arg in zip(callee.params, expr.args)}
+            walk(callee.body, inner, expr.callee)
+            for arg in expr.args:
+                walk(arg, scope, where)
+            return
+        for child in ir.children(expr):
+            walk(child, scope, where)
+
+    walk(expr, scope, where)
     return out
 
 
 def _names_read(
-    expr: ir.Expr, scope: _Scope | None, fops: Mapping[str, ir.FieldOperatorDef]
+    expr: ir.Expr,
+    scope: _Scope | None,
+    fops: Mapping[str, ir.FieldOperatorDef],
+    known: dict[tuple[int, int], tuple[ir.Expr, _Scope | None, set[str]]],
 ) -> set[str]:
-    """The program-level names that `expr` reads, followed through the calls' arguments."""
+    """The program-level names that `expr` reads, followed through the calls' arguments
+    (`known`: what sub-expressions in their scopes read, each found once)."""
+    key = (id(expr), id(scope))
+    found = known.get(key)
+    if found is not None:
+        return found[2]
     if isinstance(expr, ir.Ref):
         if scope is None or expr.name not in scope:
-            return {expr.name}
-        bound, outer = scope[expr.name]
-        return _names_read(bound, outer, fops)
-    names: set[str] = set()
-    if isinstance(expr, ir.Call):
+            names = {expr.name}
+        else:
+            bound, outer = scope[expr.name]
+            names = _names_read(bound, outer, fops, known)
+    elif isinstance(expr, ir.Call):
         callee = fops[expr.callee]
         inner = {p.name: (arg, scope) for p, arg in zip(callee.params, expr.args)}
-        return _names_read(callee.body, inner, fops)
-    for child in ir.children(expr):
-        names |= _names_read(child, scope, fops)
+        names = _names_read(callee.body, inner, fops, known)
+    else:
+        names = set()
+        for child in ir.children(expr):
+            names |= _names_read(child, scope, fops, known)
+    known[key] = (expr, scope, names)
     return names
 
 

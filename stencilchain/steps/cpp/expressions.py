@@ -308,6 +308,8 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         self.prefix = prefix
         self.statements: list[str] = []
         self._memo: dict[tuple[ir.Expr, Position], str] = {}
+        # without `cse`: by object and position, with the object kept alive (its id is its)
+        self._shared: dict[tuple[int, Position], tuple[ir.Expr, str]] = {}
         self._count = 0
         # the dimensions of the concat_where branches being emitted: their reads happen only
         # where the branch is selected (DaCe keeps the other points' memlets inside the array)
@@ -341,10 +343,18 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         return name
 
     def emit(self, expr: ir.Expr, pos: Pos) -> str:
-        """The C++ of `expr` at `pos`, after the statements it needs."""
-        if not self.cse or isinstance(expr, _IN_PLACE):
+        """The C++ of `expr` at `pos`, after the statements it needs. The same object at
+        the same position is emitted once even without `cse`: a shared sub-expression of
+        the IR (a DAG) is one statement, not one per path to it (docs/adr/0051)."""
+        if isinstance(expr, _IN_PLACE):
             return self.visit(expr, pos)
-        key = (expr, _position_key(expr, pos))
+        at = _position_key(expr, pos)
+        if not self.cse:
+            known = self._shared.get((id(expr), at))
+            if known is None:
+                known = self._shared[(id(expr), at)] = (expr, self.visit(expr, pos))
+            return known[1]
+        key = (expr, at)
         name = self._memo.get(key)
         if name is None:
             name = self._memo[key] = self.visit(expr, pos)
@@ -493,13 +503,15 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
     ) -> list[str]:
         """The statements of `branch` at `pos` ending with its value stored in `result`,
         without leaving any of them (or their sharing) to the enclosing scope."""
-        statements, memo, guarded = self.statements, self._memo, self.guarded
-        self.statements, self._memo, self.guarded = [], dict(memo), (*guarded, *guard)
+        statements, memo, shared, guarded = self.statements, self._memo, self._shared, self.guarded
+        self.statements, self._memo, self._shared = [], dict(memo), dict(shared)
+        self.guarded = (*guarded, *guard)
         try:
             value = self.emit(branch, pos)
             return [*self.statements, f"{result} = {value};"]
         finally:
-            self.statements, self._memo, self.guarded = statements, memo, guarded
+            self.statements, self._memo, self._shared = statements, memo, shared
+            self.guarded = guarded
 
     def visit_Unary(self, expr: ir.Unary, pos: Pos) -> str:
         operand = self.emit(expr.operand, pos)
