@@ -67,7 +67,7 @@ class Evaluator(ir.ExprVisitor[Value]):
         self.below: Mapping[str, tuple[np.ndarray, tuple[int, ...]]] = {}
         # the nodes (by id) that more than one node holds, in the bodies this evaluator runs,
         # and their values while one body runs: a shared sub-expression is evaluated once per
-        # environment and box, so a DAG costs its own size (docs/adr/0051)
+        # environment and box, so a DAG costs its own size (docs/adr/0052)
         self.shared: set[int] = set()
         self.roots: list[ir.Expr] = []  # kept alive: the ids in `shared` stay theirs
         self.memo: dict[tuple[int, int, tuple[Any, ...]], tuple[Any, ...]] = {}

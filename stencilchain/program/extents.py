@@ -88,7 +88,7 @@ class ExtentsWalker(ir.ExprVisitor[None]):
         self.gathered: dict[str, set[Dimension]] = {}
         # what was walked already (with what its key's ids belong to, kept alive): a walk
         # records the same reads each time, so a shared sub-expression is walked once per
-        # position, scope and guard (docs/adr/0051)
+        # position, scope and guard (docs/adr/0052)
         self._walked: dict[tuple[object, ...], tuple[ir.Expr, _Scope]] = {}
 
     def visit(

@@ -348,7 +348,7 @@ class _Encoder:
     (`"exprs"`) that lists them children first in the order they are first met, and
     referred to by their position there (`{"e": n}`): equal expressions have one entry
     however many objects hold them, so the text is the same for a tree and for a DAG
-    that shares its sub-expressions, and as long as the DAG (docs/adr/0051)."""
+    that shares its sub-expressions, and as long as the DAG (docs/adr/0052)."""
 
     def __init__(self) -> None:
         self.table: list[str] = []

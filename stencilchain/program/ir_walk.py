@@ -11,7 +11,7 @@ from stencilchain.program import ir
 def nodes(expr: ir.Expr) -> Iterator[ir.Expr]:
     """`expr` and every expression below it, in the order a walk of the tree meets them
     first (depth first, children in field order), each object once: a shared
-    sub-expression is not walked again (docs/adr/0051)."""
+    sub-expression is not walked again (docs/adr/0052)."""
     seen: set[int] = set()
     stack = [expr]
     while stack:

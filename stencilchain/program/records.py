@@ -14,7 +14,7 @@ either decorator), and mypy reads it as a frozen dataclass (PEP 681).
 
 `@expr_node` is `@frozen` for the IR's expressions, which are DAGs: a value that many joined
 `if`s update from itself is shared, and written out as a tree it can be millions of times
-larger (docs/adr/0051). Its hash is computed once per instance (kept out of pickles: a
+larger (docs/adr/0052). Its hash is computed once per instance (kept out of pickles: a
 string's hash differs between processes), and equality compares shared nodes once per
 pair, so both cost the DAG's size, not the tree's.
 

@@ -170,6 +170,16 @@ class ReadsWalker(ir.ExprVisitor[Any]):
         self.sizes = sizes
         self.values = values
         self.written = written
+        # a shared sub-expression visited once per environment and box (its reads are
+        # the same each time), with the environment kept alive: docs/adr/0052
+        self._visited: dict[tuple[int, int, tuple[Any, ...]], tuple[Any, Any]] = {}
+
+    def visit(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Any:
+        key = (id(expr), id(env), tuple(box.items()))
+        known = self._visited.get(key)
+        if known is None:
+            known = self._visited[key] = (super().visit(expr, env, box), (expr, env))
+        return known[0]
 
     def _children(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Any:
         operands = [self.visit(e, env, box) for e in ir.children(expr)]

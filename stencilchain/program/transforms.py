@@ -18,7 +18,7 @@ from stencilchain.program.node_traits import traits_of
 from stencilchain.program.semantics import scalar
 
 # Each transform rewrites a shared sub-expression once (ir_walk.rewrite), so that it costs
-# the DAG's size and its result shares what its input shares (docs/adr/0051).
+# the DAG's size and its result shares what its input shares (docs/adr/0052).
 
 
 def substitute(expr: ir.Expr, bindings: Mapping[str, ir.Expr]) -> ir.Expr:

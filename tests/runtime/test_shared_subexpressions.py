@@ -1,4 +1,4 @@
-"""Shared sub-expressions (docs/adr/0051): a scan and a field operator whose value is
+"""Shared sub-expressions (docs/adr/0052): a scan and a field operator whose value is
 updated from itself forty times, each update reading the previous value more than once,
 so that their IR is a few hundred nodes as a DAG and more than 2**40 written out as a
 tree. They are traced, fingerprinted, run by the embedded executor and by every CPU
@@ -83,7 +83,7 @@ def field_reference(f: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 
 def test_the_ir_is_small_as_a_dag_and_its_fingerprint_is_the_same_for_equal_programs() -> None:
-    for make in (make_scan_program, make_field_program):
+    for make in (make_scan_program, make_field_program, make_branch_program):
         first, second = make(), make()
         bodies = [
             *(fop.body for fop in first.ir.field_operators),
@@ -135,3 +135,41 @@ def test_a_field_operator_updating_a_value_from_itself_forty_times(
     np.testing.assert_array_equal(out[:-1], want)
     np.testing.assert_array_equal(out[-1], 0.0)
     assert len(np.unique(np.round(want, 6))) > 10
+
+
+def make_branch_program() -> sc.Program:
+    """A field operator whose value goes through forty joined `if`s on a scalar parameter
+    (run-time branches in the generated code), both sides reading it."""
+
+    @sc.field_operator
+    def branchy(f: F, alpha: sc.float64) -> F:
+        y = f
+        for j in range(STEPS):
+            if alpha > 0.1 * j:  # noqa: SIM108 (the statement form is what this tests)
+                y = y * 0.5 + y
+            else:
+                y = y - y * 0.25
+        return y
+
+    @sc.program
+    def run_branches(f: F, alpha: sc.float64, out: F) -> None:
+        branchy(f, alpha, out=out)
+
+    return run_branches
+
+
+@pytest.mark.parametrize("toolchain_name", TOOLCHAINS)
+def test_forty_ifs_on_a_scalar_parameter_each_side_reading_the_value(
+    toolchain_name: str, request: pytest.FixtureRequest
+) -> None:
+    program: Any = make_branch_program()
+    if toolchain_name != "embedded":
+        program = program.with_backend(request.getfixturevalue(toolchain_name))
+    f = np.random.default_rng(23).uniform(0.0, 1.0, (4, 3))
+    for alpha in (-1.0, 0.55, 2.05):
+        out = np.zeros_like(f)
+        program(f, alpha, out)
+        want = f.copy()
+        for j in range(STEPS):
+            want = want * 0.5 + want if alpha > 0.1 * j else want - want * 0.25
+        np.testing.assert_array_equal(out, want)

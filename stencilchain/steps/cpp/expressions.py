@@ -345,7 +345,7 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
     def emit(self, expr: ir.Expr, pos: Pos) -> str:
         """The C++ of `expr` at `pos`, after the statements it needs. The same object at
         the same position is emitted once even without `cse`: a shared sub-expression of
-        the IR (a DAG) is one statement, not one per path to it (docs/adr/0051)."""
+        the IR (a DAG) is one statement, not one per path to it (docs/adr/0052)."""
         if isinstance(expr, _IN_PLACE):
             return self.visit(expr, pos)
         at = _position_key(expr, pos)
@@ -485,7 +485,15 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         guard: tuple[Dimension, ...],
     ) -> str:
         """The name of `expr`'s value, `true` if `cond` else `false`, each side's statements
-        in its own block (reads along `guard` happen only where that side is selected)."""
+        in its own block (reads along `guard` happen only where that side is selected).
+        Without a guard (a condition on a scalar), what both sides compute from the same
+        objects at the same point is emitted before the blocks, once: a value that joined
+        `if`s update from itself would otherwise be emitted again in every block below."""
+        if not guard:
+            in_true = _pointwise_below(true)
+            for node in _pointwise_below(false).values():
+                if id(node) in in_true and not isinstance(node, _IN_PLACE):
+                    self.emit(node, pos)
         name = self.fresh()
         self.statements.append(f"{cpp_type(expr.type)} {name};")
         for keyword, branch in ((f"if ({cond}) {{", true), ("} else {", false)):
@@ -604,6 +612,26 @@ def _condition(expr: ir.ConcatWhere, index: str, scalar: Callable[[str], str]) -
         tests += [f"{index} < {bound_value(expr.dim, b, scalar)}" for b in interval.stops]
         parts.append("(" + " && ".join(tests) + ")" if tests else "true")
     return " || ".join(parts) if parts else "false"
+
+
+# The nodes whose operands are evaluated at their own point (no shift, no branch of their
+# own that guards reads): what both sides of a scalar branch may share before it.
+_POINTWISE = (ir.Unary, ir.Binary, ir.Where, ir.MathCall, ir.Cast, ir.MakeTuple, ir.TupleGet)
+
+
+def _pointwise_below(expr: ir.Expr) -> dict[int, ir.Expr]:
+    """`expr` and the nodes below it reached through pointwise nodes only, by id, each
+    object once, in the order a depth-first walk meets them first."""
+    found: dict[int, ir.Expr] = {}
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if id(e) in found:
+            continue
+        found[id(e)] = e
+        if isinstance(e, _POINTWISE):
+            stack.extend(reversed(ir.children(e)))
+    return found
 
 
 def position(pos: Pos) -> Position:
