@@ -170,15 +170,16 @@ class ReadsWalker(ir.ExprVisitor[Any]):
         self.sizes = sizes
         self.values = values
         self.written = written
-        # a shared sub-expression visited once per environment and box (its reads are
-        # the same each time), with the environment kept alive: docs/adr/0052
-        self._visited: dict[tuple[int, int, tuple[Any, ...]], tuple[Any, Any]] = {}
+        # a shared sub-expression visited once per environment and box object (its reads
+        # are the same each time; a box may hold arrays of points, so it is known by
+        # identity), with what the key's ids belong to kept alive: docs/adr/0052
+        self._visited: dict[tuple[int, int, int], tuple[Any, Any]] = {}
 
     def visit(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Any:
-        key = (id(expr), id(env), tuple(box.items()))
+        key = (id(expr), id(env), id(box))
         known = self._visited.get(key)
         if known is None:
-            known = self._visited[key] = (super().visit(expr, env, box), (expr, env))
+            known = self._visited[key] = (super().visit(expr, env, box), (expr, env, box))
         return known[0]
 
     def _children(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Any:

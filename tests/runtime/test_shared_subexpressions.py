@@ -6,12 +6,15 @@ toolchain in both layouts, against NumPy references written here."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 import stencilchain as sc
+from stencilchain.containers import build_container
 from stencilchain.program import ir_walk
 
 I, K = sc.Dimension("I"), sc.Dimension("K")
@@ -173,3 +176,17 @@ def test_forty_ifs_on_a_scalar_parameter_each_side_reading_the_value(
         for j in range(STEPS):
             want = want * 0.5 + want if alpha > 0.1 * j else want - want * 0.25
         np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["gtfn", "dace"])
+@pytest.mark.parametrize("make", [make_scan_program, make_field_program, make_branch_program])
+def test_cuda_sources_of_shared_sub_expressions_build(
+    family: str, make: Any, session_cache_dir: Path
+) -> None:
+    if family == "dace":
+        pytest.importorskip("dace")
+    toolchain = getattr(build_container({}, cache_dir=session_cache_dir, device="gpu"), family)
+    compiled = toolchain.toolchain().compile(make())
+    assert compiled.artifact.module_path.is_file()
