@@ -215,42 +215,75 @@ def _offsets_in(
     """(program-level name and addends, dimension, the program-level names the shifted
     operand reads, the conditions that select it) of the offset of every DynamicShift in
     `expr`, its parameters bound in `scope` (None: the program's names), below the
-    `pending` conditions of the `sc.where`s above it at the same point."""
+    `pending` conditions of the `sc.where`s above it at the same point. A shared
+    sub-expression is walked once per scope and conditions, and not at all where it holds
+    no DynamicShift."""
     out: list[_Found] = []
-    if isinstance(expr, ir.DynamicShift):
-        source = _entry_source(expr.offset, scope, expr.dim)
-        if source is None:
-            raise DefinitionError(
-                f"{where}: the offset of sc.as_offset({expr.dim.name}, ...) is passed a "
-                f"computed field; pass a field argument of the program, {COMPUTED}"
-            )
-        conditions: tuple[Condition, ...] = ()
-        if _read_at_the_point(expr.offset, scope, expr.dim):
-            conditions = tuple(
-                (cond, taken)
-                for cond, taken in ((_pointwise(c, s), taken) for c, s, taken in pending)
-                if cond is not None
-            )
-        out.append((source, expr.dim, _names_read(expr.expr, scope, fops), conditions))
-        out += _offsets_in(expr.offset, scope, fops, where, pending)
-        return out + _offsets_in(expr.expr, scope, fops, where, ())
-    if isinstance(expr, ir.Call):
-        callee = fops[expr.callee]
-        inner = {p.name: (arg, scope) for p, arg in zip(callee.params, expr.args)}
-        out += _offsets_in(callee.body, inner, fops, expr.callee, pending)
-        for arg in expr.args:
-            out += _offsets_in(arg, scope, fops, where, ())
-        return out
-    if isinstance(expr, ir.Where):
-        out += _offsets_in(expr.cond, scope, fops, where, pending)
-        out += _offsets_in(expr.true, scope, fops, where, (*pending, (expr.cond, scope, True)))
-        return out + _offsets_in(
-            expr.false, scope, fops, where, (*pending, (expr.cond, scope, False))
-        )
-    kept = pending if isinstance(expr, _AT_THE_POINT) else ()
-    for child in ir.children(expr):
-        out += _offsets_in(child, scope, fops, where, kept)
+    walked: dict[tuple[int, int, tuple[tuple[int, int, bool], ...]], tuple[Any, ...]] = {}
+    names: dict[tuple[int, int], tuple[ir.Expr, _Scope | None, set[str]]] = {}
+    shifts: dict[int, tuple[ir.Expr, bool]] = {}
+
+    def walk(expr: ir.Expr, scope: _Scope, where: str, pending: tuple[_Pending, ...]) -> None:
+        if not _holds_shift(expr, fops, shifts):
+            return
+        key = (id(expr), id(scope), tuple((id(c), id(s), t) for c, s, t in pending))
+        if key in walked:
+            return
+        walked[key] = (expr, scope, pending)  # kept alive: their ids stay theirs
+        if isinstance(expr, ir.DynamicShift):
+            source = _entry_source(expr.offset, scope, expr.dim)
+            if source is None:
+                raise DefinitionError(
+                    f"{where}: the offset of sc.as_offset({expr.dim.name}, ...) is passed a "
+                    f"computed field; pass a field argument of the program, {COMPUTED}"
+                )
+            conditions: tuple[Condition, ...] = ()
+            if _read_at_the_point(expr.offset, scope, expr.dim):
+                conditions = tuple(
+                    (cond, taken)
+                    for cond, taken in ((_pointwise(c, s), taken) for c, s, taken in pending)
+                    if cond is not None
+                )
+            read = set(_names_read(expr.expr, scope, fops, names))
+            out.append((source, expr.dim, read, conditions))
+            walk(expr.offset, scope, where, pending)
+            walk(expr.expr, scope, where, ())
+            return
+        if isinstance(expr, ir.Call):
+            callee = fops[expr.callee]
+            inner = {p.name: (arg, scope) for p, arg in zip(callee.params, expr.args)}
+            walk(callee.body, inner, expr.callee, pending)
+            for arg in expr.args:
+                walk(arg, scope, where, ())
+            return
+        if isinstance(expr, ir.Where):
+            walk(expr.cond, scope, where, pending)
+            walk(expr.true, scope, where, (*pending, (expr.cond, scope, True)))
+            walk(expr.false, scope, where, (*pending, (expr.cond, scope, False)))
+            return
+        kept = pending if isinstance(expr, _AT_THE_POINT) else ()
+        for child in ir.children(expr):
+            walk(child, scope, where, kept)
+
+    walk(expr, scope, where, pending)
     return out
+
+
+def _holds_shift(
+    expr: ir.Expr, fops: Mapping[str, ir.FieldOperatorDef], memo: dict[int, tuple[ir.Expr, bool]]
+) -> bool:
+    """Whether `expr`, or the body of a field operator it calls, holds a DynamicShift (each
+    node looked at once; `memo` keeps them alive by id)."""
+    found = memo.get(id(expr))
+    if found is not None:
+        return found[1]
+    holds = isinstance(expr, ir.DynamicShift) or (
+        isinstance(expr, ir.Call) and _holds_shift(fops[expr.callee].body, fops, memo)
+    )
+    if not holds:
+        holds = any(_holds_shift(child, fops, memo) for child in ir.children(expr))
+    memo[id(expr)] = (expr, holds)
+    return holds
 
 
 def _read_at_the_point(expr: ir.Expr, scope: _Scope | None, dim: Dimension) -> bool:
@@ -292,21 +325,32 @@ def _pointwise(expr: ir.Expr, scope: _Scope | None) -> ir.Expr | None:
 
 
 def _names_read(
-    expr: ir.Expr, scope: _Scope | None, fops: Mapping[str, ir.FieldOperatorDef]
+    expr: ir.Expr,
+    scope: _Scope | None,
+    fops: Mapping[str, ir.FieldOperatorDef],
+    known: dict[tuple[int, int], tuple[ir.Expr, _Scope | None, set[str]]],
 ) -> set[str]:
-    """The program-level names that `expr` reads, followed through the calls' arguments."""
+    """The program-level names that `expr` reads, followed through the calls' arguments
+    (`known`: what sub-expressions in their scopes read, each found once)."""
+    key = (id(expr), id(scope))
+    found = known.get(key)
+    if found is not None:
+        return found[2]
     if isinstance(expr, ir.Ref):
         if scope is None or expr.name not in scope:
-            return {expr.name}
-        bound, outer = scope[expr.name]
-        return _names_read(bound, outer, fops)
-    names: set[str] = set()
-    if isinstance(expr, ir.Call):
+            names = {expr.name}
+        else:
+            bound, outer = scope[expr.name]
+            names = _names_read(bound, outer, fops, known)
+    elif isinstance(expr, ir.Call):
         callee = fops[expr.callee]
         inner = {p.name: (arg, scope) for p, arg in zip(callee.params, expr.args)}
-        return _names_read(callee.body, inner, fops)
-    for child in ir.children(expr):
-        names |= _names_read(child, scope, fops)
+        names = _names_read(callee.body, inner, fops, known)
+    else:
+        names = set()
+        for child in ir.children(expr):
+            names |= _names_read(child, scope, fops, known)
+    known[key] = (expr, scope, names)
     return names
 
 

@@ -32,6 +32,7 @@ from stencilchain.program.dynamic_offsets import (
     check_offsets,
     offset_arguments,
 )
+from stencilchain.program.ir_walk import shared_nodes
 from stencilchain.program.own_ranges import RangeKey, specialise_ranges
 from stencilchain.program.records import frozen
 from stencilchain.program.semantics import REDUCTIONS, literal_value, neighbor_identity, operate
@@ -64,6 +65,19 @@ class Evaluator(ir.ExprVisitor[Value]):
         # inputs starting below 0 (program/own_ranges.py): per parameter, a copy that also
         # holds its points below 0, and the index in it of the index space's point 0
         self.below: Mapping[str, tuple[np.ndarray, tuple[int, ...]]] = {}
+        # the nodes (by id) that more than one node holds, in the bodies this evaluator runs,
+        # and their values while one body runs: a shared sub-expression is evaluated once per
+        # environment and box, so a DAG costs its own size (docs/adr/0056)
+        self.shared: set[int] = set()
+        self.roots: list[ir.Expr] = []  # kept alive: the ids in `shared` stay theirs
+        self.memo: dict[tuple[int, int, tuple[Any, ...]], tuple[Any, ...]] = {}
+        for fop in fops.values():
+            self.share(fop.body)
+
+    def share(self, *roots: ir.Expr) -> None:
+        """Evaluate the shared nodes of `roots` once per environment and box."""
+        self.roots += roots
+        self.shared |= shared_nodes(*roots)
 
     def run_call(self, call: ir.ProgramCall, values: Mapping[str, Any], box: Box) -> Value:
         fop = self.fops[call.callee]
@@ -77,12 +91,22 @@ class Evaluator(ir.ExprVisitor[Value]):
                 env[param.name] = _array_source(array, param.type.dims, origin)
             else:
                 env[param.name] = values[arg.name]  # type: ignore[union-attr]
-        with np.errstate(all="ignore"):
-            return self.eval(fop.body, env, box)
+        try:
+            with np.errstate(all="ignore"):
+                return self.eval(fop.body, env, box)
+        finally:
+            self.memo.clear()
 
     def eval(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Value:
         """The value of `expr` over `box`."""
-        return self.visit(expr, env, box)
+        if id(expr) not in self.shared:
+            return self.visit(expr, env, box)
+        key = (id(expr), id(env), tuple(box.items()))
+        known = self.memo.get(key)
+        if known is None:
+            # the environment is kept with the value: its id is not reused while it is here
+            known = self.memo[key] = (self.visit(expr, env, box), env)
+        return known[0]  # type: ignore[no-any-return]
 
     def visit_Literal(self, expr: ir.Literal, env: Mapping[str, Any], box: Box) -> Value:
         return literal_value(expr)
@@ -281,6 +305,7 @@ def run_scan(
     state = [np.full(column_shape, lit.value, dtype=lit.type.numpy) for lit in scan.init]
     results = [np.empty(shape, dtype=lit.type.numpy) for lit in scan.init]
     evaluator = Evaluator({})
+    evaluator.share(*scan.body)
     start, stop = box[scan.axis]
     levels = range(start, stop) if scan.forward else range(stop - 1, start - 1, -1)
     for k in levels:
@@ -298,6 +323,7 @@ def run_scan(
             env[s.name] = current
         with np.errstate(all="ignore"):
             new = [evaluator.eval(e, env, {}) for e in scan.body]
+        evaluator.memo.clear()
         state = [
             np.broadcast_to(np.asarray(v, dtype=lit.type.numpy), column_shape)
             for v, lit in zip(new, scan.init)

@@ -86,6 +86,19 @@ class ExtentsWalker(ir.ExprVisitor[None]):
         self.extents: Extents = {}
         self.windows: Windows = {}
         self.gathered: dict[str, set[Dimension]] = {}
+        # what was walked already (with what its key's ids belong to, kept alive): a walk
+        # records the same reads each time, so a shared sub-expression is walked once per
+        # position, scope and guard (docs/adr/0056)
+        self._walked: dict[tuple[object, ...], tuple[ir.Expr, _Scope]] = {}
+
+    def visit(
+        self, expr: ir.Expr, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard
+    ) -> None:
+        key = (id(expr), tuple(pos.items()), id(scope), tuple(guard.items()))
+        if key in self._walked:
+            return
+        self._walked[key] = (expr, scope)
+        super().visit(expr, pos, scope, guard)
 
     def visit_Ref(
         self, expr: ir.Ref, pos: Mapping[Dimension, int], scope: _Scope, guard: _Guard

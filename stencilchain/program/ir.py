@@ -321,7 +321,7 @@ class Program:
 
 @functools.lru_cache(maxsize=256)
 def _fingerprint(canonical: str) -> str:
-    return sha256_of("stencilchain.ir/1", canonical)
+    return sha256_of("stencilchain.ir/2", canonical)
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
@@ -343,25 +343,59 @@ def _field_names(cls: type) -> tuple[str, ...] | None:
         return _FIELD_NAMES.setdefault(cls, names)
 
 
-def _encode(value: Any) -> Any:
-    names = _field_names(type(value))
-    if names is not None:
-        return [type(value).__name__, {n: _encode(getattr(value, n)) for n in names}]
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return {"float": value.hex()}
-    if isinstance(value, tuple):
-        return [_encode(v) for v in value]
-    raise TypeError(f"cannot serialize {type(value).__name__} in the IR")
+class _Encoder:
+    """The canonical JSON value of a node. Expressions are written once each, in a table
+    (`"exprs"`) that lists them children first in the order they are first met, and
+    referred to by their position there (`{"e": n}`): equal expressions have one entry
+    however many objects hold them, so the text is the same for a tree and for a DAG
+    that shares its sub-expressions, and as long as the DAG (docs/adr/0056)."""
+
+    def __init__(self) -> None:
+        self.table: list[str] = []
+        self.positions: dict[str, int] = {}
+        self.by_id: dict[int, tuple[Any, int]] = {}
+
+    def encode(self, value: Any) -> Any:
+        if isinstance(value, EXPR_NODES):
+            return {"e": self.expression(value)}
+        names = _field_names(type(value))
+        if names is not None:
+            return [type(value).__name__, {n: self.encode(getattr(value, n)) for n in names}]
+        if isinstance(value, bool) or value is None or isinstance(value, str):
+            return value
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float):
+            return {"float": value.hex()}
+        if isinstance(value, tuple):
+            return [self.encode(v) for v in value]
+        raise TypeError(f"cannot serialize {type(value).__name__} in the IR")
+
+    def expression(self, expr: Expr) -> int:
+        """The position of `expr` in the table (each object looked at once)."""
+        known = self.by_id.get(id(expr))
+        if known is not None:
+            return known[1]
+        names = _field_names(type(expr)) or ()
+        text = _dumps([type(expr).__name__, {n: self.encode(getattr(expr, n)) for n in names}])
+        position = self.positions.get(text)
+        if position is None:
+            position = self.positions[text] = len(self.table)
+            self.table.append(text)
+        self.by_id[id(expr)] = (expr, position)  # the node kept alive: its id stays its own
+        return position
+
+
+def _dumps(value: Any) -> str:
+    import json  # on first use: `import stencilchain` needs no JSON
+
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def canonical_json(node: Any) -> str:
-    import json  # on first use: `import stencilchain` needs no JSON
-
-    return json.dumps(_encode(node), sort_keys=True, separators=(",", ":"))
+    encoder = _Encoder()
+    top = _dumps(encoder.encode(node))
+    return "{" + f'"exprs":[{",".join(encoder.table)}],"node":{top}' + "}"
 
 
 # the IR's names, its expression nodes' (program/ir_nodes.py) and bounds' too

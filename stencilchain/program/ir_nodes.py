@@ -20,7 +20,7 @@ from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.intervals import Interval
-from stencilchain.program.records import frozen
+from stencilchain.program.records import expr_node, frozen
 
 # --- types -------------------------------------------------------------------
 
@@ -65,7 +65,7 @@ Type = Union[FieldType, ScalarType, TupleType]
 # --- expressions ---------------------------------------------------------------
 
 
-@frozen
+@expr_node
 class Literal:
     """A constant of a scalar type."""
 
@@ -73,7 +73,7 @@ class Literal:
     type: ScalarType
 
 
-@frozen
+@expr_node
 class Ref:
     """A parameter of the enclosing field operator (or program)."""
 
@@ -81,7 +81,7 @@ class Ref:
     type: FieldType | ScalarType
 
 
-@frozen
+@expr_node
 class Shift:
     """`expr` read at `offsets` from the current point, e.g. f(I + 1)."""
 
@@ -120,7 +120,7 @@ BINARY_MATH_FUNCTIONS = ("minimum", "maximum", "arctan2", "fmod")
 PREDICATE_FUNCTIONS = ("isnan", "isinf", "isfinite")
 
 
-@frozen
+@expr_node
 class Unary:
     """A unary operator (`-`, `~`) applied to an expression."""
 
@@ -129,7 +129,7 @@ class Unary:
     type: FieldType | ScalarType
 
 
-@frozen
+@expr_node
 class Binary:
     """A binary operator (arithmetic, comparison, logic) of two expressions."""
 
@@ -139,7 +139,7 @@ class Binary:
     type: FieldType | ScalarType
 
 
-@frozen
+@expr_node
 class Where:
     """`sc.where(cond, true, false)`: the choice of two expressions, point by point."""
 
@@ -149,7 +149,7 @@ class Where:
     type: FieldType | ScalarType
 
 
-@frozen
+@expr_node
 class MathCall:
     """A math function (`sqrt`, `minimum`, ...) of its arguments."""
 
@@ -158,7 +158,7 @@ class MathCall:
     type: FieldType | ScalarType
 
 
-@frozen
+@expr_node
 class Cast:
     """`sc.astype`: an expression converted to another dtype."""
 
@@ -166,7 +166,7 @@ class Cast:
     type: FieldType | ScalarType
 
 
-@frozen
+@expr_node
 class Call:
     """A call of another field operator of the same program, by name."""
 
@@ -175,7 +175,7 @@ class Call:
     type: FieldType | TupleType
 
 
-@frozen
+@expr_node
 class ScanCall:
     """A call of a scan operator of the same program, by name, inside a field operator: the
     scan's result (a field, or a tuple of fields, over the scan's dimensions) at each point;
@@ -192,7 +192,7 @@ class ScanCall:
     type: FieldType | TupleType
 
 
-@frozen
+@expr_node
 class Broadcast:
     """`expr` (a scalar, or a field over a subset of `type.dims`) as a field over
     `type.dims`: its value at a point is `expr`'s at that point's indices along `expr`'s own
@@ -202,7 +202,7 @@ class Broadcast:
     type: FieldType
 
 
-@frozen
+@expr_node
 class Index:
     """`sc.index(dim)`: the index along `dim` at each point, an int64 field over `(dim,)`
     (NumPy's index dtype). Shifted, it is the index of the point it is read at."""
@@ -211,7 +211,7 @@ class Index:
     type: FieldType
 
 
-@frozen
+@expr_node
 class NeighborShift:
     """`expr(C2E)` or `expr(C2E[slot])`: `expr` (a field over the connectivity's source
     dimension) read at the neighbours that the connectivity's table lists. The source
@@ -224,7 +224,7 @@ class NeighborShift:
     type: FieldType
 
 
-@frozen
+@expr_node
 class LocalSlot:
     """`expr[C2EDim(slot)]`: a local field (over the local dimension `axis`) read at one
     neighbour slot, a field over the other dimensions. The slot's value as `expr` has it:
@@ -237,7 +237,7 @@ class LocalSlot:
     type: FieldType
 
 
-@frozen
+@expr_node
 class DynamicShift:
     """`expr(sc.as_offset(K, off))`: `expr` read at the index along `dim` moved by the
     integer field `offset` at each point (ICON's `as_offset(Koff, vertoffset)`). `offset` is
@@ -255,7 +255,7 @@ class DynamicShift:
 NEIGHBOR_REDUCTIONS = ("sum", "max", "min")
 
 
-@frozen
+@expr_node
 class NeighborReduce:
     """`sc.neighbor_sum(expr, axis=C2EDim)` (op "sum"), `sc.max_over`, `sc.min_over`: the
     reduction of `expr` over the local dimension `axis`, skipping the slots that the table
@@ -267,7 +267,7 @@ class NeighborReduce:
     type: FieldType
 
 
-@frozen
+@expr_node
 class ConcatWhere:
     """`sc.concat_where`: `true` at the points whose index along `dim` lies in one of
     `intervals`, `false` elsewhere. Each branch is evaluated only where it is selected, so
@@ -280,7 +280,7 @@ class ConcatWhere:
     type: FieldType
 
 
-@frozen
+@expr_node
 class MakeTuple:
     """A tuple of expressions (a tuple-valued field operator's result)."""
 
@@ -288,7 +288,7 @@ class MakeTuple:
     type: TupleType
 
 
-@frozen
+@expr_node
 class TupleGet:
     """Element `index` of a tuple-valued expression."""
 

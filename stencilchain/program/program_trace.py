@@ -27,7 +27,13 @@ from stencilchain.program.dimensions import Dimension, non_staggered
 from stencilchain.program.dynamic_offsets import offset_arguments
 from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument, mixed_dims
-from stencilchain.program.ir_walk import condition_scalars, distinct_nodes, params_of, replace
+from stencilchain.program.ir_walk import (
+    condition_scalars,
+    distinct_nodes,
+    nodes,
+    params_of,
+    replace,
+)
 from stencilchain.program.pretty import format_expr
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar, computed_scalar
@@ -718,17 +724,14 @@ class ProgramTrace:
 
 
 def _connectivities_in(expr: ir.Expr, found: dict[str, Connectivity]) -> None:
-    if isinstance(expr, ir.NeighborShift):
-        found.setdefault(expr.connectivity.name, expr.connectivity)
-    for child in ir.children(expr):
-        _connectivities_in(child, found)
+    for node in nodes(expr):
+        if isinstance(node, ir.NeighborShift):
+            found.setdefault(node.connectivity.name, node.connectivity)
 
 
 def _local_slots_in(expr: ir.Expr) -> list[ir.LocalSlot]:
-    found = [expr] if isinstance(expr, ir.LocalSlot) else []
-    for child in ir.children(expr):
-        found += _local_slots_in(child)
-    return found
+    """The local slots read in `expr`, in the order a walk meets them, each object once."""
+    return [node for node in nodes(expr) if isinstance(node, ir.LocalSlot)]
 
 
 def _nested(fop: FieldOperator | ScanOperator, made: tuple[ProgramArg, ...]) -> Any:

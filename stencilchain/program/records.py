@@ -12,6 +12,12 @@ compared fields), the same repr. The class is an ordinary dataclass for everythi
 (`dataclasses.fields`, `replace`, `asdict`, `is_dataclass`, pickling, a frozen subclass by
 either decorator), and mypy reads it as a frozen dataclass (PEP 681).
 
+`@expr_node` is `@frozen` for the IR's expressions, which are DAGs: a value that many joined
+`if`s update from itself is shared, and written out as a tree it can be millions of times
+larger (docs/adr/0056). Its hash is computed once per instance (kept out of pickles: a
+string's hash differs between processes), and equality compares shared nodes once per
+pair, so both cost the DAG's size, not the tree's.
+
 Not supported, and refused when the class is made: `field(init=False)`, `kw_only`, and a
 class that defines its own `__init__`, `__eq__`, `__hash__`, `__setattr__` or
 `__delattr__` (use `dataclasses.dataclass` there). An own `__repr__` is kept.
@@ -91,6 +97,73 @@ def frozen(cls: _C) -> _C:
     if not had_doc:  # the standard library's text, without its inspect.signature
         cls.__doc__ = f"{cls.__name__}({', '.join(f.name for f in fields)})"
     return cls
+
+
+# Where `@expr_node` keeps an instance's hash, in its `__dict__` (not a field).
+_HASH_KEY = "_sc_hash"
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
+def expr_node(cls: _C) -> _C:
+    """`cls` made a frozen dataclass as `@frozen` does, whose hash is cached and whose
+    equality walks shared sub-nodes once (an IR expression node)."""
+    frozen(cls)
+    fields = dataclasses.fields(cls)
+    compared = _getter(tuple(f.name for f in fields if f.compare))
+    hashed = _getter(tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash)))
+    cls._sc_compared = staticmethod(compared)  # type: ignore[attr-defined]
+    cls.__hash__ = _cached_hash(hashed)  # type: ignore[assignment]
+    cls.__eq__ = _dag_eq  # type: ignore[assignment]
+    cls.__getstate__ = _state_without_hash  # type: ignore[attr-defined]
+    return cls
+
+
+def _cached_hash(hashed: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any], int]:
+    def __hash__(self: Any) -> int:
+        state = self.__dict__
+        try:
+            return state[_HASH_KEY]  # type: ignore[no-any-return]
+        except KeyError:
+            value = state[_HASH_KEY] = hash(hashed(self))
+            return value
+
+    return __hash__
+
+
+def _state_without_hash(self: Any) -> dict[str, Any]:
+    state = dict(self.__dict__)
+    state.pop(_HASH_KEY, None)
+    return state
+
+
+def _dag_eq(self: Any, other: object) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return _same(self, other, set())
+
+
+def _same(a: Any, b: Any, proven: set[tuple[int, int]]) -> bool:
+    """`a == b`, each pair of `@expr_node` instances compared once (`proven` holds the pairs
+    found equal; both stay alive while the comparison runs, so their ids are theirs)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return bool(a == b)
+    if kind is tuple:
+        return len(a) == len(b) and all(_same(x, y, proven) for x, y in zip(a, b))
+    compared = getattr(kind, "_sc_compared", None)
+    if compared is None:
+        return bool(a == b)
+    key = (id(a), id(b))
+    if key in proven:
+        return True
+    if hash(a) != hash(b):
+        return False
+    if all(_same(x, y, proven) for x, y in zip(compared(a), compared(b))):
+        proven.add(key)
+        return True
+    return False
 
 
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:

@@ -23,20 +23,34 @@ OffsetRanges = dict[Dimension, tuple[int, int]]
 
 
 def innermost_scan_call(expr: ir.Expr) -> ir.ScanCall | None:
-    """The first scan call of `expr` (in field order) whose arguments hold no scan call."""
-    for child in ir.children(expr):
-        found = innermost_scan_call(child)
-        if found is not None:
-            return found
-    return expr if isinstance(expr, ir.ScanCall) else None
+    """The first scan call of `expr` (in field order) whose arguments hold no scan call
+    (each shared sub-expression searched once)."""
+    searched: set[int] = set()  # nodes below `expr`, alive while it is
+
+    def search(node: ir.Expr) -> ir.ScanCall | None:
+        if id(node) in searched:
+            return None  # nothing found there the first time
+        searched.add(id(node))
+        for child in ir.children(node):
+            found = search(child)
+            if found is not None:
+                return found
+        return node if isinstance(node, ir.ScanCall) else None
+
+    return search(expr)
 
 
 def read_offsets(expr: ir.Expr, target: ir.ScanCall) -> OffsetRanges:
     """The range of offsets, per dimension of `target`'s result, at which `expr` reads it
     (a scan reads its own arguments where its result is read)."""
     found: OffsetRanges = {}
+    walked: set[tuple[int, tuple[tuple[Dimension, tuple[int, int]], ...]]] = set()
 
     def walk(node: ir.Expr, shift: OffsetRanges) -> None:
+        key = (id(node), tuple(shift.items()))  # a shared node: once per shift
+        if key in walked:
+            return
+        walked.add(key)
         if node == target:
             for dim in _dims(target):
                 found[dim] = widen(found.get(dim), *shift.get(dim, (0, 0)))
@@ -115,8 +129,12 @@ def scan_branch(expr: ir.Expr, target: ir.ScanCall, where: str) -> tuple[ir.Inte
     along the axis is a DefinitionError: the scan would have no one first level."""
     axis = target.axis
     found: list[tuple[tuple[ir.Interval, ...], int] | None] = []
+    walked: set[tuple[int, int, tuple[tuple[ir.Interval, ...], int] | None]] = set()
 
     def walk(node: ir.Expr, shift: int, guard: tuple[tuple[ir.Interval, ...], int] | None) -> None:
+        if (id(node), shift, guard) in walked:  # a shared node: once per shift and guard
+            return
+        walked.add((id(node), shift, guard))
         if node == target:
             found.append(guard)
             return

@@ -170,6 +170,17 @@ class ReadsWalker(ir.ExprVisitor[Any]):
         self.sizes = sizes
         self.values = values
         self.written = written
+        # a shared sub-expression visited once per environment and box object (its reads
+        # are the same each time; a box may hold arrays of points, so it is known by
+        # identity), with what the key's ids belong to kept alive: docs/adr/0056
+        self._visited: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+
+    def visit(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Any:
+        key = (id(expr), id(env), id(box))
+        known = self._visited.get(key)
+        if known is None:
+            known = self._visited[key] = (super().visit(expr, env, box), (expr, env, box))
+        return known[0]
 
     def _children(self, expr: ir.Expr, env: Mapping[str, Any], box: Box) -> Any:
         operands = [self.visit(e, env, box) for e in ir.children(expr)]

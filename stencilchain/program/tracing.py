@@ -39,6 +39,7 @@ from stencilchain.program.dtypes import (
 )
 from stencilchain.program.dynamic_offsets import COMPUTED, offset_operand
 from stencilchain.program.intervals import Bound
+from stencilchain.program.ir_walk import nodes
 from stencilchain.program.literal_rules import (
     FIXED_LITERALS_HINT,
     fixed_literal,
@@ -848,16 +849,13 @@ def local_slot(value: Symbol, key: object) -> Symbol:
 def _connectivity_over(expr: ir.Expr, local: Dimension) -> Connectivity | None:
     """The connectivity whose neighbour read in `expr` makes its local dimension `local`,
     if there is one."""
-    if (
-        isinstance(expr, ir.NeighborShift)
-        and expr.slot is None
-        and expr.connectivity.local == local
-    ):
-        return expr.connectivity
-    for child in ir.children(expr):
-        found = _connectivity_over(child, local)
-        if found is not None:
-            return found
+    for node in nodes(expr):
+        if (
+            isinstance(node, ir.NeighborShift)
+            and node.slot is None
+            and node.connectivity.local == local
+        ):
+            return node.connectivity
     return None
 
 

@@ -7,39 +7,52 @@ result before and after); translations apply them when `enable_transforms` is on
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from stencilchain.program import ir
 from stencilchain.program.call_bounds import substitute_intervals
+from stencilchain.program.ir_walk import rewrite
 from stencilchain.program.node_traits import traits_of
 from stencilchain.program.semantics import scalar
+
+# Each transform rewrites a shared sub-expression once (ir_walk.rewrite), so that it costs
+# the DAG's size and its result shares what its input shares (docs/adr/0056).
 
 
 def substitute(expr: ir.Expr, bindings: Mapping[str, ir.Expr]) -> ir.Expr:
     """`expr` with each Ref to a bound name replaced by its binding."""
-    if isinstance(expr, ir.Ref):
-        return bindings.get(expr.name, expr)
-    if isinstance(expr, ir.ConcatWhere) and any(
-        b.param is not None for i in expr.intervals for b in (*i.starts, *i.stops)
-    ):  # a condition on a scalar (`K < k_start`) names it in its bounds
-        expr = dataclasses.replace(expr, intervals=substitute_intervals(expr.intervals, bindings))
-    return ir.map_children(expr, lambda e: substitute(e, bindings))
+
+    def step(expr: ir.Expr, again: Callable[[ir.Expr], ir.Expr]) -> ir.Expr:
+        if isinstance(expr, ir.Ref):
+            return bindings.get(expr.name, expr)
+        if isinstance(expr, ir.ConcatWhere) and any(
+            b.param is not None for i in expr.intervals for b in (*i.starts, *i.stops)
+        ):  # a condition on a scalar (`K < k_start`) names it in its bounds
+            intervals = substitute_intervals(expr.intervals, bindings)
+            expr = dataclasses.replace(expr, intervals=intervals)
+        return ir.map_children(expr, again)
+
+    return rewrite(expr, step)
 
 
 def inline_calls(expr: ir.Expr, fops: Mapping[str, ir.FieldOperatorDef]) -> ir.Expr:
     """`expr` with every call of a field operator replaced by the callee's body."""
-    expr = ir.map_children(expr, lambda e: inline_calls(e, fops))
-    if isinstance(expr, ir.Call):
-        callee = fops[expr.callee]
-        bindings = {p.name: a for p, a in zip(callee.params, expr.args)}
-        return inline_calls(substitute(callee.body, bindings), fops)
-    if isinstance(expr, ir.TupleGet) and isinstance(expr.expr, ir.MakeTuple):
-        return expr.expr.elems[expr.index]
-    if isinstance(expr, ir.Shift):
-        return _push_shift(expr)
-    return expr
+
+    def step(expr: ir.Expr, again: Callable[[ir.Expr], ir.Expr]) -> ir.Expr:
+        expr = ir.map_children(expr, again)
+        if isinstance(expr, ir.Call):
+            callee = fops[expr.callee]
+            bindings = {p.name: a for p, a in zip(callee.params, expr.args)}
+            return again(substitute(callee.body, bindings))
+        if isinstance(expr, ir.TupleGet) and isinstance(expr.expr, ir.MakeTuple):
+            return expr.expr.elems[expr.index]
+        if isinstance(expr, ir.Shift):
+            return _push_shift(expr)
+        return expr
+
+    return rewrite(expr, step)
 
 
 def _push_shift(expr: ir.Shift) -> ir.Expr:
@@ -57,15 +70,19 @@ def _push_shift(expr: ir.Shift) -> ir.Expr:
 def fold_constants(expr: ir.Expr) -> ir.Expr:
     """`expr` with operations on literals only replaced by their value (NumPy semantics):
     those of the nodes whose traits say `foldable`."""
-    expr = ir.map_children(expr, fold_constants)
-    if traits_of(expr).foldable:
-        kids = ir.children(expr)
-        if kids and all(isinstance(k, ir.Literal) for k in kids):
-            assert not isinstance(expr.type, (ir.FieldType, ir.TupleType))
-            with np.errstate(all="ignore"):
-                value = scalar(expr)
-            return ir.Literal(value, expr.type)
-    return expr
+
+    def step(expr: ir.Expr, again: Callable[[ir.Expr], ir.Expr]) -> ir.Expr:
+        expr = ir.map_children(expr, again)
+        if traits_of(expr).foldable:
+            kids = ir.children(expr)
+            if kids and all(isinstance(k, ir.Literal) for k in kids):
+                assert not isinstance(expr.type, (ir.FieldType, ir.TupleType))
+                with np.errstate(all="ignore"):
+                    value = scalar(expr)
+                return ir.Literal(value, expr.type)
+        return expr
+
+    return rewrite(expr, step)
 
 
 def transform_program(program: ir.Program) -> ir.Program:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.ir_walk import refs_in
+from stencilchain.program.ir_walk import refs_in, rewrite
 from stencilchain.program.node_traits import NodeTraits, Reach, contains, traits_of
 from stencilchain.program.offsets import Offsets, evaluation_offsets
 
@@ -157,9 +157,18 @@ def is_field_read(expr: ir.Expr) -> bool:
 
 
 def operation_count(expr: ir.Expr) -> int:
-    """The operations of `expr` as a tree (a shared sub-expression counted where it occurs)."""
-    own = 1 if traits_of(expr).operation else 0
-    return own + sum(operation_count(c) for c in ir.children(expr))
+    """The operations of `expr` as a tree (a shared sub-expression counted where it occurs),
+    each object's count computed once (docs/adr/0056)."""
+    counts: dict[int, tuple[ir.Expr, int]] = {}
+
+    def count(e: ir.Expr) -> int:
+        known = counts.get(id(e))
+        if known is None:
+            own = 1 if traits_of(e).operation else 0
+            known = counts[id(e)] = (e, own + sum(count(c) for c in ir.children(e)))
+        return known[1]
+
+    return count(expr)
 
 
 def dependency_order(kept: Mapping[str, ir.Expr]) -> list[str]:
@@ -226,11 +235,15 @@ def reads_of(expr: ir.Expr, name: str, dims: tuple[Dimension, ...]) -> set[Offse
 def _replaced(expr: ir.Expr, names: Mapping[ir.Expr, str]) -> ir.Expr:
     """`expr` with each sub-expression that `names` holds replaced by a Ref to its name
     (outermost first)."""
-    name = names.get(expr)
-    if name is not None:
-        assert isinstance(expr.type, ir.FieldType)
-        return ir.Ref(name, expr.type)
-    return ir.map_children(expr, lambda c: _replaced(c, names))
+
+    def step(e: ir.Expr, again: Callable[[ir.Expr], ir.Expr]) -> ir.Expr:
+        name = names.get(e)
+        if name is not None:
+            assert isinstance(e.type, ir.FieldType)
+            return ir.Ref(name, e.type)
+        return ir.map_children(e, again)
+
+    return rewrite(expr, step)
 
 
 __all__ = [

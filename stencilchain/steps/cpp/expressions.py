@@ -310,6 +310,8 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         self._memo: dict[tuple[ir.Expr, Position], str] = {}
         # by the id of a node (kept alive here): whether it holds an sc.as_offset read
         self._offset_reads: dict[int, tuple[ir.Expr, bool]] = {}
+        # without `cse`: by object and position, with the object kept alive (its id is its)
+        self._shared: dict[tuple[int, Position], tuple[ir.Expr, str]] = {}
         self._count = 0
         # the dimensions of the concat_where branches being emitted: their reads happen only
         # where the branch is selected (DaCe keeps the other points' memlets inside the array)
@@ -343,10 +345,18 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         return name
 
     def emit(self, expr: ir.Expr, pos: Pos) -> str:
-        """The C++ of `expr` at `pos`, after the statements it needs."""
-        if not self.cse or isinstance(expr, _IN_PLACE):
+        """The C++ of `expr` at `pos`, after the statements it needs. The same object at
+        the same position is emitted once even without `cse`: a shared sub-expression of
+        the IR (a DAG) is one statement, not one per path to it (docs/adr/0056)."""
+        if isinstance(expr, _IN_PLACE):
             return self.visit(expr, pos)
-        key = (expr, _position_key(expr, pos))
+        at = _position_key(expr, pos)
+        if not self.cse:
+            known = self._shared.get((id(expr), at))
+            if known is None:
+                known = self._shared[(id(expr), at)] = (expr, self.visit(expr, pos))
+            return known[1]
+        key = (expr, at)
         name = self._memo.get(key)
         if name is None:
             name = self._memo[key] = self.visit(expr, pos)
@@ -475,9 +485,19 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         false: ir.Expr,
         pos: Pos,
         guard: tuple[Dimension, ...],
+        hoist: bool = True,
     ) -> str:
         """The name of `expr`'s value, `true` if `cond` else `false`, each side's statements
-        in its own block (reads along `guard` happen only where that side is selected)."""
+        in its own block (reads along `guard` happen only where that side is selected).
+        Without a guard (a condition on a scalar), what both sides compute from the same
+        objects at the same point is emitted before the blocks, once: a value that joined
+        `if`s update from itself would otherwise be emitted again in every block below
+        (not with `hoist` False: a side's reads through offsets run only where it is taken)."""
+        if not guard and hoist:
+            in_true = _pointwise_below(true)
+            for node in _pointwise_below(false).values():
+                if id(node) in in_true and not isinstance(node, _IN_PLACE):
+                    self.emit(node, pos)
         name = self.fresh()
         self.statements.append(f"{cpp_type(expr.type)} {name};")
         for keyword, branch in ((f"if ({cond}) {{", true), ("} else {", false)):
@@ -495,13 +515,15 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
     ) -> list[str]:
         """The statements of `branch` at `pos` ending with its value stored in `result`,
         without leaving any of them (or their sharing) to the enclosing scope."""
-        statements, memo, guarded = self.statements, self._memo, self.guarded
-        self.statements, self._memo, self.guarded = [], dict(memo), (*guarded, *guard)
+        statements, memo, shared, guarded = self.statements, self._memo, self._shared, self.guarded
+        self.statements, self._memo, self._shared = [], dict(memo), dict(shared)
+        self.guarded = (*guarded, *guard)
         try:
             value = self.emit(branch, pos)
             return [*self.statements, f"{result} = {value};"]
         finally:
-            self.statements, self._memo, self.guarded = statements, memo, guarded
+            self.statements, self._memo, self._shared = statements, memo, shared
+            self.guarded = guarded
 
     def visit_Unary(self, expr: ir.Unary, pos: Pos) -> str:
         operand = self.emit(expr.operand, pos)
@@ -559,7 +581,10 @@ class ExpressionEmitter(ir.ExprVisitor[str]):
         cond = self.emit(expr.cond, pos)
         scalar = self.scalar_branches and isinstance(expr.cond.type, ScalarType)
         fields = isinstance(expr.type, ir.FieldType)  # not a scan body's scalars
-        if scalar or (fields and self._reads_through_offsets(expr.true, expr.false)):
+        if fields and self._reads_through_offsets(expr.true, expr.false):
+            # nothing hoisted out of the blocks: a read in both is checked only where taken
+            return self._if_else(cond, expr, expr.true, expr.false, pos, (), hoist=False)
+        if scalar:
             return self._if_else(cond, expr, expr.true, expr.false, pos, ())
         true, false = self.emit(expr.true, pos), self.emit(expr.false, pos)
         return self._bind(expr, f"({cond} ? {true} : {false})")
@@ -618,6 +643,26 @@ def _condition(expr: ir.ConcatWhere, index: str, scalar: Callable[[str], str]) -
         tests += [f"{index} < {bound_value(expr.dim, b, scalar)}" for b in interval.stops]
         parts.append("(" + " && ".join(tests) + ")" if tests else "true")
     return " || ".join(parts) if parts else "false"
+
+
+# The nodes whose operands are evaluated at their own point (no shift, no branch of their
+# own that guards reads): what both sides of a scalar branch may share before it.
+_POINTWISE = (ir.Unary, ir.Binary, ir.Where, ir.MathCall, ir.Cast, ir.MakeTuple, ir.TupleGet)
+
+
+def _pointwise_below(expr: ir.Expr) -> dict[int, ir.Expr]:
+    """`expr` and the nodes below it reached through pointwise nodes only, by id, each
+    object once, in the order a depth-first walk meets them first."""
+    found: dict[int, ir.Expr] = {}
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if id(e) in found:
+            continue
+        found[id(e)] = e
+        if isinstance(e, _POINTWISE):
+            stack.extend(reversed(ir.children(e)))
+    return found
 
 
 def position(pos: Pos) -> Position:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.ir_walk import distinct_nodes, node_count
+from stencilchain.program.ir_walk import distinct_nodes, node_count, nodes
 from stencilchain.program.node_traits import NodeTraits, Reach, traits_of
 from stencilchain.program.offsets import evaluation_offsets
 from stencilchain.program.transforms import substitute
@@ -211,4 +211,6 @@ def _tiled(traits: NodeTraits) -> bool:
 
 def _inside(outer: ir.Expr, inner: ir.Expr) -> bool:
     """Whether `inner` is a sub-expression of `outer` (not `outer` itself)."""
-    return any(c == inner or _inside(c, inner) for c in ir.children(outer))
+    below = nodes(outer)
+    next(below)  # `outer` itself
+    return any(node == inner for node in below)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from stencilchain.program import ir
 from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension
+from stencilchain.program.ir_walk import nodes
 from stencilchain.steps.cpp.expressions import (
     ExpressionEmitter,
     MeshTables,
@@ -153,10 +154,7 @@ def _callees_first(program: ir.Program) -> list[ir.FieldOperatorDef]:
     seen: set[str] = set()
 
     def calls_in(expr: ir.Expr) -> list[str]:
-        names = [expr.callee] if isinstance(expr, ir.Call) else []
-        for child in ir.children(expr):
-            names += calls_in(child)
-        return names
+        return [node.callee for node in nodes(expr) if isinstance(node, ir.Call)]
 
     def visit(name: str) -> None:
         if name in seen:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.ir_walk import refs_in
+from stencilchain.steps.cpp.expressions import Pos
 from stencilchain.steps.cpp.loop_order import loop_order, stride_dispatch
 from stencilchain.steps.cpp.scan_chains import chain_scan, chained_temporaries
 from stencilchain.steps.cpp.scans import SCAN_BLOCK, scan_block
@@ -35,10 +36,11 @@ class _StagedAccess(PointAccess):
 
     staged: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
-    def store(self, name: str, value: str) -> str:
+    def store(self, name: str, value: str, pos: Pos | None = None) -> str:
         if name in self.staged:
+            assert not pos, "a scan stores at its point (a jam never runs a scan)"
             return f"{self.staged[name]} = {value};"
-        return super().store(name, value)
+        return super().store(name, value, pos)
 
 
 def cpu_scan_call(ctx: TranslationContext, index: int, call: ir.ProgramCall) -> list[str]:

@@ -122,6 +122,30 @@ def test_integer_floordiv_and_mod_are_numpys() -> None:
     )  # the sign of the divisor; 0 for % 0 and % -1
 
 
+def test_what_both_sides_of_a_scalar_branch_share_is_emitted_before_it() -> None:
+    f = ir.Ref("f", F64)
+    square = ir.Binary("mul", f, f, F64)
+    cond = ir.Binary("gt", ir.Ref("alpha", sc.float64), ir.Literal(0.0, sc.float64), sc.bool_)
+    half = ir.Binary("mul", square, ir.Literal(0.5, sc.float64), F64)
+    where = ir.Where(
+        cond, ir.Binary("add", half, square, F64), ir.Binary("sub", square, f, F64), F64
+    )
+    for cse in (True, False):
+        value, statements = emitted(where, cse=cse)
+        assert value == "t2"
+        # the square once, before the blocks; what only one side computes stays in it
+        assert statements[:3] == [
+            "const bool t0 = (s_alpha > 0x0.0p+0);",
+            "const double t1 = (f[0, 0] * f[0, 0]);",
+            "double t2;",
+        ]
+        assert sum("f[0, 0] * f[0, 0]" in line for line in statements) == 1
+        assert (
+            "if (t0) {" in statements
+            and "    const double t3 = (t1 * 0x1.0000000000000p-1);" in statements
+        )
+
+
 def test_a_shared_subexpression_is_emitted_once() -> None:
     f = ir.Ref("f", F64)
     square = ir.Binary("mul", f, f, F64)
@@ -130,7 +154,14 @@ def test_a_shared_subexpression_is_emitted_once() -> None:
         "t1",
         ["const double t0 = (f[0, 0] * f[0, 0]);", "const double t1 = (t0 + t0);"],
     )
+    # without CSE the same object is still one statement (the IR is a DAG: docs/adr/0056),
+    # but an equal expression made separately is emitted again
     assert emitted(total, cse=False)[1] == [
+        "const double t0 = (f[0, 0] * f[0, 0]);",
+        "const double t1 = (t0 + t0);",
+    ]
+    twin = ir.Binary("add", square, ir.Binary("mul", f, f, F64), F64)
+    assert emitted(twin, cse=False)[1] == [
         "const double t0 = (f[0, 0] * f[0, 0]);",
         "const double t1 = (f[0, 0] * f[0, 0]);",
         "const double t2 = (t0 + t1);",
