@@ -28,6 +28,8 @@ from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.field_values import FieldValue, host_array
+from stencilchain.program.offset_conditions import Condition, Guard, Scope, checkable, pointwise
+from stencilchain.program.offset_conditions import where_used as _where_used
 from stencilchain.program.semantics import literal_value, operate
 
 # A scalar added to an offset's entries: its sign (+1, -1), the expression of the
@@ -37,12 +39,6 @@ from stencilchain.program.semantics import literal_value, operate
 Addend = tuple[int, ir.Expr, bool]
 # (position, name and axis of the shifted dimension) of a field parameter that a shift reads
 ShiftedField = tuple[int, str, int]
-# A condition on the way to a read: an expression of the program's parameters evaluated at
-# the point, and whether the read is in its true branch.
-Condition = tuple[ir.Expr, bool]
-# Where the reads by one offset are used: at the points where one of the conjunctions holds
-# (one per read); () where some read is used everywhere.
-Guard = tuple[tuple[Condition, ...], ...]
 
 
 class OffsetArgument(NamedTuple):
@@ -65,7 +61,7 @@ class OffsetArgument(NamedTuple):
     dims: tuple[Dimension, ...] = ()
 
 
-_Scope = Mapping[str, tuple[ir.Expr, "_Scope | None"]]
+_Scope = Scope
 
 
 def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
@@ -95,7 +91,7 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
         key = (name, dim, addends)
         found[key] = (index, name, param.type.dims.index(dim), dim.name)
         skipping_tables.setdefault(key, set()).update(tables)
-        used.setdefault(key, []).append(_checkable(conditions, params, written, param.type))
+        used.setdefault(key, []).append(checkable(conditions, params, written, param.type))
         fields = shifted.setdefault(key, {})
         for field in sorted(read):
             if field in params and field not in fields:
@@ -131,35 +127,6 @@ def offset_arguments(program: ir.Program) -> tuple[OffsetArgument, ...]:
             )
         )
     return tuple(out)
-
-
-def _checkable(
-    conditions: tuple[Condition, ...],
-    params: Mapping[str, tuple[int, ir.Param]],
-    written: set[str],
-    offset: ir.Type,
-) -> tuple[Condition, ...]:
-    """The `conditions` that the check can evaluate before anything runs: those that read
-    only the program's parameters that no call writes, its fields along the offset's own
-    dimensions. Leaving one out checks more points, never fewer."""
-    assert isinstance(offset, ir.FieldType)
-    kept = []
-    for cond, polarity in conditions:
-        refs = _refs(cond)
-        if all(
-            r.name in params
-            and r.name not in written
-            and (not isinstance(r.type, ir.FieldType) or set(r.type.dims) <= set(offset.dims))
-            for r in refs
-        ):
-            kept.append((cond, polarity))
-    return tuple(kept)
-
-
-def _refs(expr: ir.Expr) -> list[ir.Ref]:
-    if isinstance(expr, ir.Ref):
-        return [expr]
-    return [r for child in ir.children(expr) for r in _refs(child)]
 
 
 def shifted_temporaries(program: ir.Program) -> dict[Dimension, str]:
@@ -241,7 +208,7 @@ def _offsets_in(
             if _read_at_the_point(expr.offset, scope, expr.dim):
                 conditions = tuple(
                     (cond, taken)
-                    for cond, taken in ((_pointwise(c, s), taken) for c, s, taken in pending)
+                    for cond, taken in ((pointwise(c, s), taken) for c, s, taken in pending)
                     if cond is not None
                 )
             read = set(_names_read(expr.expr, scope, fops, names))
@@ -302,26 +269,6 @@ def _read_at_the_point(expr: ir.Expr, scope: _Scope | None, dim: Dimension) -> b
         if step is None:
             return False
         expr = step[0]
-
-
-_POINTWISE = (ir.Literal, ir.Binary, ir.Unary, ir.Cast, ir.MathCall, ir.Where)
-
-
-def _pointwise(expr: ir.Expr, scope: _Scope | None) -> ir.Expr | None:
-    """`expr` as an expression of the program's names, where it reads them at the point
-    only (fields unshifted, scalars, literals and pointwise operations), else None."""
-    if isinstance(expr, ir.Ref):
-        if scope is not None and expr.name in scope:
-            bound, outer = scope[expr.name]
-            return _pointwise(bound, outer)
-        return expr
-    if not isinstance(expr, _POINTWISE):
-        return None
-    operands = [_pointwise(child, scope) for child in ir.children(expr)]
-    if any(o is None for o in operands):
-        return None
-    given = iter(operands)
-    return ir.map_children(expr, lambda _: next(given))  # type: ignore[arg-type,return-value]
 
 
 def _names_read(
@@ -541,7 +488,7 @@ def check_offsets(
         target = levels.reshape(shape) + host + plus
         outside = (target < lo) | (target >= hi)
         guarded = offset.guard and name not in own
-        where_used = _used(offset, host.shape, args, own) if guarded else None
+        where_used = _used_by(offset, host.shape, args, own) if guarded else None
         if where_used is not None:
             outside &= where_used
             if not outside.any():
@@ -558,61 +505,15 @@ def check_offsets(
         )
 
 
-class _Unknown(Exception):
-    """A condition the check cannot evaluate on these arguments."""
-
-
-def _used(
+def _used_by(
     offset: OffsetArgument,
     shape: tuple[int, ...],
     args: Any,
     own: Mapping[str, tuple[tuple[int, int], ...]],
 ) -> np.ndarray | None:
-    """Where the reads by `offset` are used, over the offset field's `shape`: its guard's
-    conditions evaluated on the arguments, or None where one cannot be (a field value, a
-    field over its own range, fields of other sizes, a wrong kind of argument: the check
-    then covers every point)."""
-    params = dict(offset.scalars)
-    try:
-        used = np.zeros(shape, bool)
-        for conjunction in offset.guard:
-            holds = np.ones(shape, bool)
-            for cond, taken in conjunction:
-                value = np.broadcast_to(
-                    np.asarray(_value_at(cond, offset.dims, args, params, own), bool), shape
-                )
-                holds &= value if taken else ~value
-            used |= holds
-    except (_Unknown, TypeError, ValueError, IndexError, KeyError, AttributeError):
-        return None
-    return used
-
-
-def _value_at(
-    expr: ir.Expr,
-    dims: tuple[Dimension, ...],
-    args: Any,
-    params: Mapping[str, int],
-    own: Mapping[str, tuple[tuple[int, int], ...]],
-) -> Any:
-    """The value of a pointwise expression of the program's parameters, each field laid
-    along `dims` (size 1 along those it lacks)."""
-    if isinstance(expr, ir.Literal):
-        return literal_value(expr)
-    if isinstance(expr, ir.Ref):
-        arg = args[params[expr.name]]
-        if not isinstance(expr.type, ir.FieldType):
-            return expr.type.numpy.type(arg)
-        if type(arg) is FieldValue or expr.name in own:
-            raise _Unknown(expr.name)
-        array = host_array(arg)
-        field_dims = expr.type.dims
-        if array.ndim != len(field_dims):
-            raise _Unknown(expr.name)
-        kept = [d for d in dims if d in field_dims]
-        array = np.transpose(array, [field_dims.index(d) for d in kept])
-        return array.reshape([array.shape[kept.index(d)] if d in kept else 1 for d in dims])
-    return operate(expr, [_value_at(e, dims, args, params, own) for e in ir.children(expr)])
+    """Where the reads by `offset` are used, over the offset field's `shape`, on the
+    call's `args` (None: everywhere, as far as the check can tell)."""
+    return _where_used(offset.guard, offset.dims, dict(offset.scalars), shape, args, own)
 
 
 def _skips(args: Any, index: int, slot: int | None) -> bool:
