@@ -4070,8 +4070,8 @@ def test_scan_init_ints() -> None:
 
 
 def test_bound_args_in_the_dsl() -> None:
-    """gt4py's test_bound_args.py in stencilchain's own DSL (compat has no
-    `with_bound_args`): the program declares the parameters it binds as `static_params`;
+    """gt4py's test_bound_args.py in stencilchain's own DSL (compat's ports of it are
+    `test_port[test_with_bound_args]` and its neighbours): the program declares the parameters it binds as `static_params`;
     an unknown name, a call with an argument missing, and an argument bound twice are
     ArgumentErrors (TypeErrors, as gt4py's)."""
     import stencilchain as sc
@@ -4114,6 +4114,7 @@ def test_the_coverage_page_names_every_port() -> None:
     text = page.read_text(encoding="utf-8")
     assert set(re.findall(r"`test_port\[(\w+)\]`", text)) == set(PORTS)
     assert set(re.findall(r"`test_error_port\[(\w+)\]`", text)) == set(REFUSALS)
+    assert set(re.findall(r"`test_compile_port\[(\w+)\]`", text)) == set(COMPILE_PORTS)
     rows = re.findall(
         r"^\| (test_\w+) \| .* \| (yes|no|bug|internal) \| (yes|no|bug|-) \| ", text, re.M
     )
