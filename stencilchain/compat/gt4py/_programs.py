@@ -358,7 +358,7 @@ class Program:
                 pair = (key, _table_keys(made, arrays))
                 if pair in self._compiled:
                     raise ArgumentError(
-                        f"{where}: {self.__name__} is compiled for {_what(*pair, tables)} "
+                        f"{where}: {self.__name__} is compiled for {_what(*pair, made.reads)} "
                         "already; compile each value set and offset provider once"
                     )
                 if tables:
@@ -401,12 +401,11 @@ class Program:
         call's specialisation."""
         pair = (key, _table_keys(made, arrays))
         if pair not in self._compiled:
-            assert made.program is not None
-            tables = open_tables(made.program.ir, dtype_from_table=True)
-            compiled = "; ".join(_what(*p, tables) for p in sorted(self._compiled, key=repr))
+            compiled = "; ".join(_what(*p, made.reads) for p in sorted(self._compiled, key=repr))
+            tables = " (a table as max_neighbors, has -1 entries, dtype)" if made.reads else ""
             raise ArgumentError(
-                f"{self.__name__}() has no compiled program for {_what(*pair, tables)} "
-                f"(static arguments and offset provider; compiled: {compiled or 'none'}) and "
+                f"{self.__name__}() has no compiled program for {_what(*pair, made.reads)}"
+                f"{tables} (compiled: {compiled or 'none'}) and "
                 f"enable_jit is False: compile it first ({self.__name__}.compile(...)), or "
                 "give the program enable_jit=True"
             )
@@ -422,10 +421,10 @@ def _table_keys(made: _Made, arrays: Sequence[Any]) -> tuple[TableKey, ...]:
     return tuple(_array_key(made.program.name, t, a) for t, a in zip(tables, arrays))
 
 
-def _what(key: StaticKey, table_keys: tuple[TableKey, ...], tables: Sequence[Any]) -> str:
-    """A specialisation in words: its static values, then its tables' keys."""
+def _what(key: StaticKey, table_keys: tuple[TableKey, ...], offsets: Sequence[str]) -> str:
+    """A specialisation in words: its static values, then its tables' keys by offset."""
     parts = [static_text(key)] if key else []
-    parts += [f"{t.name}={k!r}" for t, k in zip(tables, table_keys)]
+    parts += [f"{name}={k!r}" for name, k in zip(offsets, table_keys)]
     return ", ".join(parts) or "its arguments"
 
 
