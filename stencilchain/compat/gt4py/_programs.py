@@ -372,6 +372,23 @@ class Program:
         return self
 
     def __call__(self, *args: Any, offset_provider: Any = None, **kwargs: Any) -> None:
+        options = self.compilation_options
+        if kwargs or options.static_params or not options.enable_jit:
+            self._call(args, offset_provider, kwargs)
+            return
+        # the common call: positional, nothing static, JIT
+        run = self._runs.get(())
+        if run is None:
+            run = self._run_for((), self._made_for(()))
+        made = self._made
+        provider = provider_of(offset_provider)
+        tables = [table_array(provider, name) for name in made.reads]
+        if made.same_ranges:
+            check_same_ranges(made.program, made.same_ranges, args)
+        run(*args, *tables)
+
+    def _call(self, args: tuple[Any, ...], offset_provider: Any, kwargs: dict[str, Any]) -> None:
+        """A call by keyword, with static parameters or without JIT."""
         values: Any = args
         if kwargs:
             bound = inspect.signature(self.definition).bind(*args, **kwargs)
