@@ -66,7 +66,7 @@ class Program:
         check_program_names(self.ir, self.location)
         self._embedded: Callable[..., None] | None = None
         # a program with tuple parameters is called through TupleArguments (None: not)
-        self._tuples = tuple_arguments(fn, tuples) if tuples else None
+        self._tuples = tuple_arguments(fn, tuples, static) if tuples else None
         # tables whose width or skip values each call gives (program/table_specialisation.py)
         self._open = bool(open_tables(self.ir))
 

@@ -79,7 +79,7 @@ class StaticProgram:
         self.signature = ir.Program(self.name, params, (), ())
         self.positions = tuple(i for i, p in enumerate(params) if p.name in self.static_params)
         self.dtypes = tuple(_scalar(params[i].type) for i in self.positions)
-        self.checks = tuple(_value_check(dtype) for dtype in self.dtypes)
+        self.checks = tuple(value_check(dtype) for dtype in self.dtypes)
         self.specialisations: dict[tuple[Any, ...], Program] = {}
         self._embedded = StaticExecutor(self, None, jit=True)
 
@@ -90,7 +90,7 @@ class StaticProgram:
             if not check(value):
                 raise ArgumentError(
                     f"{self.name}(): static argument '{name}' must be a value of type {dtype.name} "
-                    f"(a Python {_python_kind(dtype)} or a NumPy {dtype.name}), got {value!r}"
+                    f"(a Python {python_kind(dtype)} or a NumPy {dtype.name}), got {value!r}"
                 )
         return values
 
@@ -98,7 +98,7 @@ class StaticProgram:
         """The program traced with the static parameters given `values` (made once)."""
         found = self.specialisations.get(values)
         if found is None:
-            static = dict(zip(self.static_params, (_python(v) for v in values)))
+            static = dict(zip(self.static_params, (python_value(v) for v in values)))
             found = self.trace(self.fn, static)
             self.specialisations[values] = found
         return found
@@ -215,7 +215,9 @@ class StaticExecutor:
         return executor
 
     def _text(self, key: tuple[Any, ...]) -> str:
-        return ", ".join(f"{n}={_python(v)!r}" for n, v in zip(self.program.static_params, key))
+        return ", ".join(
+            f"{n}={python_value(v)!r}" for n, v in zip(self.program.static_params, key)
+        )
 
     def with_bound_args(self, **bound: Any) -> BoundArgs:
         """This executor with some arguments given once (static or not)."""
@@ -252,7 +254,7 @@ class BoundArgs:
         self.executor(**dict(zip(self.free, args)), **kwargs, **self.bound)
 
 
-def _value_check(dtype: Any) -> Callable[[Any], bool]:
+def value_check(dtype: Any) -> Callable[[Any], bool]:
     """Whether a value is one of scalar `dtype` without a conversion (a Python bool, an int
     in range, a float, or a NumPy scalar of exactly that dtype), made once per parameter."""
     own = dtype.numpy.type
@@ -264,12 +266,12 @@ def _value_check(dtype: Any) -> Callable[[Any], bool]:
     return lambda v: type(v) is own or type(v) is float or type(v) is int
 
 
-def _python(value: Any) -> Any:
+def python_value(value: Any) -> Any:
     """A static value as a Python literal for the trace (a NumPy scalar's own value)."""
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _python_kind(dtype: Any) -> str:
+def python_kind(dtype: Any) -> str:
     return "bool" if dtype.is_bool else "int" if dtype.is_integer else "float"
 
 

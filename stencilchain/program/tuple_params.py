@@ -15,7 +15,7 @@ import dataclasses
 import inspect
 import sys
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -299,10 +299,13 @@ def nest_arguments(fn: Callable[..., Any], tuples: dict[str, Tree], flat: list[A
 
 
 def tuple_arguments(
-    fn: Callable[..., Any], tuples: dict[str, Tree]
+    fn: Callable[..., Any], tuples: dict[str, Tree], static: Collection[str] = ()
 ) -> Callable[[Callable[..., None]], TupleArguments]:
-    """What wraps a callable of the program `fn`, whose parameters `tuples` are tuples."""
-    params = [(name, tuples.get(name)) for name in inspect.signature(fn).parameters]
+    """What wraps a callable of the program `fn`, whose parameters `tuples` are tuples
+    (those `static`, compiled in, are no arguments of it)."""
+    params = [
+        (name, tuples.get(name)) for name in inspect.signature(fn).parameters if name not in static
+    ]
     shown = {leaf.name: s for n, t in tuples.items() for leaf, s in leaf_params(n, t)}
     return lambda run: TupleArguments(run, fn.__name__, params, shown)
 

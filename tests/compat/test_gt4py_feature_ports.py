@@ -310,6 +310,88 @@ def port_test_nan(on: Run) -> None:
     direct(on(testee), [], NI, [IDim], np.float64, np.full(NI, math.nan))
 
 
+# --- test_bound_args.py -------------------------------------------------------------------
+
+
+@port
+def port_test_with_bound_args(on: Run) -> None:
+    @gtx.field_operator
+    def fieldop_bound_args(a: IField, scalar: int32, condition: bool) -> IField:
+        if not condition:
+            scalar = 0
+        return a + scalar
+
+    @gtx.program
+    def program_bound_args(a: IField, scalar: int32, condition: bool, out: IField):
+        fieldop_bound_args(a, scalar, condition, out=out)
+
+    a = fld([IDim], ints(NI))
+    scalar = int32(1)
+    out = fld([IDim], np.zeros(NI, np.int32))
+
+    prog_bounds = program_bound_args.with_bound_args(scalar=scalar, condition=True)
+    on(prog_bounds)(a, out, offset_provider={})  # gt4py's cases.verify
+    check(out, a.asnumpy() + scalar)
+
+
+@port
+def port_test_with_bound_args_order_args(on: Run) -> None:
+    @gtx.field_operator
+    def fieldop_args(a: IField, condition: bool, scalar: int32) -> IField:
+        scalar = 0 if not condition else scalar
+        return a + scalar
+
+    @gtx.program
+    def program_args(a: IField, condition: bool, scalar: int32, out: IField):
+        fieldop_args(a, condition, scalar, out=out)
+
+    a = fld([IDim], ints(NI))
+    out = fld([IDim], np.zeros(NI, np.int32))
+
+    prog_bounds = on(program_args).with_bound_args(condition=True)
+    prog_bounds(a=a, scalar=int32(1), out=out, offset_provider={})
+    assert np.allclose(out.asnumpy(), a.asnumpy() + int32(1))
+
+
+def _bound_args_testee() -> Any:
+    @gtx.field_operator
+    def fieldop_bound_args() -> IField:
+        return broadcast(0, (IDim,))
+
+    @gtx.program
+    def program_bound_args(arg1: bool, arg2: bool, out: IField):
+        fieldop_bound_args(out=out)
+
+    return program_bound_args
+
+
+@port
+def port_test_bind_invalid_arg(on: Run) -> None:
+    with pytest.raises(
+        TypeError, match="keyword argument 'inexistent_arg' is not a valid program parameter"
+    ):
+        on(_bound_args_testee()).with_bound_args(inexistent_arg=1)
+
+
+@port
+def port_test_call_bound_program_with_wrong_args(on: Run) -> None:
+    program_with_bound_arg = _bound_args_testee().with_bound_args(arg1=True)
+    out = fld([IDim], np.zeros(NI, np.int32))
+
+    # gt4py's message is its exception's __cause__: stencilchain's is the error itself
+    with pytest.raises(TypeError, match=r"takes 2 arguments .* but 1 were given .*missing out"):
+        on(program_with_bound_arg)(out, offset_provider={})
+
+
+@port
+def port_test_call_bound_program_with_already_bound_arg(on: Run) -> None:
+    program_with_bound_arg = _bound_args_testee().with_bound_args(arg2=True)
+    out = fld([IDim], np.zeros(NI, np.int32))
+
+    with pytest.raises(TypeError, match="parameter 'arg2' already set as a bound argument"):
+        on(program_with_bound_arg)(True, out, arg2=True, offset_provider={})
+
+
 # --- test_broadcast.py -------------------------------------------------------------------
 
 
@@ -3266,6 +3348,432 @@ def test_port(case: str, name: str, request: pytest.FixtureRequest) -> None:
     PORTS[case](lambda op: op if chain is None else op.with_backend(chain))
 
 
+# --- test_compiled_program.py: gt4py's compile API, on the compiling toolchains ----------
+# gt4py skips these on embedded ("Embedded compiled program doesn't make sense"). Its
+# `_raise_on_compile` is a mock whose `compile` raises: stencilchain's backends make a
+# program's executor by `executor`, so here it is a backend whose `executor` raises, put
+# in place as gt4py does (`object.__setattr__(testee, "backend", _raise_on_compile)`).
+
+
+class _RaiseOnCompile:
+    name = "raise_on_compile"
+
+    def executor(self, program: Any) -> Any:
+        raise AssertionError("This function should never be called.")
+
+
+_raise_on_compile = _RaiseOnCompile()
+COMPILE_PORTS: dict[str, Callable[[Any], None]] = {}
+
+
+def compile_port(fn: Callable[[Any], None]) -> Callable[[Any], None]:
+    COMPILE_PORTS[fn.__name__.removeprefix("port_")] = fn
+    return fn
+
+
+def _compile_testee(backend: Any) -> Any:
+    @gtx.field_operator
+    def testee_op(a: IField, b: IField) -> IField:
+        return a + b
+
+    @gtx.program(backend=backend)
+    def testee(a: IField, b: IField, out: IField):
+        testee_op(a, b, out=out)
+
+    return testee
+
+
+def _default_data() -> tuple[tuple[Any, Any], dict[str, Any]]:
+    """gt4py's cases.get_default_data of the testee: (a, b), {"out": out}."""
+    out = fld([IDim], np.zeros(NI, np.int32))
+    return (fld([IDim], ints(NI)), fld([IDim], ints(NI))), {"out": out}
+
+
+@compile_port
+def port_test_compile(backend: Any) -> None:
+    compile_testee = _compile_testee(backend)
+    compile_testee.compile(offset_provider={})
+
+    args, kwargs = _default_data()
+
+    # make sure the backend is never called
+    object.__setattr__(compile_testee, "backend", _raise_on_compile)
+
+    compile_testee(*args, offset_provider={}, **kwargs)
+    assert np.allclose(kwargs["out"].ndarray, args[0].ndarray + args[1].ndarray)
+
+    # run a second time to check if it still works after the future is resolved
+    compile_testee(*args, offset_provider={}, **kwargs)
+    assert np.allclose(kwargs["out"].ndarray, args[0].ndarray + args[1].ndarray)
+
+
+@compile_port
+def port_test_compile_twice_same_program_errors(backend: Any) -> None:
+    compile_testee = _compile_testee(backend)
+    with pytest.raises(ValueError):
+        compile_testee.compile(offset_provider={}).compile(offset_provider={})
+
+
+@compile_port
+def port_test_compile_kwargs(backend: Any) -> None:
+    compile_testee = _compile_testee(backend)
+    compile_testee.compile(offset_provider={})
+
+    (a, b), kwargs = _default_data()
+
+    # make sure the backend is never called
+    object.__setattr__(compile_testee, "backend", _raise_on_compile)
+
+    compile_testee(offset_provider={}, b=b, a=a, **kwargs)
+    assert np.allclose(kwargs["out"].ndarray, a.ndarray + b.ndarray)
+
+
+@compile_port
+def port_test_compile_scan(backend: Any) -> None:
+    @gtx.scan_operator(axis=KDim, forward=True, init=0)
+    def testee_op(carry: gtx.int32, inp: gtx.int32) -> gtx.int32:
+        return carry + inp
+
+    @gtx.program(backend=backend)
+    def compile_testee_scan(a: KField, out: KField):
+        testee_op(a, out=out)
+
+    compile_testee_scan.compile(offset_provider={})
+
+    inp = fld([KDim], np.arange(NK, dtype=np.int32))
+    out = fld([KDim], np.zeros(NK, dtype=np.int32))
+
+    # make sure the backend is never called
+    object.__setattr__(compile_testee_scan, "backend", _raise_on_compile)
+
+    compile_testee_scan(inp, out=out, offset_provider={})
+    assert np.allclose(out.ndarray, np.cumsum(inp.ndarray))
+
+
+@compile_port
+def port_test_compile_domain(backend: Any) -> None:
+    @gtx.field_operator
+    def testee_op(a: IField, b: IField) -> IField:
+        return a + b
+
+    @gtx.program(backend=backend)
+    def compile_testee_domain(a: IField, b: IField, out: IField, isize: gtx.int32):
+        testee_op(a, b, out=out, domain={IDim: (0, isize)})
+
+    compile_testee_domain.compile(offset_provider={})
+
+    args, kwargs = _default_data()
+
+    # make sure the backend is never called
+    object.__setattr__(compile_testee_domain, "backend", _raise_on_compile)
+
+    compile_testee_domain(*args, isize=NI, offset_provider={}, **kwargs)
+    assert np.allclose(kwargs["out"].ndarray, args[0].ndarray + args[1].ndarray)
+
+
+def _compile_testee_unstructured(backend: Any) -> Any:
+    @gtx.field_operator
+    def testee_op(e: EField) -> VField:
+        return neighbor_sum(e(V2E), axis=V2EDim)
+
+    @gtx.program(backend=backend)
+    def testee(e: EField, out: VField):
+        testee_op(e, out=out)
+
+    return testee
+
+
+# gt4py's simple_mesh (every neighbour present) and skip_value_mesh (some missing)
+SIMPLE_MESH = FULL_V2E
+SKIP_VALUE_MESH = {"V2E": PROVIDER["V2E"]}
+
+
+def _unstructured_data() -> tuple[tuple[Any], dict[str, Any]]:
+    return (fld([Edge], ints(NE)),), {"out": fld([Vertex], np.zeros(NV, np.int32))}
+
+
+@compile_port
+def port_test_compile_unstructured(backend: Any) -> None:
+    compile_testee_unstructured = _compile_testee_unstructured(backend)
+    compile_testee_unstructured.compile(offset_provider=SIMPLE_MESH)
+
+    args, kwargs = _unstructured_data()
+
+    # make sure the backend is never called
+    object.__setattr__(compile_testee_unstructured, "backend", _raise_on_compile)
+
+    compile_testee_unstructured(*args, offset_provider=SIMPLE_MESH, **kwargs)
+
+    v2e_numpy = SIMPLE_MESH["V2E"].asnumpy()
+    assert np.allclose(
+        kwargs["out"].asnumpy(),
+        np.sum(np.where(v2e_numpy != -1, args[0].asnumpy()[v2e_numpy], 0), axis=1),
+    )
+
+
+@compile_port
+def port_test_compile_unstructured_wrong_offset_provider(backend: Any) -> None:
+    no_jit = _compile_testee_unstructured(backend).with_compilation_options(enable_jit=False)
+
+    # compiled for skip_value_mesh
+    no_jit.compile(offset_provider=SKIP_VALUE_MESH)
+
+    # but executing the simple_mesh
+    args, kwargs = _unstructured_data()
+
+    # make sure the backend is never called
+    object.__setattr__(no_jit, "backend", _raise_on_compile)
+
+    # gt4py: RuntimeError "No program ... static ... arg"
+    with pytest.raises(gtx.ArgumentError, match=r"no compiled program for .*enable_jit is False"):
+        no_jit(*args, offset_provider=SIMPLE_MESH, **kwargs)
+
+
+@compile_port
+def port_test_compile_unstructured_for_two_offset_providers(backend: Any) -> None:
+    no_jit = _compile_testee_unstructured(backend).with_compilation_options(enable_jit=False)
+
+    # compiled for skip_value_mesh and simple_mesh
+    no_jit.compile(offset_provider=[SKIP_VALUE_MESH, SIMPLE_MESH])
+
+    # make sure the backend is never called
+    object.__setattr__(no_jit, "backend", _raise_on_compile)
+
+    args, kwargs = _unstructured_data()
+    no_jit(*args, offset_provider=SIMPLE_MESH, **kwargs)
+
+    v2e_numpy = SIMPLE_MESH["V2E"].asnumpy()
+    assert np.allclose(
+        kwargs["out"].asnumpy(),
+        np.sum(np.where(v2e_numpy != -1, args[0].asnumpy()[v2e_numpy], 0), axis=1),
+    )
+    # and the skip-value mesh too, its missing neighbours left out
+    args, kwargs = _unstructured_data()
+    no_jit(*args, offset_provider=SKIP_VALUE_MESH, **kwargs)
+    check(kwargs["out"], vsum(args[0].asnumpy(), V2E_TABLE))
+
+
+@gtx.field_operator
+def compile_variants_field_operator(
+    field_a: IField,
+    scalar_int: int32,
+    scalar_float: float,
+    scalar_bool: bool,
+    field_b: IFloatField,
+) -> tuple[IField, IFloatField]:
+    return (
+        (field_a + scalar_int, field_b + scalar_float)
+        if scalar_bool
+        else (field_a - scalar_int, field_b - scalar_float)
+    )
+
+
+def _compile_variants_testee_not_compiled(backend: Any) -> Any:
+    @gtx.program(backend=backend)
+    def testee(
+        field_a: IField,
+        scalar_int: int32,
+        scalar_float: float,
+        scalar_bool: bool,
+        field_b: IFloatField,
+        out: tuple[IField, IFloatField],
+    ):
+        compile_variants_field_operator(
+            field_a, scalar_int, scalar_float, scalar_bool, field_b, out=out
+        )
+
+    return testee
+
+
+def _compile_variants_testee(backend: Any) -> Any:
+    return _compile_variants_testee_not_compiled(backend).compile(
+        scalar_int=[1, 2],
+        scalar_float=[3.0, 4.0],
+        scalar_bool=[True, False],
+        offset_provider={},
+    )
+
+
+def _allocate(name: str) -> Any:
+    """gt4py's cases.allocate(case, compile_variants_testee, name)()."""
+    if name == "field_a":
+        return fld([IDim], ints(NI))
+    if name == "field_b":
+        return fld([IDim], floats(NI))
+    return (fld([IDim], np.zeros(NI, np.int32)), fld([IDim], np.zeros(NI)))
+
+
+@compile_port
+def port_test_compile_variants(backend: Any) -> None:
+    compile_variants_testee = _compile_variants_testee(backend)
+    # make sure the backend is never called
+    object.__setattr__(compile_variants_testee, "backend", _raise_on_compile)
+
+    # gt4py: its _compiled_programs.argument_descriptor_mapping[arguments.StaticArg]
+    assert compile_variants_testee.compilation_options.static_params == (
+        "scalar_int",
+        "scalar_float",
+        "scalar_bool",
+    )
+
+    field_a = _allocate("field_a")
+    field_b = _allocate("field_b")
+
+    out = _allocate("out")
+    compile_variants_testee(field_a, int32(1), 3.0, True, field_b, out=out, offset_provider={})
+    assert np.allclose(out[0].ndarray, field_a.ndarray + 1)
+    assert np.allclose(out[1].ndarray, field_b.ndarray + 3.0)
+
+    out = _allocate("out")
+    compile_variants_testee(field_a, int32(1), 4.0, False, field_b, out, offset_provider={})
+    assert np.allclose(out[0].ndarray, field_a.ndarray - 1)
+    assert np.allclose(out[1].ndarray, field_b.ndarray - 4.0)
+
+
+@compile_port
+def port_test_compile_variants_args_and_kwargs(backend: Any) -> None:
+    compile_variants_testee = _compile_variants_testee(backend)
+    # make sure the backend is never called
+    object.__setattr__(compile_variants_testee, "backend", _raise_on_compile)
+
+    field_a = _allocate("field_a")
+    field_b = _allocate("field_b")
+
+    out = _allocate("out")
+    compile_variants_testee(
+        field_a,
+        int32(1),
+        scalar_float=3.0,
+        scalar_bool=True,
+        field_b=field_b,
+        out=out,
+        offset_provider={},
+    )
+    assert np.allclose(out[0].ndarray, field_a.ndarray + 1)
+    assert np.allclose(out[1].ndarray, field_b.ndarray + 3.0)
+
+
+@compile_port
+def port_test_compile_variants_not_compiled(backend: Any) -> None:
+    compile_variants_testee = _compile_variants_testee(backend)
+    object.__setattr__(compile_variants_testee.compilation_options, "enable_jit", False)
+
+    field_a = _allocate("field_a")
+    field_b = _allocate("field_b")
+    out = _allocate("out")
+
+    # gt4py: RuntimeError
+    with pytest.raises(gtx.ArgumentError, match=r"scalar_int=3, .*enable_jit is False"):
+        compile_variants_testee(
+            field_a,
+            int32(3),  # variant does not exist
+            4.0,
+            False,
+            field_b,
+            out=out,
+            offset_provider={},
+        )
+
+
+@compile_port
+def port_test_compile_variants_jit(backend: Any) -> None:
+    compile_variants_testee = _compile_variants_testee(backend)
+    object.__setattr__(compile_variants_testee.compilation_options, "enable_jit", True)
+
+    field_a = _allocate("field_a")
+    field_b = _allocate("field_b")
+
+    out = _allocate("out")
+    compile_variants_testee(
+        field_a,
+        int32(3),  # variant does not exist
+        4.0,
+        False,
+        field_b,
+        out=out,
+        offset_provider={},
+    )
+    assert np.allclose(out[0].ndarray, field_a.ndarray - 3)
+    assert np.allclose(out[1].ndarray, field_b.ndarray - 4.0)
+
+    # make sure on the second call the backend is not called
+    object.__setattr__(compile_variants_testee, "backend", _raise_on_compile)
+    out = _allocate("out")
+    compile_variants_testee(field_a, int32(3), 4.0, False, field_b, out=out, offset_provider={})
+    assert np.allclose(out[0].ndarray, field_a.ndarray - 3)
+    assert np.allclose(out[1].ndarray, field_b.ndarray - 4.0)
+
+
+@compile_port
+def port_test_compile_variants_decorator_static_params_jit(backend: Any) -> None:
+    @gtx.program(
+        backend=backend,
+        enable_jit=True,
+        static_params=("scalar_int", "scalar_float", "scalar_bool"),
+    )
+    def testee(
+        field_a: IField,
+        scalar_int: int32,
+        scalar_float: float,
+        scalar_bool: bool,
+        field_b: IFloatField,
+        out: tuple[IField, IFloatField],
+    ):
+        compile_variants_field_operator(
+            field_a, scalar_int, scalar_float, scalar_bool, field_b, out=out
+        )
+
+    field_a = _allocate("field_a")
+    field_b = _allocate("field_b")
+
+    out = _allocate("out")
+    testee(field_a, int32(1), 3.0, True, field_b, out=out, offset_provider={})
+    assert np.allclose(out[0].ndarray, field_a.ndarray + 1)
+    assert np.allclose(out[1].ndarray, field_b.ndarray + 3.0)
+
+    # make sure the backend is not called on the second call
+    object.__setattr__(testee, "backend", _raise_on_compile)
+
+    out = _allocate("out")
+    testee(field_a, int32(1), 3.0, True, field_b, out=out, offset_provider={})
+    assert np.allclose(out[0].ndarray, field_a.ndarray + 1)
+    assert np.allclose(out[1].ndarray, field_b.ndarray + 3.0)
+
+
+@compile_port
+def port_test_compile_variants_non_existing_param(backend: Any) -> None:
+    # gt4py: errors.DSLTypeError
+    with pytest.raises(gtx.ArgumentError, match="non_existing_param"):
+        _compile_variants_testee_not_compiled(backend).compile(
+            non_existing_param=[1], offset_provider={}
+        )
+
+
+@compile_port
+def port_test_compile_variants_wrong_type(backend: Any) -> None:
+    # gt4py: errors.DSLTypeError
+    with pytest.raises(gtx.ArgumentError, match=r"'scalar_int'.*expected.*int32"):
+        _compile_variants_testee_not_compiled(backend).compile(scalar_int=[1.0], offset_provider={})
+
+
+@compile_port
+def port_test_compile_variants_error_static_field(backend: Any) -> None:
+    compile_variants_testee_not_compiled = _compile_variants_testee_not_compiled(backend)
+    field_a = _allocate("field_a")
+    # gt4py: errors.DSLTypeError
+    with pytest.raises(gtx.ArgumentError, match=r"invalid static argument.*field_a"):
+        compile_variants_testee_not_compiled.compile(field_a=[field_a], offset_provider={})
+
+
+COMPILING = ["gtfn_cpu", "gtfn_cpu_no_transforms", "dace_cpu"]
+
+
+@pytest.mark.parametrize("name", COMPILING)
+@pytest.mark.parametrize("case", sorted(COMPILE_PORTS))
+def test_compile_port(case: str, name: str, request: pytest.FixtureRequest) -> None:
+    COMPILE_PORTS[case](toolchain(request, name))
+
+
 # --- refusals: gt4py's tests that expect an error, with stencilchain's error -------------
 
 
@@ -3562,8 +4070,8 @@ def test_scan_init_ints() -> None:
 
 
 def test_bound_args_in_the_dsl() -> None:
-    """gt4py's test_bound_args.py in stencilchain's own DSL (compat has no
-    `with_bound_args`): the program declares the parameters it binds as `static_params`;
+    """gt4py's test_bound_args.py in stencilchain's own DSL (compat's ports of it are
+    `test_port[test_with_bound_args]` and its neighbours): the program declares the parameters it binds as `static_params`;
     an unknown name, a call with an argument missing, and an argument bound twice are
     ArgumentErrors (TypeErrors, as gt4py's)."""
     import stencilchain as sc
@@ -3606,6 +4114,7 @@ def test_the_coverage_page_names_every_port() -> None:
     text = page.read_text(encoding="utf-8")
     assert set(re.findall(r"`test_port\[(\w+)\]`", text)) == set(PORTS)
     assert set(re.findall(r"`test_error_port\[(\w+)\]`", text)) == set(REFUSALS)
+    assert set(re.findall(r"`test_compile_port\[(\w+)\]`", text)) == set(COMPILE_PORTS)
     rows = re.findall(
         r"^\| (test_\w+) \| .* \| (yes|no|bug|internal) \| (yes|no|bug|-) \| ", text, re.M
     )
