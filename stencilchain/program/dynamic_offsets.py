@@ -28,8 +28,14 @@ from stencilchain.errors import ArgumentError, DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.field_values import FieldValue, host_array
-from stencilchain.program.offset_conditions import Condition, Guard, Scope, checkable, pointwise
-from stencilchain.program.offset_conditions import where_used as _where_used
+from stencilchain.program.offset_conditions import (
+    Condition,
+    Guard,
+    Scope,
+    checkable,
+    pointwise,
+    where_used,
+)
 from stencilchain.program.semantics import literal_value, operate
 
 # A scalar added to an offset's entries: its sign (+1, -1), the expression of the
@@ -488,9 +494,13 @@ def check_offsets(
         target = levels.reshape(shape) + host + plus
         outside = (target < lo) | (target >= hi)
         guarded = offset.guard and name not in own
-        where_used = _used_by(offset, host.shape, args, own) if guarded else None
-        if where_used is not None:
-            outside &= where_used
+        used = (
+            where_used(offset.guard, offset.dims, dict(scalars), host.shape, args, own)
+            if guarded
+            else None
+        )
+        if used is not None:
+            outside &= used
             if not outside.any():
                 continue  # each read that leaves the array is in a branch not taken
         position = tuple(int(i) for i in np.argwhere(outside)[0])
@@ -499,21 +509,10 @@ def check_offsets(
             f"argument '{name}' of {program_name}(): offset {host[position]}{with_addends} at "
             f"{position} reads index {int(target[position])} along {dim}, outside "
             f"[{lo}, {hi}){range_of}"
-            + (" where the sc.where branch of the read is taken" if where_used is not None else "")
+            + (" where the sc.where branch of the read is taken" if used is not None else "")
             + "; every entry of an sc.as_offset field must keep its read inside the array "
             "where the read is used"
         )
-
-
-def _used_by(
-    offset: OffsetArgument,
-    shape: tuple[int, ...],
-    args: Any,
-    own: Mapping[str, tuple[tuple[int, int], ...]],
-) -> np.ndarray | None:
-    """Where the reads by `offset` are used, over the offset field's `shape`, on the
-    call's `args` (None: everywhere, as far as the check can tell)."""
-    return _where_used(offset.guard, offset.dims, dict(offset.scalars), shape, args, own)
 
 
 def _skips(args: Any, index: int, slot: int | None) -> bool:

@@ -23,20 +23,6 @@ def nodes(expr: ir.Expr) -> Iterator[ir.Expr]:
         stack.extend(reversed(ir.children(e)))
 
 
-def distinct_nodes(expr: ir.Expr) -> Iterator[ir.Expr]:
-    """`expr` and every expression below it, each shared sub-expression (the same object)
-    once: a walk that stays linear on the DAGs that inlining makes."""
-    seen: set[int] = set()
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        yield e
-        stack.extend(ir.children(e))
-
-
 def shared_nodes(*roots: ir.Expr) -> set[int]:
     """The ids of the nodes below `roots` that more than one node (or root) holds: where
     a walk that goes by the tree would visit the same object again."""

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.ir_walk import distinct_nodes
+from stencilchain.program.ir_walk import nodes
 from stencilchain.program.records import frozen
 
 
@@ -97,7 +97,7 @@ def position_dim(expr: ir.Expr) -> Dimension:
 def contains(expr: ir.Expr, has: Callable[[NodeTraits], bool]) -> bool:
     """Whether `expr` or any node below it has traits for which `has` is true (each shared
     sub-expression looked at once)."""
-    return any(has(NODE_TRAITS[type(e)]) for e in distinct_nodes(expr))
+    return any(has(NODE_TRAITS[type(e)]) for e in nodes(expr))
 
 
 __all__ = ["NODE_TRAITS", "NodeTraits", "Reach", "contains", "position_dim", "traits_of"]

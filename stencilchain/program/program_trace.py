@@ -29,7 +29,6 @@ from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_op
 from stencilchain.program.field_operator import FieldOperator, check_argument, mixed_dims
 from stencilchain.program.ir_walk import (
     condition_scalars,
-    distinct_nodes,
     nodes,
     params_of,
     replace,
@@ -684,7 +683,7 @@ class ProgramTrace:
             # a reduction over a local dimension reads its slots as the table numbers
             # them (how many, which are missing): a local field reduced in a program
             # without that table is refused here, as a slot read is
-            for node in distinct_nodes(fop.body):
+            for node in nodes(fop.body):
                 if isinstance(node, ir.NeighborReduce) and node.axis not in tables:
                     reduction = {"sum": "neighbor_sum"}.get(node.op, f"{node.op}_over")
                     raise DefinitionError(

@@ -22,7 +22,7 @@ import numpy as np
 from stencilchain.errors import ArgumentError
 from stencilchain.program import dtypes, ir
 from stencilchain.program.connectivity import Connectivity
-from stencilchain.program.ir_walk import distinct_nodes
+from stencilchain.program.ir_walk import nodes
 from stencilchain.program.records import frozen
 from stencilchain.program.tables import has_skips
 
@@ -151,7 +151,7 @@ def specialise_tables(
 def _check_slots(program: ir.Program, table: OpenTable, width: int) -> None:
     conn = table.connectivity
     for fop in program.field_operators:
-        for node in distinct_nodes(fop.body):
+        for node in nodes(fop.body):
             slot: int | None = None
             if isinstance(node, ir.NeighborShift) and node.connectivity == conn:
                 slot, written = node.slot, f"{conn.name}[{node.slot}]"

@@ -17,7 +17,7 @@ import dataclasses
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.ir_walk import distinct_nodes
+from stencilchain.program.ir_walk import nodes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +51,7 @@ def untabled_slots(program: ir.Program) -> tuple[SlotNeed, ...]:
     tabled = {p.type.connectivity.local for p in program.params if isinstance(p.type, ir.TableType)}
     highest: dict[Dimension, tuple[int, str]] = {}
     for fop in program.field_operators:
-        for node in distinct_nodes(fop.body):
+        for node in nodes(fop.body):
             if isinstance(node, ir.LocalSlot) and node.axis not in tabled:
                 known = highest.get(node.axis)
                 if known is None or node.slot > known[0]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from stencilchain.program import ir
 from stencilchain.program.call_bodies import call_body
-from stencilchain.program.ir_walk import distinct_nodes, refs_in
+from stencilchain.program.ir_walk import nodes, refs_in
 from stencilchain.program.node_traits import Reach, contains, traits_of
 
 # Where a field operator in a chain may read: its body runs in the loop over a block's
@@ -88,7 +88,7 @@ def _reads_at_point_only(program: ir.Program, index: int, names: set[str]) -> bo
     """Field operator call `index` reads the fields `names` only at the point."""
     call = program.calls[index]
     fop = program.field_operator(call.callee)
-    for node in distinct_nodes(call_body(fop, call.args)):
+    for node in nodes(call_body(fop, call.args)):
         reads_elsewhere = traits_of(node).reach not in (Reach.NOTHING, Reach.POINT)
         if reads_elsewhere and any(r.name in names for r in refs_in(node)):
             return False

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.ir_walk import distinct_nodes, node_count, nodes
+from stencilchain.program.ir_walk import node_count, nodes
 from stencilchain.program.node_traits import NodeTraits, Reach, traits_of
 from stencilchain.program.offsets import evaluation_offsets
 from stencilchain.program.transforms import substitute
@@ -187,7 +187,7 @@ def _smaller_than(expr: ir.Expr, limit: int) -> bool:
 def tileable(expr: ir.Expr, dims: tuple[Dimension, ...]) -> bool:
     """Whether the tiled SDFG handles `expr`: only nodes that `DaCeCost.tiles`, fields over
     exactly `dims`, shifts along them."""
-    for e in distinct_nodes(expr):
+    for e in nodes(expr):
         if not _tiled(traits_of(e)):
             return False
         if isinstance(e, ir.Ref) and isinstance(e.type, ir.FieldType) and e.type.dims != dims:
