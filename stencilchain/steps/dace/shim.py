@@ -226,6 +226,8 @@ def adapter_source(
         args_type=ARGS_TYPE,
         init_params=", ".join(init_declarations),
         program_params=", ".join(["void*", *(a.declaration for a in program_args)]),
+        program_want="".join(f", decltype({ARGS_TYPE}::{a.name})" for a in program_args),
+        init_want=", ".join(f"decltype({ARGS_TYPE}::{a.name})" for a in init_args),
         memory_size_params=", ".join(["void*", *init_declarations]),
         set_memory_params=", ".join(["void*", "char*", *init_declarations]),
         library=json.dumps(library),  # a C string literal of ASCII text

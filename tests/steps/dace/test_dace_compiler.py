@@ -634,6 +634,43 @@ def test_failed_build_raises_compilation_error_and_leaves_no_marker(tmp_path: Pa
     assert not list(folder.glob("build.log.*"))  # the side jobs were stopped and cleaned up
 
 
+@pytest.mark.parametrize("which", ["program", "init"])
+def test_a_dace_parameter_of_another_type_stops_the_build_naming_it(
+    which: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shim checks each parameter DaCe declares against what it passes (a static_assert
+    per parameter): one that differs is a build error naming it, never a conversion."""
+    from stencilchain.errors import CompilationError
+    from stencilchain.steps.dace import compiler as compiler_module
+    from stencilchain.steps.dace.shim import CArgument
+
+    generate = compiler_module.generate_program
+    names: list[str] = []
+
+    def retyped(*args: Any) -> Any:
+        generated = generate(*args)
+        field = "program_args" if which == "program" else "init_args"
+        params = list(getattr(generated, field))
+        k = len(params) - 1
+        names.append(params[k].name)
+        params[k] = CArgument(
+            f"int * {params[k].name}" if which == "program" else f"double {params[k].name}",
+            params[k].name,
+        )
+        return dataclasses.replace(generated, **{field: tuple(params)})
+
+    monkeypatch.setattr(compiler_module, "generate_program", retyped)
+    compiler = DaCeCompiler(Device.CPU, BuildType.RELEASE, BuildCache(tmp_path))
+    with pytest.raises(CompilationError) as error:
+        compiler(extension_of(affine_program))
+    log = error.value.log_path.read_text() if error.value.log_path else ""
+    named = {"program": "DaCe argument ", "init": "DaCe init argument "}[which]
+    (last,) = names
+    assert f"{named}{last} of affine_program differs in type" in log
+    assert error.value.log_path is not None
+    assert not (error.value.log_path.parent / MARKER_NAME).exists()
+
+
 def test_the_marker_records_the_translators_and_the_bindings_settings(
     toolchain: Toolchain,
 ) -> None:
