@@ -44,7 +44,7 @@ from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.linker import fast_linker_flags
 from stencilchain.steps.build.plan import BuildPlan, plan_build
 from stencilchain.steps.build.precompiled import prelude_options
-from stencilchain.steps.build.runner import BuildRunner, Job
+from stencilchain.steps.build.runner import BuildRunner, JobQueue
 from stencilchain.steps.build.validation import (
     check_compiler,
     check_flags,
@@ -395,17 +395,7 @@ def _build_batch(plans: Sequence[DaCeBuildPlan], folder: Path) -> dict[str, str]
     )
     members: dict[str, _Member] = {}
     with BuildRunner(folder, env) as runner:
-        running: dict[Job, str] = {}  # the extension's compiles, by entry point
-        failed: set[str] = set()
-
-        def start_job(command: list[str], what: str, entry: str) -> None:
-            while len(running) >= jobs:  # at most `jobs` beside DaCe's own build
-                oldest = next(iter(running))
-                if not runner.wait(oldest, check=False):
-                    failed.add(running[oldest])
-                del running[oldest]
-            running[runner.start(command, what)] = entry
-
+        queue = JobQueue(runner, jobs)  # the extension's compiles, tagged by entry point
         for plan in plans:
             entry = plan.entry_point
             with DACE_LOCK, _settings(plan):
@@ -424,7 +414,7 @@ def _build_batch(plans: Sequence[DaCeBuildPlan], folder: Path) -> dict[str, str]
             src.mkdir()
             (src / "bindings.cpp").write_text(plan.source.binding_source.source_code)
             command = _compile_command(plan, src / "bindings.cpp", bindings_flags)
-            start_job(command, f"compiling the bindings of {entry!r}", entry)
+            queue.submit(command, f"compiling the bindings of {entry!r}", entry)
             members[entry] = _Member(plan, generated, files)
         if not members:
             raise runner.logged_error(f"DaCe generated the code of no program of {folder}")
@@ -450,17 +440,15 @@ def _build_batch(plans: Sequence[DaCeBuildPlan], folder: Path) -> dict[str, str]
                 )
             except ValueError as error:  # its own build reports it
                 runner.note(f"{entry!r} is left out of the batch: {error}")
-                failed.add(entry)
+                queue.failed.add(entry)
                 continue
             shim = folder / entry / "src" / "shim.cpp"
             shim.write_text(member.plan.source.program_source.source_code + adapter)
             command = _compile_command(member.plan, shim, (*shim_flags, "-fopenmp"))
-            start_job(command, f"compiling the shim of {entry!r}", entry)
+            queue.submit(command, f"compiling the shim of {entry!r}", entry)
         native_build.build(native, runner, ninja)
         dace_done = time.perf_counter()
-        for job, entry in running.items():
-            if not runner.wait(job, check=False):
-                failed.add(entry)
+        queue.drain()
         linker = fast_linker_flags(plans[0].tools.cxx, compiler.environment)
         suffix = build_tools.python_build_info()["ext_suffix"]
         details: dict[str, dict[str, str]] = {}
@@ -470,7 +458,7 @@ def _build_batch(plans: Sequence[DaCeBuildPlan], folder: Path) -> dict[str, str]
             link = [plans[0].tools.cxx, *linker, "-shared", "-pthread", "-fopenmp"]
             link += [str(src / "bindings.o"), str(src / "shim.o")]
             link += ["-o", str(folder / entry / module), "-ldl"]
-            if entry in failed or not runner.run(
+            if entry in queue.failed or not runner.run(
                 link, f"linking the module of {entry!r}", check=False
             ):
                 continue
