@@ -22,6 +22,14 @@ module `dlopen`s the DaCe library beside it on its first call (see
 The bindings and the shim read their system headers precompiled (`build.precompiled`,
 once per build context); the SDFG's library and the module link with gold where the
 compiler has it (`build.linker`); DaCe's stub library is not built (see ADR 0009).
+
+`compile_many` hands the compiler batches of CPU programs (`build_batch`): a `batch-<key>`
+support folder holds each member's generated code and extension units
+(`<entry point>/dace`, `<entry point>/src`) and ONE DaCe program folder (`dace/`) whose
+single unit includes every member's code (`batch_unit`), built into one library; each
+member then gets its own entry (its module and a link of the library). The single and
+the batch builds share the extension's commands and DaCe's settings, hence one module of
+more than a few hundred lines (ADR 0058).
 """
 
 from __future__ import annotations
