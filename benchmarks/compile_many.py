@@ -7,8 +7,8 @@ Each side compiles `n` small programs never seen before (`(k + 0.5) * f(I + 1)`,
 `k` per side, so no cache and no pool can answer either) in a fresh cache folder of its
 own, through a toolchain of a fresh container. The one-time set-up (tool detection, the
 GTFN toolchain folder, DaCe's imports, the first translation's imports) is done before
-each timed side by compiling one other program there. `compile_many` batches GTFN's builds
-(docs/adr/0036-compile-many-batches.md); with `--unbatched` a third side times
+each timed side by compiling one other program there. `compile_many` batches the builds
+(docs/adr/0036-compile-many-batches.md, 0058-dace-batch-units.md); with `--unbatched` a third side times
 `compile_many(batch=False)`, each program its own build. Prints JSON; nothing is asserted.
 """
 

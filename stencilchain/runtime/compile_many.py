@@ -6,8 +6,9 @@ and the Python parts that are not thread-safe take their step's lock (DaCe's). T
 steps' one-time set-up runs first, in this thread; each native build then runs about
 CPUs / jobs parallel jobs, so that `jobs` builds side by side do not oversubscribe the
 CPUs. A compilation step that can build several programs at once (`BatchBuildStep`:
-GTFN's) gets them in batches of up to BATCH_SIZE, one batch per worker at a time. See
-docs/adr/0009-compile-many.md and docs/adr/0036-compile-many-batches.md.
+GTFN's, DaCe's on the CPU) gets them in batches of up to BATCH_SIZE, one batch per worker
+at a time. See docs/adr/0009-compile-many.md, docs/adr/0036-compile-many-batches.md and
+docs/adr/0058-dace-batch-units.md.
 """
 
 from __future__ import annotations

@@ -2,14 +2,14 @@
 getting its own build-cache entry.
 
 A compilation step that can build several sources at once (`BatchBuildStep`; GTFN's
-CMakeCompiler) builds them in a support folder of the build cache (`batch-<digest>`, a
+CMakeCompiler, DaCe's DaCeCompiler on the CPU) builds them in a support folder of the build cache (`batch-<digest>`, a
 folder like the precompiled headers': under its lock, trusted only with its marker) and
 then puts each program that the batch built into its own entry (`publish_member`), through
 `compile_cached` as any build: under the entry's lock, its marker written last and
 atomically, with the sizes and hashes of its files. A batch that fails or is interrupted
 leaves no marker, neither its own nor a program's; a program the batch could not build is
 left to the caller, which builds it alone (and reports its error by name). See
-docs/adr/0036-compile-many-batches.md.
+docs/adr/0036-compile-many-batches.md and docs/adr/0058-dace-batch-units.md.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ which passes the signal on to the compilers it keeps in groups of their own.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import os
@@ -195,6 +196,45 @@ class BuildRunner:
         exception), noted in the log first."""
         self.note(f"{summary}: {details}" if details else summary)
         return CompilationError(summary, details, self.log_path)
+
+
+class JobQueue:
+    """Commands that `runner` runs at most `jobs` at once, each started as soon as an
+    earlier one has ended: `submit` and `poll` never wait, so the caller's own work
+    (code generation in Python) goes on beside the compilers; `drain` waits for them all.
+    A failed command is logged and its `tag` added to `failed`, nothing is raised."""
+
+    def __init__(self, runner: BuildRunner, jobs: int) -> None:
+        self._runner = runner
+        self._jobs = max(1, jobs)
+        self._pending: collections.deque[tuple[Sequence[str], str, str]] = collections.deque()
+        self._running: dict[Job, str] = {}
+        self.failed: set[str] = set()
+
+    def submit(self, command: Sequence[str], what: str, tag: str) -> None:
+        """Run `command` (`what` names it in the log) once a slot is free."""
+        self._pending.append((command, what, tag))
+        self.poll()
+
+    def poll(self) -> None:
+        """Log the commands that have ended and start waiting ones in the free slots."""
+        for job in [job for job in self._running if job.process.poll() is not None]:
+            self._finish(job)
+        while self._pending and len(self._running) < self._jobs:
+            command, what, tag = self._pending.popleft()
+            self._running[self._runner.start(command, what)] = tag
+
+    def drain(self) -> None:
+        """Wait until every submitted command has run."""
+        self.poll()
+        while self._running:
+            self._finish(next(iter(self._running)))
+            self.poll()
+
+    def _finish(self, job: Job) -> None:
+        tag = self._running.pop(job)
+        if not self._runner.wait(job, check=False):
+            self.failed.add(tag)
 
 
 def compiler_message(output: str, max_lines: int = 60) -> str:

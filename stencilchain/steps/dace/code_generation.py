@@ -45,8 +45,12 @@ class GeneratedProgram:
     workspace_storage: str | None  # the storage of the external transients, if any
 
 
-def generate_program(source: ProgramSource, program_folder: Path) -> GeneratedProgram:
-    """Deserialize the SDFG of `source` and generate its code into `program_folder`.
+def generate_program(
+    source: ProgramSource, program_folder: Path, *, serial_regions: bool = True
+) -> GeneratedProgram:
+    """Deserialize the SDFG of `source` and generate its code into `program_folder`; a
+    CPU program's code holds the one-thread region wrapper unless not `serial_regions`
+    (a batch's unit holds it once for all its programs, see batch_unit).
 
     DaCe's own errors propagate as they are; GenerationError if the code is not what the
     shim can call (or has external transients its translation did not ask for)."""
@@ -60,7 +64,7 @@ def generate_program(source: ProgramSource, program_folder: Path) -> GeneratedPr
     # writing it (the same code either way, about 0.1 s less of hdiff's generation)
     sdfg = sdfg_from_source(source.source_code, validate=False)
     sdfg.build_folder = str(program_folder)
-    if source.device is Device.CPU:  # with SERIAL_REGIONS_LINK_FLAGS on its link
+    if source.device is Device.CPU and serial_regions:  # SERIAL_REGIONS_LINK_FLAGS link it
         sdfg.append_global_code(package_text("stencilchain.steps.dace", "serial_regions.cpp"))
     # SDFG.compile would also rename an SDFG whose library this process loaded; the
     # module dlopens its library privately (RTLD_LOCAL), so equal names never clash

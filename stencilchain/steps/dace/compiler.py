@@ -22,24 +22,37 @@ module `dlopen`s the DaCe library beside it on its first call (see
 The bindings and the shim read their system headers precompiled (`build.precompiled`,
 once per build context); the SDFG's library and the module link with gold where the
 compiler has it (`build.linker`); DaCe's stub library is not built (see ADR 0009).
+
+`compile_many` hands the compiler batches of CPU programs (`build_batch`): a `batch-<key>`
+support folder holds each member's generated code and extension units
+(`<entry point>/dace`, `<entry point>/src`) and ONE DaCe program folder (`dace/`) whose
+single unit includes every member's code (`batch_unit`), built into one library; each
+member then gets its own entry (its module and a link of the library). The single and
+the batch builds share the extension's commands and DaCe's settings, hence one module of
+more than a few hundred lines (ADR 0058).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import json
+import logging
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from stencilchain.errors import StencilchainError
 from stencilchain.program.device import Device
 from stencilchain.steps.build import tools as build_tools
+from stencilchain.steps.build.batch import batch_key, publish_member
 from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.linker import fast_linker_flags
 from stencilchain.steps.build.plan import BuildPlan, plan_build
 from stencilchain.steps.build.precompiled import prelude_options
-from stencilchain.steps.build.runner import BuildRunner
+from stencilchain.steps.build.runner import BuildRunner, JobQueue
 from stencilchain.steps.build.validation import (
     check_compiler,
     check_flags,
@@ -49,11 +62,12 @@ from stencilchain.steps.build.validation import (
 )
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.checks import require_type
-from stencilchain.steps.dace import native_build
+from stencilchain.steps.dace import batch_unit, native_build
 from stencilchain.steps.dace.bindings import SHIM_LIBRARY_DEP, DaCeExtensionSource
 from stencilchain.steps.dace.build_settings import dace_settings
 from stencilchain.steps.dace.code_generation import (
     SERIAL_REGIONS_LINK_FLAGS,
+    GeneratedProgram,
     GenerationError,
     generate_program,
 )
@@ -62,7 +76,9 @@ from stencilchain.steps.dace.family import DACE
 from stencilchain.steps.dace.lock import DACE_LOCK
 from stencilchain.steps.dace.shim import adapter_source
 from stencilchain.steps.settings import BuildType
-from stencilchain.steps.stages import ExtensionSource
+from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_CPU_ARGS", "DaCeBuildPlan", "DaCeCompiler"]
 
@@ -191,6 +207,74 @@ class DaCeCompiler(CompilerStep):
     def _build(self, plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
         return _build_program(plan, folder)
 
+    def build_batch(self, sources: Sequence[ExtensionSource], /) -> list[CompiledArtifact | None]:
+        """Build the CPU programs of `sources` together: DaCe's code of them all as ONE
+        unit of one library (batch_unit), each extension module from its own units; each
+        program then put into its own build-cache entry. For each source, the artifact of
+        its entry if this batch built it; left to the caller (None): a source whose plan
+        fails, that is complete already, for the GPU, whose entry point another of the
+        batch has, or whose code failed to generate or compile in the batch. See
+        stencilchain.steps.build.batch and docs/adr/0058-dace-batch-units.md."""
+        built: list[CompiledArtifact | None] = [None] * len(sources)
+        if self.device is not Device.CPU:
+            return built
+        members: dict[int, DaCeBuildPlan] = {}
+        for index, source in enumerate(sources):
+            try:
+                plan = self.plan(source)
+            except (ValueError, TypeError, StencilchainError):  # reported by its own build
+                continue
+            first = next(iter(members.values()), plan)
+            if (
+                plan.context_digest != first.context_digest
+                or any(plan.entry_point == other.entry_point for other in members.values())
+                or self.cache.lookup(plan.key) is not None
+            ):
+                continue
+            members[index] = plan
+        if len(members) < 2:
+            return built
+        plans = list(members.values())
+        try:
+            batch = self.cache.get_or_build(
+                batch_key(plans), functools.partial(_build_batch, plans)
+            )
+        except StencilchainError as error:  # each program is then built alone
+            _log.info("the batch build of %d programs failed: %s", len(plans), error)
+            return built
+        in_batch: dict[str, dict[str, str]] = json.loads(batch.metadata["members"])
+        library = batch.metadata["dace_library"]
+        for index, plan in members.items():
+            member = in_batch.get(plan.entry_point)
+            if member is None:
+                continue
+            folder = batch.folder / plan.entry_point
+            module = member.pop("module")
+            files = {
+                "module": (folder / module, module),
+                "dace_library": (batch.folder / library, library),
+            }
+            texts = {
+                "src/shim.cpp": (folder / "src" / "shim.cpp").read_text(),
+                "src/bindings.cpp": plan.source.binding_source.source_code,
+            }
+            details = {
+                **member,
+                "batch": batch.folder.name,
+                "batch_programs": str(len(in_batch)),
+                "codegen_seconds": batch.metadata["codegen_seconds"],
+                "dace_compile_seconds": batch.metadata["dace_compile_seconds"],
+            }
+            try:
+                artifact = publish_member(
+                    plan, files, texts, batch.folder, details, built_files=self.BUILT_FILES
+                )
+            except (OSError, StencilchainError) as error:
+                _log.info("%r, built in a batch, was not cached: %s", plan.entry_point, error)
+                continue
+            built[index] = artifact
+        return built
+
     def _native_cpu(self) -> bool:
         return self.native_cpu and self.device is Device.CPU
 
@@ -289,6 +373,120 @@ def _build_program(plan: DaCeBuildPlan, folder: Path) -> dict[str, str]:
             "total_seconds": f"{time.perf_counter() - start:.3f}",
         },
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Member:
+    """A program of a batch whose code DaCe generated: its plan, code and unit files."""
+
+    plan: DaCeBuildPlan
+    generated: GeneratedProgram
+    files: tuple[Path, ...]
+
+
+def _build_batch(plans: Sequence[DaCeBuildPlan], folder: Path) -> dict[str, str]:
+    """Build the programs of `plans` in the empty `folder`: each one's DaCe code generated
+    into `<entry point>/dace`, all of it compiled as one unit into the library of
+    `dace` (batch_unit), each one's extension module built in `<entry point>`. A program
+    whose code cannot be generated or batched, or whose module fails to build, is left
+    out (its own build reports it); the batch fails if DaCe's library does. The batch
+    marker's metadata: the library, the members (entry point -> module and the details
+    of its marker, JSON) and each member's share of the batch's times."""
+    start = time.perf_counter()
+    compiler = plans[0].compiler
+    name = "sc_" + folder.name.replace("-", "_")
+    shim_flags, bindings_flags = _EXTENSION_FLAGS[compiler.build_type]
+    jobs = compiler.build_jobs or os.cpu_count() or 1
+    cmake, ninja = build_tools.package_programs()
+    env = build_tools.build_environment(
+        compiler.environment, path_first=[os.path.dirname(cmake), os.path.dirname(ninja)]
+    )
+    members: dict[str, _Member] = {}
+    with BuildRunner(folder, env) as runner:
+        queue = JobQueue(runner, jobs)  # the extension's compiles, tagged by entry point
+        for plan in plans:
+            entry = plan.entry_point
+            with DACE_LOCK, _settings(plan):
+                try:
+                    generated = generate_program(
+                        plan.source.sdfg_source, folder / entry / _DACE_FOLDER, serial_regions=False
+                    )
+                    files = tuple(batch_unit.cpu_files(generated.program_folder))
+                except Exception as error:  # its own build reports it
+                    runner.note(f"{entry!r} is left out of the batch: {_described(error)}")
+                    continue
+            if any(m.generated.sdfg_name == generated.sdfg_name for m in members.values()):
+                runner.note(f"{entry!r} is left out: its SDFG's name is another program's")
+                continue
+            src = folder / entry / "src"
+            src.mkdir()
+            (src / "bindings.cpp").write_text(plan.source.binding_source.source_code)
+            command = _compile_command(plan, src / "bindings.cpp", bindings_flags)
+            queue.submit(command, f"compiling the bindings of {entry!r}", entry)
+            members[entry] = _Member(plan, generated, files)
+        if not members:
+            raise runner.logged_error(f"DaCe generated the code of no program of {folder}")
+        batch_unit.write_program_folder(
+            folder / _DACE_FOLDER, name, [m.files for m in members.values()], serial_regions=True
+        )
+        with DACE_LOCK, _settings(plans[0]):
+            native = _prepare(folder / _DACE_FOLDER, name, runner)
+        codegen_done = time.perf_counter()
+        library = os.path.relpath(native.library, folder)
+        for entry, member in list(members.items()):
+            generated = member.generated
+            try:
+                adapter = adapter_source(
+                    program=member.plan.source.program_source.program,
+                    sdfg_name=generated.sdfg_name,
+                    library=library,  # the same path in the program's own entry
+                    program_args=generated.program_args,
+                    init_args=generated.init_args,
+                    init_reads_symbols=generated.init_reads_symbols,
+                    gpu=False,
+                    workspace_storage=generated.workspace_storage,
+                )
+            except ValueError as error:  # its own build reports it
+                runner.note(f"{entry!r} is left out of the batch: {error}")
+                queue.failed.add(entry)
+                continue
+            shim = folder / entry / "src" / "shim.cpp"
+            shim.write_text(member.plan.source.program_source.source_code + adapter)
+            command = _compile_command(member.plan, shim, (*shim_flags, "-fopenmp"))
+            queue.submit(command, f"compiling the shim of {entry!r}", entry)
+        native_build.build(native, runner, ninja)
+        dace_done = time.perf_counter()
+        queue.drain()
+        linker = fast_linker_flags(plans[0].tools.cxx, compiler.environment)
+        suffix = build_tools.python_build_info()["ext_suffix"]
+        details: dict[str, dict[str, str]] = {}
+        for entry, member in members.items():
+            src = folder / entry / "src"
+            module = f"{member.plan.module_name}{suffix}"
+            link = [plans[0].tools.cxx, *linker, "-shared", "-pthread", "-fopenmp"]
+            link += [str(src / "bindings.o"), str(src / "shim.o")]
+            link += ["-o", str(folder / entry / module), "-ldl"]
+            if entry in queue.failed or not runner.run(
+                link, f"linking the module of {entry!r}", check=False
+            ):
+                continue
+            generated = member.generated
+            details[entry] = {
+                "module": module,
+                "sdfg_name": generated.sdfg_name,
+                "init": "per-symbols" if generated.init_reads_symbols else "once",
+                "workspace": generated.workspace_storage or "",
+            }
+    share = len(details) or 1
+    return {
+        "family": DACE.name,
+        "dace_library": library,
+        "members": json.dumps(details, sort_keys=True),
+        # each program's share of the batch's times
+        "codegen_seconds": f"{(codegen_done - start) / share:.3f}",
+        "dace_compile_seconds": f"{(dace_done - codegen_done) / share:.3f}",
+        "total_seconds": f"{(time.perf_counter() - start) / share:.3f}",
+    }
 
 
 def _settings(plan: DaCeBuildPlan) -> contextlib.AbstractContextManager[None]:

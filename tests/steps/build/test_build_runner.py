@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from stencilchain.errors import CompilationError
-from stencilchain.steps.build.runner import LOG_NAME, BuildRunner, compiler_message
+from stencilchain.steps.build.runner import LOG_NAME, BuildRunner, JobQueue, compiler_message
 from stencilchain.steps.build.tools import (
     IGNORED_ENVIRONMENT,
     BuildEnvironment,
@@ -161,3 +161,25 @@ def test_tools_are_looked_up_on_the_build_environment_path(tmp_path: Path) -> No
     with pytest.raises(CompilationError, match="not found"):
         which("sc-test-cxx", "C++ compiler")  # not on this process's PATH
     assert BuildEnvironment().search_path == os.defpath
+
+
+def test_a_job_queue_runs_at_most_its_jobs_at_once_and_collects_the_failed(
+    tmp_path: Path,
+) -> None:
+    # each command holds a directory while it runs: a second one at once would fail
+    hold = (
+        "import os, sys, time; os.mkdir(sys.argv[1]); time.sleep(0.05); os.rmdir(sys.argv[1]);"
+        " sys.exit(int(sys.argv[2]))"
+    )
+    slot = str(tmp_path / "slot")
+    with BuildRunner(tmp_path, dict(os.environ)) as runner:
+        queue = JobQueue(runner, 1)
+        for index, status in enumerate((0, 3, 0, 0)):
+            queue.submit([*python(hold), slot, str(status)], f"job {index}", f"tag{index}")
+        queue.drain()
+        assert queue.failed == {"tag1"}
+        queue.submit(python("print('after the drain')"), "late", "late")
+        queue.drain()
+    log = (tmp_path / LOG_NAME).read_text()
+    assert log.count("$ ") == 5 and "[exit status 3]" in log and "after the drain" in log
+    assert "FileExistsError" not in log  # never two at once
