@@ -39,6 +39,14 @@ def _offsets_text(offsets: tuple[object, ...]) -> str:
     return ", ".join(texts) or "K - 1"
 
 
+def _alone(offsets: tuple[object, ...], rule: str, example: str) -> None:
+    """A DefinitionError saying `rule` unless `offsets` is one offset: a shift of this kind
+    takes no other offset with it (`example` shows one at a time)."""
+    if len(offsets) != 1:
+        written = ", ".join(map(repr, offsets))
+        raise DefinitionError(f"{rule}, got ({written}); shift one at a time, e.g. {example}")
+
+
 def shift(value: Symbol, offsets: tuple[object, ...]) -> ir.Expr:
     # an offset of another front end (compat/gt4py's FieldOffset) says what it is here
     offsets = tuple(_foreign_offset(off) for off in offsets)
@@ -55,20 +63,12 @@ def shift(value: Symbol, offsets: tuple[object, ...]) -> ir.Expr:
             f"cannot shift a scalar ({describe_traced(value.type)}); only fields have neighbours"
         )
     if any(isinstance(off, DynamicOffset) for off in offsets):
-        if len(offsets) != 1:
-            written = ", ".join(map(repr, offsets))
-            raise DefinitionError(
-                f"a shift by sc.as_offset takes nothing else, got ({written}); shift one at "
-                "a time, e.g. f(I + 1)(sc.as_offset(K, off))"
-            )
+        _alone(
+            offsets, "a shift by sc.as_offset takes nothing else", "f(I + 1)(sc.as_offset(K, off))"
+        )
         return dynamic_shift(value, offsets[0])  # type: ignore[arg-type]
     if any(isinstance(off, (Connectivity, NeighborSlot)) for off in offsets):
-        if len(offsets) != 1:
-            written = ", ".join(map(repr, offsets))
-            raise DefinitionError(
-                f"a neighbour read takes one connectivity and nothing else, got ({written}); "
-                "shift one at a time, e.g. f(K + 1)(C2E)"
-            )
+        _alone(offsets, "a neighbour read takes one connectivity and nothing else", "f(K + 1)(C2E)")
         return neighbor_shift(value, offsets[0])  # type: ignore[arg-type]
     amounts: dict[Dimension, int] = {}
     onto: dict[Dimension, Dimension] = {}  # half shifts: the field's dimension, the result's
