@@ -1,6 +1,7 @@
 """The DSL's functions on traced values: `sc.where`, `sc.concat_where`, `sc.broadcast`,
-`sc.index`, `sc.astype` and the neighbour reductions (`sc.neighbor_sum`, `sc.max_over`,
-`sc.min_over`), each recording its IR node on the traced operands (program/tracing.py)."""
+`sc.index`, `sc.astype`, the neighbour reductions (`sc.neighbor_sum`, `sc.max_over`,
+`sc.min_over`) and the offset field of a data-dependent shift (`sc.as_offset`), each
+recording its IR node on the traced operands (program/tracing.py, program/shifts.py)."""
 
 from __future__ import annotations
 
@@ -13,21 +14,21 @@ from stencilchain.program.dtypes import (
     ScalarType,
     int64,
 )
+from stencilchain.program.dynamic_offsets import COMPUTED, offset_operand
 from stencilchain.program.regions import Joined, Region
+from stencilchain.program.shifts import DynamicOffset
 from stencilchain.program.staggered import check_dims
+from stencilchain.program.trace_context import scan_being_traced
 from stencilchain.program.tracing import (
-    DynamicOffset,
     Symbol,
     as_expr,
     check_operand,
     describe,
     result_type,
-    scan_being_traced,
     typed_dtype,
     unify_dims,
     unify_dtype,
 )
-from stencilchain.program.tracing import as_offset as tracing_as_offset
 from stencilchain.program.tuple_values import any_tuple, map_leaves
 
 
@@ -211,5 +212,49 @@ def min_over(value: object, axis: object) -> Symbol:
 def as_offset(dim: object, offset: object) -> DynamicOffset:
     """`f(sc.as_offset(K, off))` reads `f` at `k + off[point]` along K: a data-dependent
     shift by an integer field parameter over K, or its entries plus or minus scalars
-    (`off + 1`; checked to stay in the array at the call)."""
-    return tracing_as_offset(dim, offset)
+    (`off + 1`; checked to stay in the array at the call), read through tables, slots or
+    shifts along other dimensions."""
+    written = f"sc.as_offset({dim!r}, {describe(offset)})"
+    if not isinstance(dim, Dimension) or dim.is_local:
+        raise DefinitionError(
+            f"{written}: the first argument is the dimension to shift along (not a local "
+            "one), e.g. sc.as_offset(K, k_offset)"
+        )
+    if not (isinstance(offset, Symbol) and isinstance(offset.type, ir.FieldType)):
+        raise DefinitionError(
+            f"{written}: the offset is an integer field (a field parameter); for a fixed "
+            f"offset write f({dim.name} + 1)"
+        )
+    t = offset.type
+    if not t.dtype.is_integer:
+        raise DefinitionError(
+            f"{written}: the offset must be int32 or int64, got {t.dtype}; cast it with "
+            "sc.astype before passing it in, or pass an integer field"
+        )
+    if dim not in t.dims:
+        raise DefinitionError(
+            f"{written}: the offset field is not over {dim.name}; an offset along "
+            f"{dim.name} is given for each level, a field over {dim.name} and the other "
+            "dimensions of the shifted field"
+        )
+    if not reads_entries(offset.expr, dim):
+        raise DefinitionError(
+            f"{written}: the offset must be a field parameter as it is passed in, or "
+            f"{COMPUTED.replace('dimensions', f'dimensions than {dim.name}', 1)} (its "
+            "entries are checked against the array before anything runs, like a table's)"
+        )
+    return DynamicOffset(dim, offset)
+
+
+def reads_entries(expr: ir.Expr, dim: Dimension) -> bool:
+    """Whether every value of `expr` is an entry of one field parameter at the same index
+    along `dim` (or 0, for a missing neighbour), plus or minus scalars: the parameter
+    itself, shifted along other dimensions, read through neighbour tables, or one slot of
+    such a local field, with scalars added or subtracted at any step (`off + 1`)."""
+    inner: ir.Expr = expr
+    while not isinstance(inner, ir.Ref):
+        step = offset_operand(inner, dim)
+        if step is None:
+            return False
+        inner = step[0]
+    return True

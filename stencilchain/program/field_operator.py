@@ -15,14 +15,12 @@ from stencilchain.program.dtypes import ScalarType
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.scalar_functions import ScalarResults, scalar_results
 from stencilchain.program.scan_annotations import scalar_overrides
-from stencilchain.program.tracing import (
-    Symbol,
-    as_expr,
+from stencilchain.program.trace_context import (
     declared_dims,
     dims_being_traced,
     scan_being_traced,
-    unify_dtype,
 )
+from stencilchain.program.tracing import Symbol, as_expr, unify_dtype
 from stencilchain.program.transforms import substitute
 from stencilchain.program.tuple_params import (
     Tree,

@@ -1,9 +1,19 @@
 """What to write instead of the Python operators and NumPy functions the DSL does not
-have: the hints of the DefinitionErrors that tracing raises (program/tracing.py)."""
+have: the hints of the DefinitionErrors that tracing raises (program/tracing.py), and how
+those errors name a traced value."""
 
 from __future__ import annotations
 
+from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
+from stencilchain.program.dtypes import ScalarType
+
+
+def describe_traced(t: ir.FieldType | ScalarType) -> str:
+    """A traced value of type `t` as an error names it: `field Field[[I], float64]`."""
+    kind = "field" if isinstance(t, ir.FieldType) else "scalar"
+    return f"{kind} {t!r}"
+
 
 UNSUPPORTED_OPERATORS = {
     "@": (
@@ -70,3 +80,38 @@ FUNCTION_HINTS = {
     "astype": "sc.astype(x, sc.float32)",
     "roll": "a shifted read such as f(I + 1)",
 }
+
+
+def shift_example(t: ir.FieldType | ScalarType) -> str:
+    """A shift of a traced value of type `t`, for a hint: `a shift such as f(Cell + 1)`."""
+    dim = t.dims[0].name if isinstance(t, ir.FieldType) else "I"
+    return f"a shift such as f({dim} + 1)"
+
+
+def unsupported_operator(op: str, t: ir.FieldType | ScalarType) -> DefinitionError:
+    what = "divmod()" if op == "divmod" else f"`{op}`"
+    hint = UNSUPPORTED_OPERATORS[op].format(shift=shift_example(t))
+    return DefinitionError(f"{what} of {describe_traced(t)}: {hint}")
+
+
+def numpy_message(name: str, hint: str | None, t: ir.FieldType | ScalarType) -> str:
+    fix = (
+        f"write {hint}"
+        if hint is not None
+        else "write it with the DSL's operators (+ - * / ** // % comparisons & | ^ ~ << >>), "
+        "sc.where and "
+        f"sc.math ({', '.join(ir.MATH_FUNCTIONS)})"
+    )
+    return (
+        f"{name} applied to {describe_traced(t)}: NumPy functions do not run on traced values "
+        f"(a field operator is traced into a stencil, not run on arrays); {fix}"
+    )
+
+
+def no_python_value(t: ir.FieldType | ScalarType, kind: str) -> DefinitionError:
+    return DefinitionError(
+        f"a traced {t!r} converted to a {kind} (by int(x), float(x), np.float64(x) "
+        "or np.asarray(x)): a field operator's values are known only when it runs; a dtype "
+        "called in a field operator takes a literal (sc.float64(1)), and a traced value is "
+        "converted with sc.astype(x, dtype)"
+    )

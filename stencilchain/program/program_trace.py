@@ -1,53 +1,37 @@
 """The trace of a program's function: the calls it makes, recorded as program calls with
 their arguments, outputs, temporaries and domains (program/call_domains.py), checked as
-they are made and finished into an ir.Program. It is longer than a module should be (~780
-lines): the lowering of calls (scans, computed scalar arguments, conditions on scalars, one
-call per field of a tuple result over different dimensions, the snapshot of a field a call
-writes and reads: program/snapshots.py) shares the recording's state, so it stays with it;
-what does not (the slots of untabled local fields, the scalars of scans) has moved out."""
+they are made and finished into an ir.Program. A call that calls scans, computes scalar
+arguments or has conditions on scalars is lowered first (program/lowered_calls.py), a
+field a call writes and reads is read from a snapshot (program/snapshots.py), and the
+finished program's tables are checked against its reads (program/table_params.py)."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from stencilchain.errors import DefinitionError, user_location
 from stencilchain.program import ir
 from stencilchain.program.call_domains import (
     WindowReads,
-    branch_windows,
-    check_temporary_reads,
-    dim_windows,
     domain_of_call,
-    field_reads,
 )
-from stencilchain.program.connectivity import Connectivity
 from stencilchain.program.dimensions import Dimension, non_staggered
 from stencilchain.program.dynamic_offsets import offset_arguments
-from stencilchain.program.extents import Extents, ExtentsWalker, Reads, field_operator_reads, widen
+from stencilchain.program.extents import Extents, Reads, field_operator_reads, widen
 from stencilchain.program.field_operator import FieldOperator, check_argument, mixed_dims
 from stencilchain.program.ir_walk import (
     condition_scalars,
-    nodes,
-    params_of,
-    replace,
 )
-from stencilchain.program.pretty import format_expr
+from stencilchain.program.lowered_calls import record_lowered_call
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar, computed_scalar
-from stencilchain.program.scan_lowering import (
-    innermost_scan_call,
-    read_offsets,
-    scan_branch,
-    scan_domain,
-)
 from stencilchain.program.scan_operator import ScanOperator
 from stencilchain.program.scan_scalars import through_field_operator
 from stencilchain.program.snapshots import read_outputs_from_snapshots, snapshot_operator
 from stencilchain.program.staggered import unstagger
+from stencilchain.program.table_params import check_local_slots, check_tables
 from stencilchain.program.tracing import Symbol
-from stencilchain.program.transforms import inline_calls, substitute
 from stencilchain.program.tuple_params import flatten, is_collection, rebuild
 from stencilchain.program.tuple_parts import flat_domains, result_parts
 from stencilchain.program.untabled_slots import untabled_slots
@@ -145,7 +129,7 @@ class ProgramTrace:
                     self,
                     unstagger(fop.definition),
                     tuple(exprs),
-                    self._outputs(fop, out, where),
+                    self.outputs(fop, out, where),
                     in_place=not lowered and not parts,
                     fops=self.seen_fops,
                     where=where,
@@ -153,11 +137,12 @@ class ProgramTrace:
             )
         if lowered:
             assert isinstance(fop, FieldOperator)
-            return self._record_with_scans(fop, tuple(exprs), out, domain, where)
-        made = self._make_temporaries(fop.return_type, where) if out is None else None
+            made = record_lowered_call(self, fop, tuple(exprs), out, domain, where)
+            return None if made is None else _nested(fop, made)
+        made = self.make_temporaries(fop.return_type, where) if out is None else None
         if made is not None:
             out = _nested(fop, made)
-        outs = self._outputs(fop, out, where)
+        outs = self.outputs(fop, out, where)
         if parts:
             self._record_parts(fop, tuple(exprs), outs, domain, where)
         else:
@@ -177,7 +162,7 @@ class ProgramTrace:
         where: str,
     ) -> None:
         """Record a call of `definition` writing `outs` over `domain` (given or None)."""
-        read, windows = self._reads(definition, exprs, where)
+        read, windows = self.call_reads(definition, exprs, where)
         out_type = definition.return_type
         dims = out_type.dims if isinstance(out_type, ir.FieldType) else out_type.elems[0].dims
         call_domain = domain_of_call(self, where, dims, read, domain, windows)
@@ -231,12 +216,12 @@ class ProgramTrace:
         assert isinstance(definition, ir.FieldOperatorDef)
         assert isinstance(definition.return_type, ir.TupleType)
         for part in result_parts(where, definition.return_type, domain):
-            name = self._new_fop_name(f"{fop.name}__out{part.index}")
+            name = self.new_fop_name(f"{fop.name}__out{part.index}")
             made = ir.FieldOperatorDef(name, definition.params, part.body(definition.body))
             self._register({name: made}, {}, where, in_program=True)
             self._record(made, exprs, (outs[part.index],), part.given, where)
 
-    def _check_gathered_read(self, where: str, name: str, dims: set[Dimension]) -> None:
+    def check_gathered_read(self, where: str, name: str, dims: set[Dimension]) -> None:
         """A field read through a neighbour table along `dims` may be read anywhere along
         them: a temporary must hold values over the whole of each."""
         written = self.written.get(name)
@@ -286,14 +271,14 @@ class ProgramTrace:
                 )
             self.scans[name] = scan
 
-    def _reads(
+    def call_reads(
         self,
         definition: ir.FieldOperatorDef | ir.ScanOperatorDef,
         exprs: tuple[ir.Expr, ...],
         where: str,
     ) -> tuple[Extents, WindowReads]:
         """How a call of `definition` with arguments `exprs` (Refs to program fields, or
-        scalars) reads each program field (`_bind_reads`)."""
+        scalars) reads each program field (`bind_reads`)."""
         if isinstance(definition, ir.ScanOperatorDef):  # reads its arguments at the point
             reads = Reads(
                 {
@@ -307,11 +292,11 @@ class ProgramTrace:
             reads = field_operator_reads(definition, self.fops)
             for param, expr in zip(definition.params, exprs):
                 if isinstance(expr, ir.Ref) and param.name in reads.gathered:
-                    self._check_gathered_read(where, expr.name, reads.gathered[param.name])
+                    self.check_gathered_read(where, expr.name, reads.gathered[param.name])
         names = {p.name: e.name for p, e in zip(definition.params, exprs) if isinstance(e, ir.Ref)}
-        return self._bind_reads(reads, names)
+        return self.bind_reads(reads, names)
 
-    def _bind_reads(self, reads: Reads, names: Mapping[str, str]) -> tuple[Extents, WindowReads]:
+    def bind_reads(self, reads: Reads, names: Mapping[str, str]) -> tuple[Extents, WindowReads]:
         """The reads of the program fields that `names` binds the parameters to: `read`
         everywhere; `windows`, per dimension, the reads only where a concat_where's branch
         is selected. A field that an
@@ -332,215 +317,13 @@ class ProgramTrace:
                     by_dim[at] = widen(by_dim.get(at), lo, hi)
         return read, windows
 
-    def _record_with_scans(
-        self,
-        fop: FieldOperator,
-        exprs: tuple[ir.Expr, ...],
-        out: object,
-        domain: object,
-        where: str,
-    ) -> ProgramArg | tuple[ProgramArg, ...] | None:
-        """Record a call of `fop`, which calls scan operators, as program calls that the
-        backends run as ever: over the call's domain D (inferred or given as for any call,
-        a scan reading its arguments where its result is read), innermost scan first, a
-        field operator computes the scan's arguments that are not program fields into
-        temporaries, and the scan runs over D extended by the offsets at which its result
-        is read (along its axis from D's first level on, forward, or its last down:
-        `scan_domain`), into temporaries; then the rest of the body, reading those, writes `out`."""
-        if out is not None:
-            outs: tuple[str, ...] | None = self._outputs(fop, out, where)
-        else:
-            outs = None
-        rt = unstagger(fop.return_type)
-        definition = unstagger(fop.definition)
-        body = inline_calls(definition.body, unstagger(fop.definitions()))
-        body = substitute(body, {p.name: e for p, e in zip(definition.params, exprs)})
-        if isinstance(rt, ir.TupleType) and (mixed_dims(rt) or isinstance(domain, (tuple, list))):
-            self._record_lowered_parts(fop.name, rt, body, outs, domain, where)
-            return None
-        dims = rt.dims if isinstance(rt, ir.FieldType) else rt.elems[0].dims
-        call_domain = self._lowered_domain(body, dims, domain, where)
-        while (scan_call := innermost_scan_call(body)) is not None:
-            scan = self.scans[scan_call.callee]
-            branch = scan_branch(body, scan_call, where)
-            offsets = read_offsets(body, scan_call)
-            domain_of_scan = scan_domain(call_domain, scan, offsets, branch)
-            lowered = ir.Lowered(call_domain, scan.name, tuple(offsets.items()), branch)
-            args = self._scan_arguments(fop, scan, scan_call, domain_of_scan, where, lowered)
-            results = self._record_lowered(where, scan, args, None, domain_of_scan, lowered)
-            if branch is not None:  # written where the branch reads it, by construction
-                self.branch_covered.update(results)
-            refs = tuple(ir.Ref(name, self._field_type(name)) for name in results)
-            value = _tuple_of(refs) if scan.tuple_state else refs[0]
-            body = inline_calls(replace(body, scan_call, value), {})
-        final = ir.FieldOperatorDef(
-            self._new_fop_name(f"{fop.name}__call{len(self.calls)}"),
-            params_of(body, self.params),
-            body,
-        )
-        args = tuple(ir.Ref(p.name, p.type) for p in final.params)
-        outs = self._record_lowered(where, final, args, outs, call_domain, ir.Lowered(call_domain))
-        if out is not None:
-            return None
-        # the user's values keep the staggered dimensions of the result's type
-        given = fop.return_type
-        rtypes = given.elems if isinstance(given, ir.TupleType) else (given,) * len(outs)
-        made = tuple(
-            ProgramArg(self, ir.Ref(n, rtypes[k]), temporary=True) for k, n in enumerate(outs)
-        )
-        self.makers.append((outs, where, user_location()))
-        return _nested(fop, made)  # type: ignore[no-any-return]
-
-    def _scan_arguments(
-        self,
-        fop: FieldOperator,
-        scan: ir.ScanOperatorDef,
-        scan_call: ir.ScanCall,
-        scan_domain: ir.Domain,
-        where: str,
-        lowered: ir.Lowered,
-    ) -> tuple[ir.Expr, ...]:
-        """The arguments of a program call of `scan` for `scan_call`: program fields and
-        scalars as they are; every other field argument computed into a temporary by one
-        field operator over the scan's domain."""
-        for param, arg in zip(scan.params, scan_call.args):
-            if not isinstance(param.type, ir.FieldType) and not isinstance(
-                arg, (ir.Ref, ir.Literal)
-            ):
-                raise DefinitionError(
-                    f"{where}: argument '{param.name}' of scan operator {scan.name}, called "
-                    f"in field operator {fop.name}, is the scalar expression "
-                    f"{format_expr(arg)}; a scan's scalar arguments are scalar parameters of "
-                    "the program or literals (pass the value as a program parameter)"
-                )
-
-        def is_computed(param: ir.Param, arg: ir.Expr) -> bool:
-            return isinstance(param.type, ir.FieldType) and not isinstance(arg, ir.Ref)
-
-        # one field operator per set of dimensions (a Cell argument of a (Cell, K) scan
-        # is computed over Cell alone), the scan's own first and named as ever
-        groups: dict[tuple[Dimension, ...], list[int]] = {}
-        for k, (p, a) in enumerate(zip(scan.params, scan_call.args)):
-            if is_computed(p, a):
-                groups.setdefault(p.type.dims, []).append(k)  # type: ignore[union-attr]
-        made: dict[int, str] = {}
-        base = f"{fop.name}__{scan.name}_args{len(self.calls)}"
-        for dims, ks in sorted(groups.items(), key=lambda g: g[0] != scan.dims):
-            computed = [scan_call.args[k] for k in ks]
-            body = computed[0] if len(computed) == 1 else _tuple_of(computed)
-            suffix = "" if dims == scan.dims else "_" + "_".join(d.name for d in dims)
-            name = self._new_fop_name(base + suffix)
-            args_fop = ir.FieldOperatorDef(name, params_of(body, self.params), body)
-            refs = tuple(ir.Ref(p.name, p.type) for p in args_fop.params)
-            domain = dataclasses.replace(
-                scan_domain, dims=tuple(dd for dd in scan_domain.dims if dd.dim in dims)
-            )
-            made.update(zip(ks, self._record_lowered(where, args_fop, refs, None, domain, lowered)))
-        return tuple(
-            ir.Ref(made[k], param.type) if k in made else arg
-            for k, (param, arg) in enumerate(zip(scan.params, scan_call.args))
-        )
-
-    def _new_fop_name(self, name: str) -> str:
+    def new_fop_name(self, name: str) -> str:
         """`name`, with underscores added while an operator of this program has it."""
         while name in self.seen_fops or name in self.fops or name in self.scans:
             name += "_"
         return name
 
-    def _field_type(self, name: str) -> ir.FieldType:
-        """The type of the field parameter or temporary called `name`."""
-        for p in (*self.params, *self.temporaries):
-            if p.name == name and isinstance(p.type, ir.FieldType):
-                return p.type
-        raise KeyError(name)
-
-    def _lowered_domain(
-        self,
-        body: ir.Expr,
-        dims: tuple[Dimension, ...],
-        domain: object,
-        where: str,
-    ) -> ir.Domain:
-        """The domain of a lowered call whose inlined body is `body` over `dims` (given or
-        inferred from its reads), after checking its reads through tables (a field it
-        writes and reads around is read from a snapshot: program/snapshots.py)."""
-        walker = ExtentsWalker({})
-        walker.visit(body, {}, {}, {})
-        for name, gathered in walker.gathered.items():
-            self._check_gathered_read(where, name, gathered)
-        names = {**{n: n for n in walker.extents}, **{n: n for n in walker.windows}}
-        read, windows = self._bind_reads(Reads(walker.extents, walker.windows), names)
-        return domain_of_call(self, where, dims, read, domain, windows)
-
-    def _record_lowered_parts(
-        self,
-        name: str,
-        rt: ir.TupleType,
-        body: ir.Expr,
-        outs: tuple[str, ...] | None,
-        domain: object,
-        where: str,
-    ) -> None:
-        """A lowered call (computed arguments, conditions on scalars) whose tuple result is
-        over different dimensions or given one domain per field of out=: one call per field
-        (program/tuple_parts.py), each over its own domain. Not with a scan in its body."""
-        if outs is None or innermost_scan_call(body) is not None:
-            raise DefinitionError(
-                f"{where}: {name} returns fields over different dimensions or is given a "
-                "domain per field of out=, and calls a scan or has no out=; return the fields "
-                "of each domain from a field operator of its own"
-            )
-        for part in result_parts(where, rt, domain):
-            part_body = part.body(body)
-            out = (outs[part.index],)
-            dims = rt.elems[part.index].dims
-            call_domain = self._lowered_domain(part_body, dims, part.given, where)
-            final = ir.FieldOperatorDef(
-                self._new_fop_name(f"{name}__out{part.index}"),
-                params_of(part_body, self.params),
-                part_body,
-            )
-            args = tuple(ir.Ref(p.name, p.type) for p in final.params)
-            self._record_lowered(where, final, args, out, call_domain, ir.Lowered(call_domain))
-
-    def _record_lowered(
-        self,
-        where: str,
-        definition: ir.FieldOperatorDef | ir.ScanOperatorDef,
-        args: tuple[ir.Expr, ...],
-        outs: tuple[str, ...] | None,
-        domain: ir.Domain,
-        lowered: ir.Lowered,
-    ) -> tuple[str, ...]:
-        """Record a call that lowering a scan made, over `domain` (its bounds given, its
-        halo set here from the call's reads; `lowered`: how it was found), writing `outs`
-        or new temporaries (None); returns the names written."""
-        if isinstance(definition, ir.FieldOperatorDef):
-            self.fops[definition.name] = definition
-        if outs is None:
-            made = self._make_temporaries(definition.return_type, where)
-            self.temporaries += [ir.Param(t.ref.name, t.ref.type) for t in made]
-            outs = tuple(t.ref.name for t in made)
-        read, windows = self._reads(definition, args, where)
-        dims = []
-        for dd in domain.dims:
-            lo = max([0] + [-ext[dd.dim][0] for ext in read.values() if dd.dim in ext])
-            hi = max([0] + [ext[dd.dim][1] for ext in read.values() if dd.dim in ext])
-            if len(dd.starts) == 1 and len(dd.stops) == 1:
-                check_temporary_reads(self, where, dd.dim, dd.starts[0], dd.stops[0], read)
-            held = dim_windows(windows.get(dd.dim, {}), lo, hi)
-            reads = field_reads(read, dd.dim)
-            every = branch_windows(windows.get(dd.dim, {}))
-            dims.append(
-                ir.DimDomain(dd.dim, dd.starts, dd.stops, (lo, hi), held, reads, branch_reads=every)
-            )
-        call_domain = ir.Domain(tuple(dims), explicit=domain.explicit)
-        self.calls.append(ir.ProgramCall(definition.name, args, outs, call_domain, lowered))
-        for name in outs:
-            self.written[name] = call_domain
-        return outs
-
-    def _make_temporaries(
+    def make_temporaries(
         self, rt: ir.FieldType | ir.TupleType, where: str
     ) -> tuple[ProgramArg, ...]:
         """New temporaries for a result of type `rt`, one per field."""
@@ -564,7 +347,7 @@ class ProgramTrace:
             made.append(ProgramArg(self, ir.Ref(name, ftype), temporary=True))
         return tuple(made)
 
-    def _outputs(
+    def outputs(
         self, fop: FieldOperator | ScanOperator, out: object, where: str
     ) -> tuple[str, ...]:
         rt = fop.return_type
@@ -603,97 +386,6 @@ class ProgramTrace:
             names.append(value.ref.name)
         return tuple(names)
 
-    def _check_tables(self) -> None:
-        """Every connectivity that a field operator reads through has one table parameter,
-        of that very connectivity; the sizes of its dimensions are known; no two tables
-        number their slots with the same local dimension."""
-        used: dict[str, Connectivity] = {}
-        users: dict[str, str] = {}
-        for fop in self.fops.values():
-            found: dict[str, Connectivity] = {}
-            _connectivities_in(fop.body, found)
-            for name, conn in found.items():
-                other = used.setdefault(name, conn)
-                users.setdefault(name, fop.name)
-                if other != conn:
-                    raise DefinitionError(
-                        f"program {self.name}: two different connectivities are named {name} "
-                        f"(in field operators {users[name]} and {fop.name}); rename one"
-                    )
-        tables = [p for p in self.params if isinstance(p.type, ir.TableType)]
-        sized = {d for p in self.params if isinstance(p.type, ir.FieldType) for d in p.type.dims}
-        for name, conn in used.items():
-            given = [p for p in tables if p.type.connectivity.name == name]  # type: ignore[union-attr]
-            if not given:
-                raise DefinitionError(
-                    f"program {self.name}: field operator {users[name]} reads through "
-                    f"connectivity {name}, but the program has no table for it; add a "
-                    f"parameter `{name.lower()}: sc.Table[{name}]`"
-                )
-            if len(given) > 1:
-                raise DefinitionError(
-                    f"program {self.name}: parameters {', '.join(p.name for p in given)} are "
-                    f"all tables of {name}; give one"
-                )
-            if given[0].type.connectivity != conn:  # type: ignore[union-attr]
-                raise DefinitionError(
-                    f"program {self.name}: parameter '{given[0].name}' is a table of another "
-                    f"connectivity named {name} than the one field operator {users[name]} "
-                    "reads through; declare each connectivity once"
-                )
-            if conn.source not in sized:
-                raise DefinitionError(
-                    f"program {self.name}: reads through {name} fields over "
-                    f"{conn.source.name}, but no field parameter is over {conn.source.name}, "
-                    "so its size is unknown"
-                )
-        locals_seen: dict[Dimension, str] = {}
-        for p in tables:
-            conn = p.type.connectivity  # type: ignore[union-attr]
-            other_name = locals_seen.setdefault(conn.local, conn.name)
-            if other_name != conn.name:
-                raise DefinitionError(
-                    f"program {self.name}: connectivities {other_name} and {conn.name} both "
-                    f"number their neighbour slots with {conn.local.name}; give each its own "
-                    "local dimension, so that a reduction knows which neighbours are missing"
-                )
-
-    def _check_local_slots(self) -> None:
-        """Every slot `w[C2EDim(s)]` of a local field that the table of a connectivity
-        numbers lies in it: s < its max_neighbors (for a table of any width, checked per
-        width: program/table_specialisation.py). Slots that no table numbers are checked
-        against the arguments' extent at call time (program/untabled_slots.py)."""
-        tables = {
-            p.type.connectivity.local: p.type.connectivity
-            for p in self.params
-            if isinstance(p.type, ir.TableType)
-        }
-        for fop in self.fops.values():
-            for slot in _local_slots_in(fop.body):
-                conn = tables.get(slot.axis)
-                written = f"field operator {fop.name} reads slot {slot.axis.name}({slot.slot})"
-                if conn is None:
-                    continue  # the arguments' extent numbers them (program/untabled_slots.py)
-                if conn.max_neighbors is not None and slot.slot >= conn.max_neighbors:
-                    raise DefinitionError(
-                        f"program {self.name}: {written}, but {conn.name} has "
-                        f"max_neighbors={conn.max_neighbors}: a slot is an int in "
-                        f"[0, {conn.max_neighbors})"
-                    )
-            # a reduction over a local dimension reads its slots as the table numbers
-            # them (how many, which are missing): a local field reduced in a program
-            # without that table is refused here, as a slot read is
-            for node in nodes(fop.body):
-                if isinstance(node, ir.NeighborReduce) and node.axis not in tables:
-                    reduction = {"sum": "neighbor_sum"}.get(node.op, f"{node.op}_over")
-                    raise DefinitionError(
-                        f"program {self.name}: field operator {fop.name} reduces over "
-                        f"{node.axis.name} (sc.{reduction}), but no table "
-                        f"parameter numbers the slots of {node.axis.name}, so how many there "
-                        "are and which are missing is unknown; add the table of the "
-                        f"connectivity over {node.axis.name} (a parameter `c: sc.Table[...]`)"
-                    )
-
     def finish(self) -> ir.Program:
         if not self.calls:
             raise DefinitionError(f"program {self.name} calls no field operator")
@@ -706,8 +398,6 @@ class ProgramTrace:
                     "write the result to a field parameter with out=, or drop the call",
                     location,
                 )
-        self._check_tables()
-        self._check_local_slots()
         fops = tuple(self.fops.values())  # collected by following calls: all are used
         program = ir.Program(
             self.name,
@@ -717,20 +407,11 @@ class ProgramTrace:
             tuple(self.temporaries),
             tuple(self.scans.values()),
         )
+        check_tables(program)
+        check_local_slots(program)
         offset_arguments(program)  # each sc.as_offset reads an argument of the program
         untabled_slots(program)  # an argument gives the extent of each untabled local field
         return program
-
-
-def _connectivities_in(expr: ir.Expr, found: dict[str, Connectivity]) -> None:
-    for node in nodes(expr):
-        if isinstance(node, ir.NeighborShift):
-            found.setdefault(node.connectivity.name, node.connectivity)
-
-
-def _local_slots_in(expr: ir.Expr) -> list[ir.LocalSlot]:
-    """The local slots read in `expr`, in the order a walk meets them, each object once."""
-    return [node for node in nodes(expr) if isinstance(node, ir.LocalSlot)]
 
 
 def _nested(fop: FieldOperator | ScanOperator, made: tuple[ProgramArg, ...]) -> Any:
@@ -744,13 +425,6 @@ def _nested(fop: FieldOperator | ScanOperator, made: tuple[ProgramArg, ...]) -> 
 def _is_flat(tree: object) -> bool:
     """Whether a result's tree is a plain tuple of fields (out= checked as ever)."""
     return type(tree) is tuple and not any(map(is_collection, tree))
-
-
-def _tuple_of(elems: Sequence[ir.Expr]) -> ir.MakeTuple:
-    """A tuple of field expressions."""
-    types = tuple(e.type for e in elems)
-    assert all(isinstance(t, ir.FieldType) for t in types)
-    return ir.MakeTuple(tuple(elems), ir.TupleType(types))  # type: ignore[arg-type]
 
 
 def _widen(

@@ -40,7 +40,8 @@ from stencilchain.program.scan_annotations import (
     field_dims,
     value_trees,
 )
-from stencilchain.program.tracing import Symbol, as_expr, scan_being_traced, unify_dtype
+from stencilchain.program.trace_context import scan_being_traced
+from stencilchain.program.tracing import Symbol, as_expr, unify_dtype
 from stencilchain.program.tuple_params import (
     Record,
     Tree,

@@ -5,10 +5,11 @@ binds arguments once."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import operator
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -46,52 +47,39 @@ class StaticProgram:
                 f"a tuple of parameter names, static_params=({static_params!r},)",
                 self.location,
             )
-        self.static_params = tuple(static_params)
-        by_name = {p.name: p for p in params}
-        for name in self.static_params:
-            param = by_name.get(name)
-            if param is None:
-                raise DefinitionError(
-                    f"program {self.name}: static parameter '{name}' is not one of its "
-                    f"parameters ({', '.join(by_name)})",
-                    self.location,
-                )
-            if isinstance(param.type, ir.FieldType):
-                raise DefinitionError(
-                    f"program {self.name}: static parameter '{name}' is a field "
-                    f"{param.type!r}; a static parameter is a scalar (its value is compiled in)",
-                    self.location,
-                )
-        if not self.static_params:
+        names = tuple(static_params)
+        if not names:
             raise DefinitionError(
                 f"program {self.name}: static_params is empty; name the scalar parameters "
                 "to compile in, or write @sc.program without it",
                 self.location,
             )
-        if len(set(self.static_params)) != len(self.static_params):
-            raise DefinitionError(
-                f"program {self.name}: static_params names a parameter twice", self.location
-            )
+        by_name = {p.name: p for p in params}
+        self.static = static_params_of(
+            names,
+            tuple(by_name),
+            lambda name: _scalar(by_name[name].type),
+            _Refusals(self.name, self.location, by_name),
+        )
         # in parameter order, as the values of `key` and `specialise` are (a static_params
         # listed in another order gave each parameter another one's value)
-        self.static_params = tuple(p.name for p in params if p.name in self.static_params)
+        self.static_params = self.static.names
         # every parameter, to bind a call's arguments as Python would
         self.signature = ir.Program(self.name, params, (), ())
-        self.positions = tuple(i for i, p in enumerate(params) if p.name in self.static_params)
-        self.dtypes = tuple(_scalar(params[i].type) for i in self.positions)
-        self.checks = tuple(value_check(dtype) for dtype in self.dtypes)
+        self.positions = self.static.positions
         self.specialisations: dict[tuple[Any, ...], Program] = {}
         self._embedded = StaticExecutor(self, None, jit=True)
 
     def key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """The static values of a call's arguments (in parameter order), checked."""
         values = tuple(args[i] for i in self.positions)
-        for name, dtype, check, value in zip(self.static_params, self.dtypes, self.checks, values):
-            if not check(value):
-                raise ArgumentError(
-                    f"{self.name}(): static argument '{name}' must be a value of type {dtype.name} "
-                    f"(a Python {python_kind(dtype)} or a NumPy {dtype.name}), got {value!r}"
-                )
+        refused = self.static.refused(values)
+        if refused is not None:
+            name, dtype, value = refused
+            raise ArgumentError(
+                f"{self.name}(): static argument '{name}' must be a value of type {dtype.name} "
+                f"(a Python {python_kind(dtype)} or a NumPy {dtype.name}), got {value!r}"
+            )
         return values
 
     def specialise(self, values: tuple[Any, ...]) -> Program:
@@ -254,6 +242,95 @@ class BoundArgs:
         self.executor(**dict(zip(self.free, args)), **kwargs, **self.bound)
 
 
+@dataclasses.dataclass(frozen=True)
+class StaticParams:
+    """A program's static parameters: their names in parameter order (the order of a value
+    set), their positions among the parameters, their dtypes and each one's value check."""
+
+    names: tuple[str, ...]
+    positions: tuple[int, ...]
+    dtypes: tuple[ScalarType, ...]
+    checks: tuple[Callable[[Any], bool], ...]
+
+    def refused(self, values: Sequence[Any]) -> tuple[str, ScalarType, Any] | None:
+        """The first of `values` (one per static parameter, in `names`' order) that is not
+        a value of its parameter's dtype: the parameter's name, its dtype and the value."""
+        for name, dtype, check, value in zip(self.names, self.dtypes, self.checks, values):
+            if not check(value):
+                return name, dtype, value
+        return None
+
+
+class StaticRefusals(Protocol):
+    """How a front end words the refusal of static parameters (static_params_of says when):
+    the DSL's `@sc.program(static_params=...)`, compat's gt4py spelling."""
+
+    def not_a_parameter(self, name: str) -> Exception: ...
+
+    def named_twice(self, names: tuple[str, ...]) -> Exception: ...
+
+    def not_a_scalar(self, name: str) -> Exception: ...
+
+
+def static_params_of(
+    names: tuple[str, ...],
+    parameters: tuple[str, ...],
+    scalar: Callable[[str], ScalarType | None],
+    refusals: StaticRefusals,
+) -> StaticParams:
+    """The static parameters `names` of a program of `parameters`: each is a parameter,
+    named once, and a scalar (`scalar(name)`, its dtype, or None); `refusals` words the
+    first rule broken."""
+    for name in names:
+        if name not in parameters:
+            raise refusals.not_a_parameter(name)
+    if len(set(names)) != len(names):
+        raise refusals.named_twice(names)
+    ordered = tuple(p for p in parameters if p in names)
+    dtypes = []
+    for name in ordered:
+        dtype = scalar(name)
+        if dtype is None:
+            raise refusals.not_a_scalar(name)
+        dtypes.append(dtype)
+    return StaticParams(
+        ordered,
+        tuple(parameters.index(n) for n in ordered),
+        tuple(dtypes),
+        tuple(value_check(d) for d in dtypes),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Refusals:
+    """The DSL's words for static parameters it refuses: DefinitionErrors at the program."""
+
+    program: str
+    location: tuple[str, int]
+    params: Mapping[str, ir.Param]
+
+    def not_a_parameter(self, name: str) -> DefinitionError:
+        return DefinitionError(
+            f"program {self.program}: static parameter '{name}' is not one of its "
+            f"parameters ({', '.join(self.params)})",
+            self.location,
+        )
+
+    def named_twice(self, names: tuple[str, ...]) -> DefinitionError:
+        return DefinitionError(
+            f"program {self.program}: static_params names a parameter twice", self.location
+        )
+
+    def not_a_scalar(self, name: str) -> DefinitionError:
+        t = self.params[name].type
+        what = f"a field {t!r}" if isinstance(t, ir.FieldType) else repr(t)
+        return DefinitionError(
+            f"program {self.program}: static parameter '{name}' is {what}; a static "
+            "parameter is a scalar (its value is compiled in)",
+            self.location,
+        )
+
+
 def value_check(dtype: Any) -> Callable[[Any], bool]:
     """Whether a value is one of scalar `dtype` without a conversion (a Python bool, an int
     in range, a float, or a NumPy scalar of exactly that dtype), made once per parameter."""
@@ -275,6 +352,5 @@ def python_kind(dtype: Any) -> str:
     return "bool" if dtype.is_bool else "int" if dtype.is_integer else "float"
 
 
-def _scalar(t: ir.FieldType | ScalarType) -> ScalarType:
-    assert not isinstance(t, ir.FieldType)  # checked: a static parameter is a scalar
-    return t
+def _scalar(t: object) -> ScalarType | None:
+    return t if isinstance(t, ScalarType) else None

@@ -1,16 +1,16 @@
 """Symbolic values for tracing field operators, and the typing rules of expressions.
 
 A field operator is traced by calling its Python function once with `Symbol`s; each
-operator on a `Symbol` checks the operand types and records an IR node. The DSL's functions
-on traced values are in program/constructs.py, the hints of its errors in
-program/operator_hints.py. Longer than most modules: Symbol's operators, shifts and the
-typing rules they share are one unit.
+operator on a `Symbol` checks the operand types and records an IR node. Its shifts are in
+program/shifts.py, the DSL's functions on traced values in program/constructs.py, the
+hints of its errors in program/operator_hints.py, what the trace under way is tracing in
+program/trace_context.py. Longer than most modules: Symbol's operators and the typing
+rules that they and the DSL's functions share are one unit.
 """
 
 from __future__ import annotations
 
 import builtins
-import contextvars
 from collections.abc import Callable, Collection
 from typing import Any, Union, cast
 
@@ -28,7 +28,6 @@ from stencilchain.program.dimensions import (
     VERTICAL,
     Dimension,
     Offset,
-    Slot,
     Traced,
 )
 from stencilchain.program.dtypes import (
@@ -37,41 +36,17 @@ from stencilchain.program.dtypes import (
     from_numpy,
     literal_fits,
 )
-from stencilchain.program.dynamic_offsets import COMPUTED, offset_operand
 from stencilchain.program.intervals import Bound
-from stencilchain.program.ir_walk import nodes
 from stencilchain.program.literal_rules import (
     FIXED_LITERALS_HINT,
     fixed_literal,
     fixed_literal_dtypes,
 )
-from stencilchain.program.staggered import half_shift, staggered_hint
+from stencilchain.program.shifts import local_slot, shift
+from stencilchain.program.trace_context import dims_being_traced
 
 PyLiteral = Union[bool, int, float]
 Operand = Union["Symbol", PyLiteral, np.generic]
-
-
-# The name of the scan operator whose body is being traced, if any: its values are the
-# current level's scalars, and a shift there gets a message saying where shifts belong.
-scan_being_traced: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "scan_being_traced", default=None
-)
-
-
-# The dimensions of the field parameters of the field operator being traced, in the order
-# they are declared: a message that suggests dimensions names them in that order.
-dims_being_traced: contextvars.ContextVar[tuple[Dimension, ...]] = contextvars.ContextVar(
-    "dims_being_traced", default=()
-)
-
-
-def declared_dims(params: Collection[ir.Param]) -> tuple[Dimension, ...]:
-    """The dimensions of the field parameters `params`, each once, in declaration order."""
-    found: list[Dimension] = []
-    for p in params:
-        if isinstance(p.type, ir.FieldType):
-            found += [d for d in p.type.dims if d not in found]
-    return tuple(found)
 
 
 class Symbol(Traced):
@@ -104,11 +79,11 @@ class Symbol(Traced):
 
     # shifts
     def __call__(self, *offsets: Offset | Dimension | Connectivity | NeighborSlot) -> Symbol:
-        return shift(self, offsets)
+        return Symbol(shift(self, offsets))
 
     # a slot of a local field, w[C2EDim(0)]
     def __getitem__(self, key: object) -> Symbol:
-        return local_slot(self, key)
+        return Symbol(local_slot(self, key))
 
     # arithmetic
     def __add__(self, other: Operand) -> Symbol:
@@ -233,23 +208,23 @@ class Symbol(Traced):
 
     # `float(x)`, `int(x)`, `np.float64(x)`: a traced value has no Python value yet
     def __float__(self) -> float:
-        raise _no_python_value(self, "float")
+        raise hints.no_python_value(self.type, "float")
 
     def __int__(self) -> int:
-        raise _no_python_value(self, "int")
+        raise hints.no_python_value(self.type, "int")
 
     def __index__(self) -> int:
-        raise _no_python_value(self, "int")
+        raise hints.no_python_value(self.type, "int")
 
     def __array__(self, *args: object, **kwargs: object) -> Any:
-        raise _no_python_value(self, "NumPy array")
+        raise hints.no_python_value(self.type, "NumPy array")
 
     # operators the DSL does not have: each error says what to write instead
     def __matmul__(self, other: object) -> Symbol:
-        raise _unsupported_operator("@", self)
+        raise hints.unsupported_operator("@", self.type)
 
     def __rmatmul__(self, other: object) -> Symbol:
-        raise _unsupported_operator("@", self)
+        raise hints.unsupported_operator("@", self.type)
 
     # NumPy
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -264,7 +239,9 @@ class Symbol(Traced):
                 other = other[()]  # a NumPy scalar compares as a 0-d array: unwrap it
             return reflected(self, other)
         name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
-        raise DefinitionError(_numpy_message(name, hints.UFUNC_HINTS.get(ufunc.__name__), self))
+        raise DefinitionError(
+            hints.numpy_message(name, hints.UFUNC_HINTS.get(ufunc.__name__), self.type)
+        )
 
     def __array_function__(
         self,
@@ -280,37 +257,11 @@ class Symbol(Traced):
             module = "np" + module[len("numpy") :]
         name = getattr(func, "__name__", repr(func))
         raise DefinitionError(
-            _numpy_message(f"{module}.{name}", hints.FUNCTION_HINTS.get(name), self)
+            hints.numpy_message(f"{module}.{name}", hints.FUNCTION_HINTS.get(name), self.type)
         )
 
 
-# --- operators and NumPy functions that the DSL does not have -------------------------
-
-
-def _shift_example(value: object) -> str:
-    t = value.type if isinstance(value, Symbol) else None
-    dim = t.dims[0].name if isinstance(t, ir.FieldType) else "I"
-    return f"a shift such as f({dim} + 1)"
-
-
-def _unsupported_operator(op: str, value: Symbol) -> DefinitionError:
-    what = "divmod()" if op == "divmod" else f"`{op}`"
-    hint = hints.UNSUPPORTED_OPERATORS[op].format(shift=_shift_example(value))
-    return DefinitionError(f"{what} of {describe(value)}: {hint}")
-
-
-def _numpy_message(name: str, hint: str | None, value: Symbol) -> str:
-    fix = (
-        f"write {hint}"
-        if hint is not None
-        else "write it with the DSL's operators (+ - * / ** // % comparisons & | ^ ~ << >>), "
-        "sc.where and "
-        f"sc.math ({', '.join(ir.MATH_FUNCTIONS)})"
-    )
-    return (
-        f"{name} applied to {describe(value)}: NumPy functions do not run on traced values "
-        f"(a field operator is traced into a stencil, not run on arrays); {fix}"
-    )
+# --- NumPy's operators on a traced value ---------------------------------------------
 
 
 def _is_operator_call(
@@ -359,29 +310,12 @@ _COMPARISON_UFUNCS = frozenset(
 )
 
 
-def _foreign_offset(offset: object) -> object:
-    """An offset object with a `_stencilchain_shift_` method as the Offset, Connectivity or
-    NeighborSlot it stands for; anything else as it is."""
-    hook = getattr(type(offset), "_stencilchain_shift_", None)
-    return offset if hook is None else hook(offset)
-
-
-def _no_python_value(value: Symbol, kind: str) -> DefinitionError:
-    return DefinitionError(
-        f"a traced {value.type!r} converted to a {kind} (by int(x), float(x), np.float64(x) "
-        "or np.asarray(x)): a field operator's values are known only when it runs; a dtype "
-        "called in a field operator takes a literal (sc.float64(1)), and a traced value is "
-        "converted with sc.astype(x, dtype)"
-    )
-
-
 # --- operand handling ------------------------------------------------------------
 
 
 def describe(value: object) -> str:
     if isinstance(value, Symbol):
-        kind = "field" if isinstance(value.type, ir.FieldType) else "scalar"
-        return f"{kind} {value.type!r}"
+        return hints.describe_traced(value.type)
     return f"literal {value!r}"
 
 
@@ -621,7 +555,7 @@ def binary(op: str, left: object, right: object) -> Symbol:
     elif op in ir.INTEGER_OPS:
         if not dtype.is_integer:
             traced = next(v for v in operands if isinstance(v, Symbol))
-            hint = hints.INTEGER_OPERATOR_HINTS[op].format(shift=_shift_example(traced))
+            hint = hints.INTEGER_OPERATOR_HINTS[op].format(shift=hints.shift_example(traced.type))
             if dtype.is_bool:
                 hint += "; cast bool values to an integer dtype with sc.astype first"
             raise DefinitionError(f"{where} of {describe(traced)}: {hint}")
@@ -687,258 +621,3 @@ def math_call(fn: str, *args: object) -> Symbol:
     exprs = tuple(as_expr(a, dtype, dims) for a in args)
     result_dtype = ScalarType("bool") if fn in ir.PREDICATE_FUNCTIONS else dtype
     return Symbol(ir.MathCall(fn, exprs, result_type(dims, result_dtype)))
-
-
-def _offsets_text(offsets: tuple[object, ...]) -> str:
-    """The offsets of a shift as the user wrote them, `K - 1` for one they did not."""
-    texts = []
-    for off in offsets:
-        if isinstance(off, Offset):
-            texts.append(repr(off))
-        elif isinstance(off, Dimension):
-            texts.append(off.name)
-    return ", ".join(texts) or "K - 1"
-
-
-def shift(value: Symbol, offsets: tuple[object, ...]) -> Symbol:
-    # an offset of another front end (compat/gt4py's FieldOffset) says what it is here
-    offsets = tuple(_foreign_offset(off) for off in offsets)
-    scan = scan_being_traced.get()
-    if scan is not None:
-        raise DefinitionError(
-            f"a shift inside scan operator {scan}: the body of a scan sees only the current "
-            "level's values; shift the argument before calling the scan, in the field "
-            f"operator that calls it (`{scan}(f({_offsets_text(offsets)}))`)"
-        )
-    t = value.type
-    if not isinstance(t, ir.FieldType):
-        raise DefinitionError(
-            f"cannot shift a scalar ({describe(value)}); only fields have neighbours"
-        )
-    if any(isinstance(off, DynamicOffset) for off in offsets):
-        if len(offsets) != 1:
-            written = ", ".join(map(repr, offsets))
-            raise DefinitionError(
-                f"a shift by sc.as_offset takes nothing else, got ({written}); shift one at "
-                "a time, e.g. f(I + 1)(sc.as_offset(K, off))"
-            )
-        return dynamic_shift(value, offsets[0])  # type: ignore[arg-type]
-    if any(isinstance(off, (Connectivity, NeighborSlot)) for off in offsets):
-        if len(offsets) != 1:
-            written = ", ".join(map(repr, offsets))
-            raise DefinitionError(
-                f"a neighbour read takes one connectivity and nothing else, got ({written}); "
-                "shift one at a time, e.g. f(K + 1)(C2E)"
-            )
-        return neighbor_shift(value, offsets[0])  # type: ignore[arg-type]
-    amounts: dict[Dimension, int] = {}
-    onto: dict[Dimension, Dimension] = {}  # half shifts: the field's dimension, the result's
-    for off in offsets:
-        if isinstance(off, Dimension):
-            off = Offset(off, 0)
-        if not isinstance(off, Offset):
-            raise DefinitionError(f"a shift takes offsets like `I + 1`, got {off!r}")
-        if off.dim.is_local:
-            raise DefinitionError(
-                f"a shift along the local dimension {off.dim.name} of {t!r}: neighbour slots "
-                "have no order to shift along; reduce over them (sc.neighbor_sum) or read "
-                "one slot through the connectivity, f(C2E[0])"
-            )
-        along, amount = half_shift(off, t) if off.half else (off.dim, off.amount)
-        if along not in t.dims:
-            raise DefinitionError(
-                f"unknown dimension {off.dim.name} in a shift of {t!r}; "
-                f"the field has {', '.join(d.name for d in t.dims)}"
-                + staggered_hint(off.dim, t.dims)
-            )
-        if along in amounts:
-            raise DefinitionError(f"dimension {along.name} appears twice in one shift")
-        amounts[along] = amount
-        if off.half:
-            onto[along] = off.dim
-    inner = value.expr
-    if onto:  # the field's type changes: one node of its own (program/staggered.py)
-        dims = tuple(onto.get(d, d) for d in t.dims)
-        moved = tuple((d, amounts[d]) for d in t.dims if d in amounts)
-        return Symbol(ir.Shift(inner, moved, ir.FieldType(dims, t.dtype)))
-    if isinstance(inner, ir.Shift) and inner.type.dims == inner.expr.type.dims:  # type: ignore[union-attr]
-        for dim, amount in inner.offsets:
-            amounts[dim] = amounts.get(dim, 0) + amount
-        inner = inner.expr
-    canonical = tuple((d, amounts[d]) for d in t.dims if amounts.get(d, 0) != 0)
-    if not canonical:
-        return Symbol(inner)
-    return Symbol(ir.Shift(inner, canonical, t))
-
-
-# --- unstructured meshes ------------------------------------------------------------
-
-
-def neighbor_shift(value: Symbol, offset: Connectivity | NeighborSlot) -> Symbol:
-    """`value(C2E)` (a local field) or `value(C2E[slot])`: `value` read at the neighbours
-    that the connectivity's table lists."""
-    conn, slot = (
-        (offset, None)
-        if isinstance(offset, Connectivity)
-        else (
-            offset.connectivity,
-            offset.slot,
-        )
-    )
-    t = value.type
-    assert isinstance(t, ir.FieldType)
-    written = f"{describe(value)}({offset!r})"
-    if conn.source not in t.dims:
-        raise DefinitionError(
-            f"{written}: {conn.name} reads {conn.source.name} entities, but the field is "
-            f"over {', '.join(d.name for d in t.dims)}; shift a field over {conn.source.name}"
-        )
-    if conn.entity in t.dims and conn.entity != conn.source:
-        raise DefinitionError(
-            f"{written}: the field is already over {conn.entity.name}, the dimension that "
-            f"{conn.name} leads to"
-        )
-    if slot is None and conn.local in t.dims:
-        raise DefinitionError(
-            f"{written}: the field is already over {conn.local.name}; reduce it first "
-            f"(sc.neighbor_sum(x, axis={conn.local.name}))"
-        )
-    dims = tuple(conn.entity if d == conn.source else d for d in t.dims)
-    if slot is None:
-        dims += (conn.local,)
-    return Symbol(ir.NeighborShift(value.expr, conn, slot, ir.FieldType(dims, t.dtype)))
-
-
-def local_slot(value: Symbol, key: object) -> Symbol:
-    """`value[C2EDim(slot)]`: the local field `value` at one neighbour slot, a field over
-    its other dimensions (ir.LocalSlot)."""
-    t = value.type
-    local = [d for d in t.dims if d.is_local] if isinstance(t, ir.FieldType) else []
-    example = f"{local[0].name}(0)" if local else "C2EDim(0)"
-    written = f"{describe(value)}[{key!r}]"
-    if not isinstance(key, Slot):
-        if isinstance(key, tuple):
-            why = "one slot at a time"
-        elif isinstance(key, int) and not isinstance(key, bool):
-            why = "a slot is named by its local dimension"
-        else:
-            why = f"got {type(key).__name__} {key!r}"
-        raise DefinitionError(
-            f"{written}: a local field is indexed by one slot of its local dimension, "
-            f"w[{example}] ({why}); fields are read at other points by shifts, f(I + 1), "
-            "and tuples are indexed with ints"
-        )
-    if not isinstance(t, ir.FieldType) or key.dim not in t.dims:
-        over = "a scalar" if not isinstance(t, ir.FieldType) else "not over " + key.dim.name
-        raise DefinitionError(
-            f"{written}: {over}; a slot reads a local field, such as f(C2E) or a field over "
-            f"(Cell, {key.dim.name}), at one neighbour slot"
-        )
-    conn = _connectivity_over(value.expr, key.dim)
-    if conn is not None and conn.max_neighbors is not None and key.slot >= conn.max_neighbors:
-        raise DefinitionError(
-            f"{written}: slot {key.slot} of {key.dim.name}, but {conn.name} has "
-            f"max_neighbors={conn.max_neighbors}: a slot is an int in [0, {conn.max_neighbors})"
-        )
-    dims = tuple(d for d in t.dims if d != key.dim)
-    if not dims:
-        raise DefinitionError(f"{written}: the result would have no dimension")
-    return Symbol(ir.LocalSlot(value.expr, key.dim, key.slot, ir.FieldType(dims, t.dtype)))
-
-
-def _connectivity_over(expr: ir.Expr, local: Dimension) -> Connectivity | None:
-    """The connectivity whose neighbour read in `expr` makes its local dimension `local`,
-    if there is one."""
-    for node in nodes(expr):
-        if (
-            isinstance(node, ir.NeighborShift)
-            and node.slot is None
-            and node.connectivity.local == local
-        ):
-            return node.connectivity
-    return None
-
-
-# --- data-dependent offsets -------------------------------------------------------------
-
-
-class DynamicOffset:
-    """`sc.as_offset(K, off)`: a shift along `dim` by the integer field `off` at each point."""
-
-    __slots__ = ("dim", "offset")
-
-    def __init__(self, dim: Dimension, offset: Symbol) -> None:
-        self.dim = dim
-        self.offset = offset
-
-    def __repr__(self) -> str:
-        return f"sc.as_offset({self.dim.name}, {describe(self.offset)})"
-
-
-def as_offset(dim: object, offset: object) -> DynamicOffset:
-    """`sc.as_offset(K, off)`, checked: `off` is an integer field parameter over `dim`
-    (read through tables, slots or shifts along other dimensions), plus or minus scalars."""
-    written = f"sc.as_offset({dim!r}, {describe(offset)})"
-    if not isinstance(dim, Dimension) or dim.is_local:
-        raise DefinitionError(
-            f"{written}: the first argument is the dimension to shift along (not a local "
-            "one), e.g. sc.as_offset(K, k_offset)"
-        )
-    if not (isinstance(offset, Symbol) and isinstance(offset.type, ir.FieldType)):
-        raise DefinitionError(
-            f"{written}: the offset is an integer field (a field parameter); for a fixed "
-            f"offset write f({dim.name} + 1)"
-        )
-    t = offset.type
-    if not t.dtype.is_integer:
-        raise DefinitionError(
-            f"{written}: the offset must be int32 or int64, got {t.dtype}; cast it with "
-            "sc.astype before passing it in, or pass an integer field"
-        )
-    if dim not in t.dims:
-        raise DefinitionError(
-            f"{written}: the offset field is not over {dim.name}; an offset along "
-            f"{dim.name} is given for each level, a field over {dim.name} and the other "
-            "dimensions of the shifted field"
-        )
-    if not reads_entries(offset.expr, dim):
-        raise DefinitionError(
-            f"{written}: the offset must be a field parameter as it is passed in, or "
-            f"{COMPUTED.replace('dimensions', f'dimensions than {dim.name}', 1)} (its "
-            "entries are checked against the array before anything runs, like a table's)"
-        )
-    return DynamicOffset(dim, offset)
-
-
-def reads_entries(expr: ir.Expr, dim: Dimension) -> bool:
-    """Whether every value of `expr` is an entry of one field parameter at the same index
-    along `dim` (or 0, for a missing neighbour), plus or minus scalars: the parameter
-    itself, shifted along other dimensions, read through neighbour tables, or one slot of
-    such a local field, with scalars added or subtracted at any step (`off + 1`)."""
-    inner: ir.Expr = expr
-    while not isinstance(inner, ir.Ref):
-        step = offset_operand(inner, dim)
-        if step is None:
-            return False
-        inner = step[0]
-    return True
-
-
-def dynamic_shift(value: Symbol, offset: DynamicOffset) -> Symbol:
-    """`value(sc.as_offset(K, off))`: `value` read at `k + off` along K, point by point."""
-    t = value.type
-    assert isinstance(t, ir.FieldType)
-    written = f"{describe(value)}({offset!r})"
-    off_type = offset.offset.type
-    assert isinstance(off_type, ir.FieldType)
-    if offset.dim not in t.dims:
-        raise DefinitionError(
-            f"{written}: the field is not over {offset.dim.name}; the field has "
-            f"{', '.join(d.name for d in t.dims)}"
-        )
-    if not set(off_type.dims) <= set(t.dims):
-        raise DefinitionError(
-            f"{written}: the offset is over {', '.join(d.name for d in off_type.dims)}, not a "
-            f"subset of the shifted field's dimensions ({', '.join(d.name for d in t.dims)})"
-        )
-    return Symbol(ir.DynamicShift(value.expr, offset.dim, offset.offset.expr, t))

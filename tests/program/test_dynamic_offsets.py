@@ -179,6 +179,20 @@ def test_a_literal_offset() -> None:
     assert_located(info.value, "literal", path=HERE)
 
 
+def test_an_offset_with_other_offsets_in_one_shift() -> None:
+    with pytest.raises(DefinitionError) as info:
+
+        @sc.field_operator
+        def f(theta: CellK, off: CellKI) -> CellK:
+            return theta(sc.as_offset(K, off), Cell + 1)  # L:with-others
+
+    assert_located(info.value, "with-others", path=HERE)
+    assert "a shift by sc.as_offset takes nothing else, got (sc.as_offset(K, field " in str(
+        info.value
+    )
+    assert "shift one at a time, e.g. f(I + 1)(sc.as_offset(K, off))" in str(info.value)
+
+
 def test_a_shift_along_the_dimension_before_the_offset() -> None:
     with pytest.raises(DefinitionError, match="pass off \\+ 1"):
 

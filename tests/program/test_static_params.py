@@ -118,6 +118,12 @@ def test_a_static_parameter_that_is_a_field_or_unknown_is_a_definition_error() -
         def r(f: F3, out: F3) -> None:
             scale(f, 1.0, out=out)
 
+    with pytest.raises(sc.DefinitionError, match="static_params names a parameter twice"):
+
+        @sc.program(static_params=("n", "n"))
+        def t(f: F3, out: F3, n: sc.int32) -> None:
+            scale(f, 1.0, out=out)
+
     with pytest.raises(sc.DefinitionError, match=r"give a tuple of parameter names"):
 
         @sc.program(static_params="n")

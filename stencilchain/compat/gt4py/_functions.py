@@ -12,7 +12,7 @@ from stencilchain.compat.gt4py._offsets import FieldOffset
 from stencilchain.errors import DefinitionError
 from stencilchain.program import constructs
 from stencilchain.program.dimensions import Dimension
-from stencilchain.program.tracing import DynamicOffset
+from stencilchain.program.shifts import DynamicOffset
 
 
 def neighbor_sum(field: object, /, axis: Dimension) -> Any:

@@ -133,7 +133,7 @@ class FieldOffset:
         reads.used[self.value] = self
         return self.open_connectivity
 
-    # `f(C2E)` hands the FieldOffset itself to the shift (tracing.shift, via shift_of)
+    # `f(C2E)` hands the FieldOffset itself to the shift (shifts.shift, via _foreign_offset)
     def _stencilchain_shift_(self) -> Connectivity | Offset:
         if self.is_cartesian:
             raise DefinitionError(

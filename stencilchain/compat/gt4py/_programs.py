@@ -22,13 +22,19 @@ from stencilchain.compat.gt4py._dims import annotation
 from stencilchain.compat.gt4py._offsets import FieldOffset, Reads, SameRanges, recording
 from stencilchain.compat.gt4py._program_args import wrapped
 from stencilchain.compat.gt4py._provider import declared_key, provider_of, table_array
-from stencilchain.compat.gt4py._static import StaticKey, StaticParams, scalar_of, static_params
+from stencilchain.compat.gt4py._static import (
+    StaticKey,
+    scalar_of,
+    static_key,
+    static_params,
+)
 from stencilchain.compat.gt4py._static import text as static_text
 from stencilchain.errors import ArgumentError, DefinitionError, user_location
 from stencilchain.program import dtypes, ir
 from stencilchain.program.embedded import run_embedded
 from stencilchain.program.field_values import FieldValue
 from stencilchain.program.program import Program as _ScProgram
+from stencilchain.program.static_program import StaticParams
 from stencilchain.program.table_specialisation import (
     TableDispatch,
     TableKey,
@@ -347,7 +353,7 @@ class Program:
             )
         providers = offset_provider if isinstance(offset_provider, list) else [offset_provider]
         for combination in itertools.product(*(static_values[n] for n in names)):
-            key = () if static is None else static.key(combination, where)
+            key = () if static is None else static_key(static, combination, where)
             made = self._made_for(key)
             run = self._run_for(key, made)
             assert made.program is not None
@@ -401,7 +407,7 @@ class Program:
                     f"{self.__name__}() takes {len(self._parameters)} arguments "
                     f"({', '.join(self._parameters)}), got {len(values)}"
                 )
-            key = static.key([values[i] for i in static.positions], f"{self.__name__}()")
+            key = static_key(static, [values[i] for i in static.positions], f"{self.__name__}()")
             values = [v for i, v in enumerate(values) if i not in static.positions]
         made = self._made_for(key)
         provider = provider_of(offset_provider)
