@@ -100,7 +100,7 @@ def add_scan_call(
             name = f"{branch}_blocks{width}" if along else branch
             region = ControlFlowRegion(name, sdfg=sdfg)
             state = region.add_state(name, is_start_block=True)
-            staged = staged_outputs(ctx, calls) if fastest else []
+            staged = staged_outputs(ctx, calls) if fastest and ctx.stages_columns else []
             root = sdfg.root_sdfg  # once per program (DaCe emits every SDFG's global code)
             if staged and "sc_store_columns" not in _global_code(root):
                 root.append_global_code(package_text("stencilchain.steps.cpp", "columns.h"))

@@ -201,3 +201,12 @@ def test_in_c_order_a_block_stages_what_its_scans_write() -> None:
         assert "sc_staged_x" not in column.arrays
     code = "".join(block.as_string for block in sdfg.global_code.values())
     assert code.count("inline void sc_store_tile8(") == 1
+
+
+def test_with_a_workspace_no_block_stages_its_columns() -> None:
+    """The caller of a workspace provides every transient's memory; a block's staging
+    buffer, sized by the block's levels and allocated per block, would not fit it."""
+    translator = DaCeTranslator(device=Device.CPU, external_workspace=True)
+    sdfg = translator.build_sdfg(tridiagonal.PROGRAM.ir)
+    assert not any(n.startswith("sc_staged_") for _, n, _ in sdfg.arrays_recursive())
+    assert "sc_store_columns" not in "".join(b.as_string for b in sdfg.global_code.values())
