@@ -1,9 +1,10 @@
-"""GTFN's chains of scans where the axis is the arrays' fastest dimension (C order): a block
-stores the outputs of the chain level-major into per-thread buffers and writes them to the
-arrays column by column after the block (`sc_store_columns` in steps/gtfn/columns.h, ADR
-0055). Results equal the embedded executor's bit for bit: tiles of 8 columns x 8 levels and
-the columns and levels left over, blocks narrower than a tile, a team of threads, levels
-in reverse (stride -1) or strided, a window of the domain, float32 (the generic copy), and
+"""Column solves where the scans' axis is the arrays' fastest dimension (C order): GTFN's
+chains and DaCe's scans on the CPU store what the scans write level-major into buffers of
+the block and write them to the arrays column by column after the block (`sc_store_columns`
+in steps/cpp/columns.h, ADR 0055 and 0060). Results equal the embedded executor's bit for
+bit on both families: tiles of 8 columns x 8 levels and the columns and levels left over,
+blocks narrower than a tile, a team of threads, levels in reverse (stride -1) or strided, a
+window of the domain, float32 (the generic copy), ICON's (Cell, K) with 65 levels, and
 Fortran order (no staging), against an independent NumPy Thomas solve too."""
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from stencilchain.steps.gtfn.translation import GTFNTranslationStep
 I, J, K = tridiagonal.I, tridiagonal.J, tridiagonal.K
 F3_32 = sc.Field[[I, J, K], sc.float32]
 F3 = sc.Field[[I, J, K], sc.float64]
+Cell = sc.Dimension("Cell")
+CellK = sc.Field[[Cell, K], sc.float64]
 
 
 @sc.scan_operator(axis=K, forward=True, init=(np.float32(0.0), np.float32(0.0)))
@@ -62,6 +65,30 @@ def sum_then_double(f: F3, out: F3) -> None:
     doubled_sum(f, out=out)
 
 
+@sc.scan_operator(axis=K, forward=True, init=(0.0, 0.0))
+def cell_forward(state, a: CellK, b: CellK, c: CellK, d: CellK):  # type: ignore[no-untyped-def]
+    c_below, d_below = state
+    denominator = b - a * c_below
+    return c / denominator, (d - a * d_below) / denominator
+
+
+@sc.scan_operator(axis=K, forward=False, init=0.0)
+def cell_backward(x_above, c_prime: CellK, d_prime: CellK):  # type: ignore[no-untyped-def]
+    return d_prime - c_prime * x_above
+
+
+@sc.program
+def cell_solve(a: CellK, b: CellK, c: CellK, d: CellK, x: CellK) -> None:
+    c_prime, d_prime = cell_forward(a, b, c, d)
+    cell_backward(c_prime, d_prime, out=x)
+
+
+@pytest.fixture(params=["gtfn_cpu", "dace_cpu"])
+def toolchain(request: pytest.FixtureRequest) -> Any:
+    """Each family's CPU toolchain on the session cache (DaCe's skips without the extra)."""
+    return request.getfixturevalue(request.param)
+
+
 def _inputs(shape: tuple[int, int, int], seed: int) -> dict[str, np.ndarray]:
     made = tridiagonal.make_inputs(shape, np.random.default_rng(seed))
     return {k: np.asarray(v) for k, v in made.items()}
@@ -86,9 +113,9 @@ def _run_both(
         (4, 200, 83),  # 66,400 points: on a team of two threads, per-thread buffers
     ],
 )
-def test_c_order_equals_the_embedded_executor(shape: tuple[int, int, int], gtfn_cpu: Any) -> None:
+def test_c_order_equals_the_embedded_executor(shape: tuple[int, int, int], toolchain: Any) -> None:
     inputs = _inputs(shape, sum(shape))
-    embedded, compiled = _run_both(tridiagonal.PROGRAM, inputs, gtfn_cpu, np.ascontiguousarray)
+    embedded, compiled = _run_both(tridiagonal.PROGRAM, inputs, toolchain, np.ascontiguousarray)
     assert np.any(compiled["x"] != 0.0)
     np.testing.assert_array_equal(compiled["x"], embedded["x"])
     expected = tridiagonal.reference(**inputs)["x"]
@@ -103,28 +130,42 @@ def test_c_order_equals_the_embedded_executor(shape: tuple[int, int, int], gtfn_
         pytest.param(np.asfortranarray, id="fortran"),
     ],
 )
-def test_other_level_strides_equal_the_embedded_executor(layout: Any, gtfn_cpu: Any) -> None:
+def test_other_level_strides_equal_the_embedded_executor(layout: Any, toolchain: Any) -> None:
     inputs = _inputs((2, 70, 19), 7)
-    embedded, compiled = _run_both(tridiagonal.PROGRAM, inputs, gtfn_cpu, layout)
+    embedded, compiled = _run_both(tridiagonal.PROGRAM, inputs, toolchain, layout)
     np.testing.assert_array_equal(compiled["x"], embedded["x"])
     np.testing.assert_allclose(compiled["x"], tridiagonal.reference(**inputs)["x"], rtol=1e-12)
 
 
-def test_a_window_writes_only_inside(gtfn_cpu: Any) -> None:
+def test_a_window_writes_only_inside(toolchain: Any) -> None:
     inputs = _inputs((2, 70, 19), 11)
     inputs["x"] = np.full((2, 70, 19), -7.0)
-    embedded, compiled = _run_both(solve_window, inputs, gtfn_cpu, np.ascontiguousarray)
+    embedded, compiled = _run_both(solve_window, inputs, toolchain, np.ascontiguousarray)
     np.testing.assert_array_equal(compiled["x"], embedded["x"])
     assert np.all(compiled["x"][:, :2] == -7.0) and np.all(compiled["x"][:, -3:] == -7.0)
     assert np.all(compiled["x"][..., 0] == -7.0) and np.all(compiled["x"][..., -1] == -7.0)
     assert np.all(compiled["x"][:, 2:-3, 1:-1] != -7.0)
 
 
-def test_float32_equals_the_embedded_executor(gtfn_cpu: Any) -> None:
+def test_float32_equals_the_embedded_executor(toolchain: Any) -> None:
     inputs = {k: v.astype(np.float32) for k, v in _inputs((2, 70, 19), 3).items()}
-    embedded, compiled = _run_both(solve_32, inputs, gtfn_cpu, np.ascontiguousarray)
+    embedded, compiled = _run_both(solve_32, inputs, toolchain, np.ascontiguousarray)
     assert np.any(compiled["x"] != 0.0)
     np.testing.assert_array_equal(compiled["x"], embedded["x"])
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_cells_and_65_levels_equal_the_embedded_executor(order: str, toolchain: Any) -> None:
+    """ICON's column: 65 levels (8 tiles and one level left over, the columns' lines not
+    aligned), 1,000 cells (15 blocks of 64 and one of 40)."""
+    made = tridiagonal.make_inputs((1000, 65), np.random.default_rng(13))
+    inputs = {k: np.asarray(v) for k, v in made.items()}
+    layout = np.ascontiguousarray if order == "C" else np.asfortranarray
+    embedded, compiled = _run_both(cell_solve, inputs, toolchain, layout)
+    assert np.any(compiled["x"] != 0.0)
+    np.testing.assert_array_equal(compiled["x"], embedded["x"])
+    expected = tridiagonal.reference(**{k: v[:, None] for k, v in inputs.items()})["x"][:, 0]
+    np.testing.assert_allclose(compiled["x"], expected, rtol=1e-12, atol=1e-14)
 
 
 def test_the_chain_stages_what_it_writes_not_what_it_reads() -> None:

@@ -34,7 +34,9 @@ class BuildContext:
     which temporaries were fused unless they live in a workspace. Likewise `chains` are
     the calls (indices) of each chain of scans that runs block of columns by block of
     columns (`steps/cpp/scan_chains`), and `chained` the temporaries they pass along,
-    held in a buffer of one block instead of an array.
+    held in a buffer of one block instead of an array. `stages_columns`: scans in C order
+    store their outputs through a buffer of the block (ADR 0060), not with a workspace
+    (whose caller provides all memory; the block's buffer is allocated per block).
     """
 
     program: ir.Program
@@ -52,6 +54,7 @@ class BuildContext:
     fused: Mapping[int, ir.Expr]
     chains: tuple[tuple[int, ...], ...] = ()
     chained: frozenset[str] = frozenset()
+    stages_columns: bool = True
 
     @classmethod
     def of(
@@ -99,6 +102,7 @@ class BuildContext:
             fused=fused,
             chains=chains,
             chained=frozenset(chained_temporaries(program, list(chains))),
+            stages_columns=not external_workspace,
         )
 
     @property

@@ -4,7 +4,9 @@ not empty, a map over its columns around a nested SDFG whose `LoopRegion` walks 
 innermost column dimension and each level is a sequential map over the block's columns,
 the state in arrays of one block on the stack: SCAN_BLOCK columns where the axis is not
 the dimension of smallest stride (unit stride across columns), SCAN_BLOCK_NARROW where it
-is (interleaved columns overlap their division chains). A chain of scans
+is (interleaved columns overlap their division chains); there, what the scans write to
+arrays is stored level-major in a buffer of the block and written column by column after
+it (`sc_store_columns`, steps/cpp/columns.h, ADR 0060). A chain of scans
 (`steps/cpp/scan_chains`, on the CPU with auto-optimization) runs all its calls in one
 nested SDFG per block, one loop over the levels after the other, and the temporaries that
 its calls pass along live in a buffer of the block's columns at every level (in cache)
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
+from stencilchain.steps.cpp.package_text import package_text
 from stencilchain.steps.cpp.scans import SCAN_BLOCK, scan_level
 from stencilchain.steps.dace.build_context import BuildContext
 from stencilchain.steps.dace.call_blocks import (
@@ -93,16 +96,25 @@ def add_scan_call(
     for inner_dim, condition in orders:
         order = [d for d in columns if d != inner_dim] + ([inner_dim] if inner_dim else [])
         branch = f"{label}_inner_{inner_dim.name}" if inner_dim else label
-        for along, width, test in scan_walks(ctx, by, scan, inner_dim, condition):
+        for along, width, test, fastest in scan_walks(ctx, by, scan, inner_dim, condition):
             name = f"{branch}_blocks{width}" if along else branch
             region = ControlFlowRegion(name, sdfg=sdfg)
             state = region.add_state(name, is_start_block=True)
+            staged = staged_outputs(ctx, calls) if fastest and ctx.stages_columns else []
+            root = sdfg.root_sdfg  # once per program (DaCe emits every SDFG's global code)
+            if staged and "sc_store_columns" not in _global_code(root):
+                root.append_global_code(package_text("stencilchain.steps.cpp", "columns.h"))
             add_columns(
                 ctx, sdfg, state, name, calls, order, symbols, axis_start, axis_last,
-                along, width,
+                along, width, staged,
             )  # fmt: skip
             block.add_branch(where_nonempty(condition_nonempty, test), region)
     return block
+
+
+def _global_code(sdfg: dace.SDFG) -> str:
+    """The C++ text that `sdfg` adds at global scope, in every location."""
+    return "".join(block.as_string for block in sdfg.global_code.values())
 
 
 def scan_walks(
@@ -111,25 +123,47 @@ def scan_walks(
     scan: ir.ScanOperatorDef,
     inner: Dimension | None,
     condition: str | None,
-) -> list[tuple[Dimension | None, int, str | None]]:
+) -> list[tuple[Dimension | None, int, str | None, bool]]:
     """How the columns walk their levels where `condition` picks `inner` as the innermost
     column dimension: (None: each column on its own, on the GPU; else blocks of `width`
-    columns along `inner`, the level loop outside the loop over a block's columns) and
-    the branch's condition. On the CPU, blocks of SCAN_BLOCK columns where the axis's
-    stride is not the smaller one (unit stride across columns), of SCAN_BLOCK_NARROW
-    where it is (C order: interleaved columns overlap their division chains)."""
+    columns along `inner`, the level loop outside the loop over a block's columns), the
+    branch's condition, and whether the axis is the arrays' fastest dimension there. On
+    the CPU, blocks of SCAN_BLOCK columns where the axis's stride is not the smaller one
+    (unit stride across columns), of SCAN_BLOCK_NARROW where it is (C order: interleaved
+    columns overlap their division chains)."""
     if ctx.gpu or inner is None:
-        return [(None, 0, condition)]
+        return [(None, 0, condition, False)]
     magnitude = stride_magnitude(ctx, call)
     if ctx.data_layout is DataLayout.UNIT_STRIDE or magnitude is None:
         # C order or unit stride along the last dimension, known here
-        width = SCAN_BLOCK_NARROW if scan.dims[-1] == scan.axis else SCAN_BLOCK
-        return [(inner, width, condition)]
-    fastest = f"{magnitude(scan.axis)} < {magnitude(inner)}"
+        fastest = scan.dims[-1] == scan.axis
+        return [(inner, SCAN_BLOCK_NARROW if fastest else SCAN_BLOCK, condition, fastest)]
+    test = f"{magnitude(scan.axis)} < {magnitude(inner)}"
     also = f"({condition}) and " if condition else ""
     return [
-        (inner, SCAN_BLOCK_NARROW, f"{also}({fastest})"),
-        (inner, SCAN_BLOCK, f"{also}not ({fastest})"),
+        (inner, SCAN_BLOCK_NARROW, f"{also}({test})", True),
+        (inner, SCAN_BLOCK, f"{also}not ({test})", False),
+    ]
+
+
+def staged_outputs(ctx: BuildContext, calls: list[ir.ProgramCall]) -> list[str]:
+    """The arrays that the scans `calls` write which a block stores level-major into a
+    buffer and writes column by column after the block where the axis is the arrays'
+    fastest dimension (ADR 0060, as GTFN's chains, ADR 0055): those over the scans' whole
+    box (every column dimension and the axis), written by one call and read by none."""
+    scan = ctx.scans[calls[0].callee]
+    read = {a.name for call in calls for a in call.args if isinstance(a, ir.Ref)}
+    written = [o for call in calls for o in call.outs]
+    return [
+        name
+        for name in dict.fromkeys(written)
+        if name not in ctx.unread
+        and name not in ctx.chained
+        and name not in read
+        and written.count(name) == 1
+        and getattr(ctx.params.get(name), "dims", None) is not None
+        and sorted(d.name for d in ctx.params[name].dims)  # type: ignore[union-attr]
+        == sorted(d.name for d in scan.dims)
     ]
 
 
@@ -145,15 +179,16 @@ def add_columns(
     axis_last: Any,
     along: Dimension | None = None,
     width: int = 0,
+    staged: list[str] | None = None,
 ) -> None:
     """The map over the columns (in `order`, the last innermost) around the nested
     SDFG of one column; with `along`, the map's last parameter steps over the first
     columns of blocks of `width` columns along it, and the nested SDFG walks a block
-    through every call of `calls`."""
+    through every call of `calls` (storing the arrays `staged` after the block)."""
     import dace
 
     p = ctx.prefix
-    inner = scan_sdfg(ctx, sdfg, label, calls, along, width)
+    inner = scan_sdfg(ctx, sdfg, label, calls, along, width, staged or [])
     args = [a for call in calls for a in call.args]
     reads = sorted(
         {
@@ -233,13 +268,15 @@ def scan_sdfg(
     calls: list[ir.ProgramCall],
     along: Dimension | None = None,
     width: int = 0,
+    staged: list[str] | None = None,
 ) -> dace.SDFG:
     """One column of the scans `calls` (one call, or a chain), one after the other: each
     call's state in transient scalars set to its `init`, then a loop region over the
     levels whose state computes the new state and stores it. With `along`, a block of
     columns from `first` along it: the state in arrays of the block (on the stack), each
     level a sequential map over the block's columns, and the temporaries that a chain
-    passes along in transient arrays of the block's columns at every level."""
+    passes along in transient arrays of the block's columns at every level; the arrays
+    `staged` are written into such arrays too, and to the arrays after the last call."""
     import dace
 
     p = ctx.prefix
@@ -268,14 +305,15 @@ def scan_sdfg(
     for d in first_scan.dims:
         if d != first_scan.axis and d != along:
             inner.add_symbol(index_symbol(d), dace.int64)
-    if buffered:
+    stage = {name: f"{p}staged_{name}" for name in staged or []}
+    if buffered or stage:
         assert along is not None  # chains run in blocks of columns (the CPU)
         levels = dace.symbolic.pystr_to_symbolic(f"{p}stop - {p}start")
-        for name in sorted(buffered):
+        for name in sorted(buffered) + sorted(stage):
             ftype = ctx.params[name]
             assert isinstance(ftype, ir.FieldType)
             inner.add_array(
-                name,
+                stage.get(name, name),
                 [levels, width],
                 dace_dtype(ftype.dtype),
                 transient=True,
@@ -293,9 +331,69 @@ def scan_sdfg(
     for j, call in enumerate(calls):
         tag = "" if len(calls) == 1 else f"_{j}"
         previous = _add_scan_levels(
-            ctx, inner, f"{label}{tag}", call, along, width, buffered, tag, previous
+            ctx, inner, f"{label}{tag}", call, along, width, buffered, tag, previous, stage
         )
+    if stage:
+        assert along is not None
+        _add_column_stores(ctx, inner, label, first_scan, along, width, stage, previous)
     return inner
+
+
+def _add_column_stores(
+    ctx: BuildContext,
+    inner: dace.SDFG,
+    label: str,
+    scan: ir.ScanOperatorDef,
+    along: Dimension,
+    width: int,
+    stage: Mapping[str, str],
+    previous: Any,
+) -> None:
+    """A state after `previous` writing each buffer of `stage` (array name: buffer, the
+    block's columns at every level, level-major) to its array, column by column: one C++
+    tasklet calling `sc_store_columns` (steps/cpp/columns.h) on pointers to the buffer
+    and to the block's first column at the first level."""
+    import dace
+
+    p = ctx.prefix
+    store = inner.add_state(f"{label}_store_columns")
+    inner.add_edge(previous, store, dace.InterstateEdge())
+    columns = f"std::min<std::int64_t>({p}first + {width}, {p}columns_stop) - {p}first"
+    levels = f"{p}stop - {p}start"
+    inputs: dict[str, dace.Memlet] = {}
+    outputs: dict[str, dace.Memlet] = {}
+    code = []
+    for k, (name, buffer) in enumerate(stage.items()):
+        desc = inner.arrays[name]
+        ftype = ctx.params[name]
+        assert isinstance(ftype, ir.FieldType)
+        ranges = []
+        for d in ftype.dims:
+            if d == along:
+                ranges.append(f"{p}first:min({p}first + {width}, {p}columns_stop)")
+            elif d == scan.axis:
+                ranges.append(f"{p}start:{p}stop")
+            else:
+                ranges.append(index_symbol(d))
+        strides = {d: desc.strides[j] for j, d in enumerate(ftype.dims)}
+        inputs[f"{p}buf{k}"] = dace.Memlet.from_array(buffer, inner.arrays[buffer])
+        outputs[f"{p}col{k}"] = dace.Memlet(data=name, subset=", ".join(ranges))
+        code.append(
+            f"sc_store_columns({p}buf{k}, {width}, {columns}, {levels}, {p}col{k}, "
+            f"{dace.symbolic.symstr(strides[along], cpp_mode=True)}, "
+            f"{dace.symbolic.symstr(strides[scan.axis], cpp_mode=True)});"
+        )
+    tasklet = store.add_tasklet(
+        f"{label}_store_columns",
+        dict.fromkeys(inputs),
+        dict.fromkeys(outputs),
+        "\n".join(code),
+        language=dace.Language.CPP,
+    )
+    for connector, memlet in inputs.items():
+        store.add_edge(store.add_read(memlet.data), None, tasklet, connector, memlet)
+    for connector, memlet in outputs.items():
+        store.add_edge(tasklet, connector, store.add_write(memlet.data), None, memlet)
 
 
 def _add_scan_levels(
@@ -308,6 +406,7 @@ def _add_scan_levels(
     buffered: set[str],
     tag: str,
     previous: Any,
+    stage: Mapping[str, str] | None = None,
 ) -> Any:
     """The states of one scan call in the column SDFG `inner`, after `previous` (or
     first): its state set to `init`, then its loop region over the levels (returned).
@@ -327,9 +426,9 @@ def _add_scan_levels(
         element = f"{index_symbol(along)} - {p}first"
 
     def at_level(name: str) -> str:
-        if name in buffered:
+        if name in buffered or (stage and name in stage):
             assert along is not None
-            return f"{name}[{level} - {p}start, {element}]"
+            return f"{(stage or {}).get(name, name)}[{level} - {p}start, {element}]"
         ftype = ctx.params[name]
         assert isinstance(ftype, ir.FieldType)
         indices = (level if d == scan.axis else index_symbol(d) for d in ftype.dims)

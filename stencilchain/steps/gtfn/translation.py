@@ -91,7 +91,7 @@ def source(step: GTFNTranslationStep, program: ir.Program) -> str:
         arrays = tuple(t for t in ctx.temporaries if t.name not in ctx.buffered)
         body += allocations(arrays, ctx.signature, step.data_layout, program.name)
     if ctx.chains:
-        parts.append(package_text(_PACKAGE, "columns.h"))
+        parts.append(package_text("stencilchain.steps.cpp", "columns.h"))
     chains = {chain[0]: chain for chain in ctx.chains}
     chained = {index for chain in ctx.chains for index in chain[1:]}
     for index, call in enumerate(ctx.program.calls):

@@ -178,3 +178,35 @@ def test_a_result_read_two_calls_later_stops_the_chain() -> None:
         "call3__up",
     }
     assert len(transients) == 2  # the product, and the sum that enters the chain
+
+
+def test_in_c_order_a_block_stages_what_its_scans_write() -> None:
+    """Where the levels are the fastest dimension (blocks of 64), the block writes `x` into
+    a buffer of its columns at every level and one tasklet stores it column by column
+    (ADR 0060); the wider blocks of the other order store `x` as they compute it. The
+    fixed C++ of the column stores is in the program once."""
+    sdfg = DaCeTranslator(device=Device.CPU).build_sdfg(tridiagonal.PROGRAM.ir)
+    columns = [s for s in sdfg.all_sdfgs_recursive() if s is not sdfg]
+    narrow = [s for s in columns if "_blocks64_" in s.label]
+    wide = [s for s in columns if "_blocks256_" in s.label]
+    assert len(narrow) == len(wide) == 2  # I or J innermost
+    for column in narrow:
+        assert column.arrays["sc_staged_x"].transient
+        stores = [n for n, _ in column.all_nodes_recursive() if "store_columns" in str(n)]
+        assert any(
+            "sc_store_columns(" in getattr(n, "code", dace.properties.CodeBlock("")).as_string
+            for n in stores
+        )
+    for column in wide:
+        assert "sc_staged_x" not in column.arrays
+    code = "".join(block.as_string for block in sdfg.global_code.values())
+    assert code.count("inline void sc_store_tile8(") == 1
+
+
+def test_with_a_workspace_no_block_stages_its_columns() -> None:
+    """The caller of a workspace provides every transient's memory; a block's staging
+    buffer, sized by the block's levels and allocated per block, would not fit it."""
+    translator = DaCeTranslator(device=Device.CPU, external_workspace=True)
+    sdfg = translator.build_sdfg(tridiagonal.PROGRAM.ir)
+    assert not any(n.startswith("sc_staged_") for _, n, _ in sdfg.arrays_recursive())
+    assert "sc_store_columns" not in "".join(b.as_string for b in sdfg.global_code.values())

@@ -1,9 +1,10 @@
-// Column solves in C order (the scans' axis the arrays' fastest dimension): a chain's block
-// stores its outputs level-major in a per-thread buffer (buf[level * width + column]) and
-// writes them to the array here, column by column, after the block (ADR 0055). Storing
-// straight from the vectorized loop over the block's columns would write one element per
-// column and level, each to another cache line; here each column's levels are written as
-// contiguous runs.
+// Column solves in C order (the scans' axis the arrays' fastest dimension): a block of
+// columns stores what its scans write level-major in a buffer (buf[level * width + column])
+// and writes it to the array here, column by column, after the block (ADR 0055; GTFN's
+// chains, and DaCe's scans on the CPU, ADR 0060). Storing straight from the vectorized
+// loop over the block's columns would write one element per column and level, each to
+// another cache line; here each column's levels are written as contiguous runs.
+#include <cstdint>
 #include <cstring>
 
 namespace {
