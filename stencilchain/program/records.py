@@ -83,7 +83,7 @@ def frozen(cls: _C) -> _C:
                 f"@frozen class {cls.__qualname__}: field {field.name!r} is init=False or "
                 "kw_only, which @frozen does not support; use @dataclasses.dataclass(frozen=True)"
             )
-    cls.__init__ = _init(cls, fields)  # type: ignore[misc]
+    cls.__init__ = _LazyInit(cls, fields)  # type: ignore[misc]
     if "__repr__" not in vars(cls):
         cls.__repr__ = _repr(tuple(f.name for f in fields if f.repr))  # type: ignore[assignment]
     compared = _getter(tuple(f.name for f in fields if f.compare))
@@ -164,6 +164,26 @@ def _same(a: Any, b: Any, proven: set[tuple[int, int]]) -> bool:
         proven.add(key)
         return True
     return False
+
+
+class _LazyInit:
+    """A class's `__init__` until it is first looked up (to make an instance, or by
+    `inspect.signature`): then `_init` compiles it and it replaces this on the class. Most of
+    the DSL's classes make no instance in a process that defines a stencil (29 of 45 for a
+    Laplacian), and compiling is most of what making one costs."""
+
+    __slots__ = ("cls", "fields")
+
+    def __init__(self, cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> None:
+        self.cls = cls
+        self.fields = fields
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        init: Any = vars(self.cls)["__init__"]
+        if init is self:  # not compiled yet (by another thread either)
+            init = _init(self.cls, self.fields)
+            self.cls.__init__ = init
+        return init.__get__(instance, owner)
 
 
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
