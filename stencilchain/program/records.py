@@ -25,6 +25,7 @@ class that defines its own `__init__`, `__eq__`, `__hash__`, `__setattr__` or
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable
 from operator import attrgetter
@@ -53,12 +54,15 @@ class _HasDefaultFactory:
 _HAS_DEFAULT_FACTORY = _HasDefaultFactory()
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(init=False, repr=False, eq=False)
 class _Model:
-    """What `__dataclass_params__` of a frozen dataclass says, on this Python."""
+    """The `__dataclass_params__` of this Python, made without compiling a method (a frozen
+    dataclass compiles six); below, made to say what a frozen one's say."""
 
 
-_PARAMS = _Model.__dataclass_params__  # type: ignore[attr-defined]
+_PARAMS = copy.copy(_Model.__dataclass_params__)  # type: ignore[attr-defined]
+for _setting in ("init", "repr", "eq", "frozen"):
+    setattr(_PARAMS, _setting, True)
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))

@@ -44,7 +44,10 @@ def test_a_frozen_record_behaves_as_a_frozen_dataclass() -> None:
     ]
     assert ours.__match_args__ == theirs.__match_args__
     assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
-    assert ours.__dataclass_params__.frozen and ours.__dataclass_params__.eq
+    settings = ("init", "repr", "eq", "order", "unsafe_hash", "frozen")
+    assert [getattr(ours.__dataclass_params__, s) for s in settings] == [
+        getattr(theirs.__dataclass_params__, s) for s in settings
+    ]
     for args, kwargs in [(("a",), {}), (("a", (1, 2)), {"weight": 2.0}), ((), {"name": "b"})]:
         a, b = ours(*args, **kwargs), theirs(*args, **kwargs)
         assert repr(a) == repr(b).replace(theirs.__qualname__, ours.__qualname__)
