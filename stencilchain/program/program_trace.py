@@ -33,7 +33,6 @@ from stencilchain.program.ir_walk import (
     params_of,
     replace,
 )
-from stencilchain.program.pretty import format_expr
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar, computed_scalar
 from stencilchain.program.scan_lowering import (
@@ -407,6 +406,8 @@ class ProgramTrace:
             if not isinstance(param.type, ir.FieldType) and not isinstance(
                 arg, (ir.Ref, ir.Literal)
             ):
+                from stencilchain.program.pretty import format_expr  # for the error only
+
                 raise DefinitionError(
                     f"{where}: argument '{param.name}' of scan operator {scan.name}, called "
                     f"in field operator {fop.name}, is the scalar expression "
