@@ -41,7 +41,7 @@ def make_dace_translator(
 
 def make_dace_bindings(cfg: DaCeConfig, /, *, openmp_threshold: int = 65536) -> DaCeBindings:
     """The bindings (the argument-checking module around a shim calling the SDFG); calls on
-    arrays of fewer than `openmp_threshold` points run on one thread."""
+    domains of fewer than `openmp_threshold` points run on one thread."""
     cfg = require_config("make_dace_bindings", cfg, DaCeConfig)
     return DaCeBindings(
         device=cfg.device, data_layout=cfg.data_layout, openmp_threshold=openmp_threshold

@@ -11,14 +11,20 @@ from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.bound_exprs import BOUND_FUNCTIONS, BOUND_OPS, BoundExpr, Operand
 from stencilchain.program.dtypes import ScalarType
-from stencilchain.program.pretty import format_expr
+
+
+def _format(expr: ir.Expr) -> str:
+    """`expr` as the user wrote it, for an error (program/pretty.py, loaded then)."""
+    from stencilchain.program.pretty import format_expr
+
+    return format_expr(expr)
 
 
 def bound_of_expression(expr: ir.Expr, what: str) -> ir.Bound:
     """The bound `expr` (traced from program scalars) gives; `what` names it in errors."""
     if not isinstance(expr.type, ScalarType) or not expr.type.is_integer:
         raise DefinitionError(
-            f"{what} is {format_expr(expr)}, of type {expr.type!r}; a bound is an integer "
+            f"{what} is {_format(expr)}, of type {expr.type!r}; a bound is an integer "
             "expression of integer scalar parameters (int32 or int64)"
         )
     operand = _operand(expr, what)
@@ -59,7 +65,7 @@ def _operand(expr: ir.Expr, what: str) -> Operand:
         left, right = _operand(expr.left, what), _operand(expr.right, what)
         if expr.op == "floordiv" and not (isinstance(right, int) and right > 0):
             raise DefinitionError(
-                f"{what} divides by {format_expr(expr.right)}; a bound divides (`//`) only "
+                f"{what} divides by {_format(expr.right)}; a bound divides (`//`) only "
                 "by a positive int literal"
             )
         if isinstance(left, int) and isinstance(right, int):
@@ -71,7 +77,7 @@ def _operand(expr: ir.Expr, what: str) -> Operand:
             return BoundExpr(expr.fn, left, right).evaluate({})
         return BoundExpr(expr.fn, left, right)
     raise DefinitionError(
-        f"{what} is {format_expr(expr)}; a bound is built from integer scalar parameters "
+        f"{what} is {_format(expr)}; a bound is built from integer scalar parameters "
         f"and int literals with {' '.join(BOUND_OPS.values())} (`//` by a positive literal), "
         "maximum and minimum"
     )

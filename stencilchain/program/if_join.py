@@ -145,6 +145,9 @@ def _maker(code: types.CodeType) -> types.CodeType | None:
     function of `code`, or None."""
     if "__class__" in code.co_freevars or code.co_name == "<lambda>":
         return None
+    if not _may_branch(code):
+        return None  # no `if` to join: its source is not read (findsource, on its first use
+        # in a process, looks at the file of every module loaded: milliseconds)
     try:
         lines, first = inspect.findsource(code)
         source = textwrap.dedent("".join(inspect.getblock(lines[first:])))
@@ -191,6 +194,24 @@ def _maker(code: types.CodeType) -> types.CodeType | None:
         if isinstance(const, types.CodeType) and const.co_name == maker_def.name:
             return const
     return None  # pragma: no cover - the maker is always there
+
+
+@functools.cache
+def _conditional_jumps() -> frozenset[int]:
+    """The opcodes of this Python's conditional jumps."""
+    import opcode
+
+    return frozenset(k for k, name in enumerate(opcode.opname) if "_IF_" in name)
+
+
+def _may_branch(code: types.CodeType) -> bool:
+    """Whether `code`, or code inside it (a comprehension, a nested function), has a
+    conditional jump: every `if` statement and conditional expression compiles to one (but
+    an `if` on a constant, whose branch Python picks at compile time as a join would)."""
+    jumps = _conditional_jumps()
+    if any(op in jumps for op in code.co_code[::2]):  # an instruction is two bytes, opcode first
+        return True
+    return any(isinstance(c, types.CodeType) and _may_branch(c) for c in code.co_consts)
 
 
 def _escapes(node: ast.AST, in_loop: bool = False) -> bool:

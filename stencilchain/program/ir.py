@@ -63,7 +63,6 @@ from stencilchain.program.ir_nodes import (
     children,
     map_children,
 )
-from stencilchain.program.pretty import format_program
 from stencilchain.program.records import frozen
 
 # --- definitions -----------------------------------------------------------------
@@ -316,6 +315,8 @@ class Program:
         return _fingerprint(self.canonical)
 
     def __str__(self) -> str:
+        from stencilchain.program.pretty import format_program  # for a reader, not tracing
+
         return format_program(self)
 
 

@@ -24,7 +24,6 @@ from stencilchain.program.dimensions import Dimension
 from stencilchain.program.extents import ExtentsWalker, Reads
 from stencilchain.program.field_operator import FieldOperator, mixed_dims
 from stencilchain.program.ir_walk import params_of, replace
-from stencilchain.program.pretty import format_expr
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.scan_lowering import (
     innermost_scan_call,
@@ -115,6 +114,8 @@ def _scan_arguments(
     field operator over the scan's domain."""
     for param, arg in zip(scan.params, scan_call.args):
         if not isinstance(param.type, ir.FieldType) and not isinstance(arg, (ir.Ref, ir.Literal)):
+            from stencilchain.program.pretty import format_expr  # for the error only
+
             raise DefinitionError(
                 f"{where}: argument '{param.name}' of scan operator {scan.name}, called "
                 f"in field operator {fop.name}, is the scalar expression "

@@ -25,6 +25,7 @@ class that defines its own `__init__`, `__eq__`, `__hash__`, `__setattr__` or
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable
 from operator import attrgetter
@@ -53,12 +54,15 @@ class _HasDefaultFactory:
 _HAS_DEFAULT_FACTORY = _HasDefaultFactory()
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(init=False, repr=False, eq=False)
 class _Model:
-    """What `__dataclass_params__` of a frozen dataclass says, on this Python."""
+    """The `__dataclass_params__` of this Python, made without compiling a method (a frozen
+    dataclass compiles six); below, made to say what a frozen one's say."""
 
 
-_PARAMS = _Model.__dataclass_params__  # type: ignore[attr-defined]
+_PARAMS = copy.copy(_Model.__dataclass_params__)  # type: ignore[attr-defined]
+for _setting in ("init", "repr", "eq", "frozen"):
+    setattr(_PARAMS, _setting, True)
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
@@ -83,7 +87,7 @@ def frozen(cls: _C) -> _C:
                 f"@frozen class {cls.__qualname__}: field {field.name!r} is init=False or "
                 "kw_only, which @frozen does not support; use @dataclasses.dataclass(frozen=True)"
             )
-    cls.__init__ = _init(cls, fields)  # type: ignore[misc]
+    cls.__init__ = _LazyInit(cls, fields)  # type: ignore[misc]
     if "__repr__" not in vars(cls):
         cls.__repr__ = _repr(tuple(f.name for f in fields if f.repr))  # type: ignore[assignment]
     compared = _getter(tuple(f.name for f in fields if f.compare))
@@ -164,6 +168,26 @@ def _same(a: Any, b: Any, proven: set[tuple[int, int]]) -> bool:
         proven.add(key)
         return True
     return False
+
+
+class _LazyInit:
+    """A class's `__init__` until it is first looked up (to make an instance, or by
+    `inspect.signature`): then `_init` compiles it and it replaces this on the class. Most of
+    the DSL's classes make no instance in a process that defines a stencil (29 of 45 for a
+    Laplacian), and compiling is most of what making one costs."""
+
+    __slots__ = ("cls", "fields")
+
+    def __init__(self, cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> None:
+        self.cls = cls
+        self.fields = fields
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        init: Any = vars(self.cls)["__init__"]
+        if init is self:  # not compiled yet (by another thread either)
+            init = _init(self.cls, self.fields)
+            self.cls.__init__ = init
+        return init.__get__(instance, owner)
 
 
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:

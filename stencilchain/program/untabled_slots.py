@@ -12,15 +12,14 @@ extent would be unknown. With a table the slots are checked against its width in
 
 from __future__ import annotations
 
-import dataclasses
-
 from stencilchain.errors import DefinitionError
 from stencilchain.program import ir
 from stencilchain.program.dimensions import Dimension
 from stencilchain.program.ir_walk import nodes
+from stencilchain.program.records import frozen
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class SlotNeed:
     """The reads of local dimension `dim` (numbered by no table): the highest slot read,
     by field operator `reader`; and `param`, the first field parameter over `dim`, whose

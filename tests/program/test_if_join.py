@@ -273,3 +273,52 @@ def test_a_variable_bound_on_one_side_and_used_after_is_the_paths_error() -> Non
             if flag:
                 extra = f * 2.0
             return f + extra
+
+
+def _comprehension_ifexp(f: F, flag: sc.bool_) -> F:
+    return next(g if flag else -g for g in (f,))
+
+
+def _no_if(f: F, a: sc.float64) -> F:
+    return f * 2.0 + f(I + 1) - a
+
+
+@pytest.mark.parametrize(
+    ("fn", "reads_source"),
+    [(_no_if, False), (elif_chain, True), (one_side_only, True), (_comprehension_ifexp, True)],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
+def test_only_a_function_with_a_condition_has_its_source_read(
+    fn: Callable[..., Any], reads_source: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading a source (inspect.findsource looks at the file of every loaded module on its
+    first use) is left out where the code has no conditional jump, hence no `if` to join;
+    a conditional expression inside a comprehension is still found and joined."""
+    read: list[str] = []
+    findsource = if_join.inspect.findsource
+
+    def counted(code: Any) -> Any:
+        read.append(code.co_name)
+        return findsource(code)
+
+    if_join._maker.cache_clear()
+    monkeypatch.setattr(if_join.inspect, "findsource", counted)
+    joined = if_join.joined(fn)
+    assert bool(read) is reads_source
+    assert (joined is not None) is reads_source  # each with an `if` is rewritten
+    sc.field_operator(fn)  # traced: the source read only where the code can branch
+    assert bool(read) is reads_source
+
+
+def test_a_comprehensions_condition_is_joined_as_the_paths_give_it() -> None:
+    op = sc.field_operator(_comprehension_ifexp)
+
+    @sc.program
+    def run(f: F, flag: sc.bool_, out: F) -> None:
+        op(f, flag, out=out)
+
+    f = np.arange(6.0).reshape(2, 3)
+    for flag in (True, False):
+        out = np.empty_like(f)
+        run(f, flag, out)
+        np.testing.assert_array_equal(out, f if flag else -f)

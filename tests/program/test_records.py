@@ -44,7 +44,10 @@ def test_a_frozen_record_behaves_as_a_frozen_dataclass() -> None:
     ]
     assert ours.__match_args__ == theirs.__match_args__
     assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
-    assert ours.__dataclass_params__.frozen and ours.__dataclass_params__.eq
+    settings = ("init", "repr", "eq", "order", "unsafe_hash", "frozen")
+    assert [getattr(ours.__dataclass_params__, s) for s in settings] == [
+        getattr(theirs.__dataclass_params__, s) for s in settings
+    ]
     for args, kwargs in [(("a",), {}), (("a", (1, 2)), {"weight": 2.0}), ((), {"name": "b"})]:
         a, b = ours(*args, **kwargs), theirs(*args, **kwargs)
         assert repr(a) == repr(b).replace(theirs.__qualname__, ours.__qualname__)
@@ -138,3 +141,32 @@ def test_the_ir_is_made_of_frozen_records() -> None:
     assert repr(lit) == "Literal(value=1.5, type=float64)"  # ScalarType's own repr
     with pytest.raises(dataclasses.FrozenInstanceError):
         lit.value = 2.0
+
+
+def test_init_is_compiled_at_its_first_use() -> None:
+    """A class's `__init__` is compiled when first looked up: by its first instance (here
+    one of a plain subclass), or by `inspect.signature`; then it is a function on the class."""
+    import types
+
+    def make() -> Any:
+        @frozen
+        class Late:
+            x: int
+            y: str = "y"
+
+        return Late
+
+    late = make()
+    assert not isinstance(vars(late)["__init__"], types.FunctionType)
+
+    class Plain(late):  # type: ignore[misc, valid-type]
+        pass
+
+    assert Plain(1).y == "y" and Plain(2, "z") == Plain(2, "z")
+    assert isinstance(vars(late)["__init__"], types.FunctionType)
+    assert late(1) == late(x=1) and late(1).x == 1
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
+        late()
+    other = make()
+    assert str(inspect.signature(other)) == "(x: 'int', y: 'str' = 'y') -> None"
+    assert isinstance(vars(other)["__init__"], types.FunctionType)

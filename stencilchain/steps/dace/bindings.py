@@ -57,7 +57,7 @@ class DaCeBindings:
 
     device: Device
     data_layout: DataLayout = DataLayout.STRIDED
-    openmp_threshold: int = 65536  # arrays of fewer points run on one thread (CPU)
+    openmp_threshold: int = 65536  # calls over domains of fewer points: one thread (CPU)
 
     def __post_init__(self) -> None:
         require_type(self, "device", Device)

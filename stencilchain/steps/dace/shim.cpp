@@ -60,7 +60,14 @@ ${declaration} {
     }
 //@ shim_small_call
 #ifdef _OPENMP
-    if (${points} < ${threshold}) {  // too small for a thread team
+    std::int64_t sc_points = 0;  // the most points of any call's domain (GTFN counts each's)
+//@ shim_call_points
+    {  // call ${index}
+${bounds}
+        sc_points = std::max<std::int64_t>(sc_points, ${points});
+    }
+//@ shim_small_call_run
+    if (sc_points < ${threshold}) {  // too small for a thread team
         const int sc_threads = omp_get_max_threads();
         omp_set_num_threads(1);
         const int sc_status = ${namespace}::call(sc_a, ${workspace}, err, err_len);

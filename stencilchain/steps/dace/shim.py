@@ -52,9 +52,9 @@ import string
 from stencilchain.program import ir
 from stencilchain.program.device import Device
 from stencilchain.program.own_ranges import below_zero_offsets
-from stencilchain.steps.cpp.domain_checks import domain_checks, parameter_bound
+from stencilchain.steps.cpp.domain_checks import domain_bounds, domain_checks, parameter_bound
 from stencilchain.steps.cpp.package_text import package_text
-from stencilchain.steps.cpp.signature import ProgramSignature, size_var
+from stencilchain.steps.cpp.signature import ProgramSignature, bound_var, size_var
 from stencilchain.steps.dace.calling_convention import (
     bound_parameters,
     bound_symbol,
@@ -150,9 +150,11 @@ def shim_source(
     """The shim: `sc_run_<program>` with the domain checks of both families, calling
     `sc_dace::call`.
 
-    On the CPU, a call on arrays of fewer than `openmp_threshold` points runs the SDFG's
-    parallel loops on one thread: starting a thread team costs more than such a call
-    (the SDFG's OpenMP regions have no size condition of their own; GTFN's do).
+    On the CPU, a call whose program calls all have domains of fewer than
+    `openmp_threshold` points runs the SDFG's parallel loops on one thread: starting a
+    thread team costs more than such a call (the SDFG's OpenMP regions have no size
+    condition of their own; GTFN's do, on each call's domain). The arrays' sizes are not
+    the measure: an ICON-like call over a few cells of a large mesh is small.
 
     Every call's domain is checked before the SDFG runs (it runs all calls at once), so a
     DomainError leaves every output untouched; the message is GTFN's, for the first call
@@ -172,12 +174,27 @@ def shim_source(
     if workspace:
         parts.append(section("shim_workspace_check"))
     if device is Device.CPU and sig.dims:
-        points = " * ".join(size_var(d) for d in sig.dims)
-        parts.append(
-            section("shim_small_call", points=points, threshold=str(openmp_threshold), workspace=ws)
-        )
+        parts.append(section("shim_small_call"))
+        parts += _call_points(program, section)
+        parts.append(section("shim_small_call_run", threshold=str(openmp_threshold), workspace=ws))
     parts += [section("shim_end", workspace=ws), ""]
     return "\n".join(parts)
+
+
+def _call_points(program: ir.Program, section: _Sections) -> list[str]:
+    """The points of each call's domain, the most of them gathered into `sc_points`
+    (after the domain checks, so each extent lies within its arrays and the product
+    cannot overflow)."""
+    parts = []
+    for index, call in enumerate(program.calls):
+        extents = []
+        for dd in call.domain.dims:
+            start, stop = bound_var(dd.dim, "start"), bound_var(dd.dim, "stop")
+            extents.append(f"({stop} > {start} ? {stop} - {start} : 0)")
+        bounds = "\n".join(" " * 8 + line for line in domain_bounds(call))
+        points = " * ".join(extents) or "1"  # a zero-dimensional domain: its one point
+        parts.append(section("shim_call_points", index=str(index), bounds=bounds, points=points))
+    return parts
 
 
 @dataclasses.dataclass(frozen=True)
