@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from stencilchain.errors import StencilchainError
 from stencilchain.program.hashing import sha256_of
 from stencilchain.steps.build.cached_build import compile_cached
 from stencilchain.steps.build.plan import BuildPlan
 from stencilchain.steps.build.runner import LOG_NAME
+from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.stages import CompiledArtifact, ExtensionSource
 
 BATCH_PREFIX = "batch-"
@@ -39,6 +41,37 @@ class BatchBuildStep(Protocol):
         batchable, or failed; the caller compiles it alone, which finds it or reports its
         error)."""
         ...
+
+
+PlanT = TypeVar("PlanT", bound=BuildPlan[Any, Any])
+
+
+def batch_members(
+    sources: Sequence[ExtensionSource],
+    plan: Callable[[ExtensionSource], PlanT],
+    cache: BuildCache,
+    alone: Callable[[ExtensionSource], bool] = lambda source: False,
+) -> dict[int, PlanT]:
+    """The plans of the `sources` a batch builds, by their index: a source is left out
+    (to be built alone, which reports its error or finds its entry) when its plan fails,
+    when `alone(source)`, when its build context differs from the first member's, when
+    another member has its entry point, or when its entry is complete already."""
+    members: dict[int, PlanT] = {}
+    for index, source in enumerate(sources):
+        try:
+            planned = plan(source)
+        except (ValueError, TypeError, StencilchainError):  # reported by its own build
+            continue
+        first = next(iter(members.values()), planned)
+        if (
+            alone(source)
+            or planned.context_digest != first.context_digest
+            or any(planned.entry_point == other.entry_point for other in members.values())
+            or cache.lookup(planned.key) is not None
+        ):
+            continue
+        members[index] = planned
+    return members
 
 
 def batch_key(plans: Iterable[BuildPlan[Any, Any]]) -> str:

@@ -47,7 +47,7 @@ from pathlib import Path
 from stencilchain.errors import StencilchainError
 from stencilchain.program.device import Device
 from stencilchain.steps.build import tools as build_tools
-from stencilchain.steps.build.batch import batch_key, publish_member
+from stencilchain.steps.build.batch import batch_key, batch_members, publish_member
 from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.linker import fast_linker_flags
 from stencilchain.steps.build.plan import BuildPlan, plan_build
@@ -218,20 +218,7 @@ class DaCeCompiler(CompilerStep):
         built: list[CompiledArtifact | None] = [None] * len(sources)
         if self.device is not Device.CPU:
             return built
-        members: dict[int, DaCeBuildPlan] = {}
-        for index, source in enumerate(sources):
-            try:
-                plan = self.plan(source)
-            except (ValueError, TypeError, StencilchainError):  # reported by its own build
-                continue
-            first = next(iter(members.values()), plan)
-            if (
-                plan.context_digest != first.context_digest
-                or any(plan.entry_point == other.entry_point for other in members.values())
-                or self.cache.lookup(plan.key) is not None
-            ):
-                continue
-            members[index] = plan
+        members = batch_members(sources, self.plan, self.cache)
         if len(members) < 2:
             return built
         plans = list(members.values())

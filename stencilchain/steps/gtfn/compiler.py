@@ -19,7 +19,7 @@ from pathlib import Path
 
 from stencilchain.errors import StencilchainError
 from stencilchain.program.device import Device
-from stencilchain.steps.build.batch import batch_key, publish_member
+from stencilchain.steps.build.batch import batch_key, batch_members, publish_member
 from stencilchain.steps.build.compiler_step import CompilerStep
 from stencilchain.steps.build.plan import BuildPlan, plan_build
 from stencilchain.steps.build.tools import (
@@ -159,23 +159,14 @@ class CMakeCompiler(CompilerStep):
         CUDA or a library, whose entry point another of the batch has, or that failed to
         compile (the batch then links the others). See stencilchain.steps.build.batch."""
         built: list[CompiledArtifact | None] = [None] * len(sources)
-        members: dict[int, CMakeBuildPlan] = {}
-        for index, source in enumerate(sources):
-            try:
-                plan = self.plan(source)
-            except (ValueError, TypeError, StencilchainError):  # reported by its own build
-                continue
-            first = next(iter(members.values()), plan)
-            if (
-                self.device is not Device.CPU
-                or _uses_cuda(source)
-                or _libraries(source)
-                or plan.context_digest != first.context_digest
-                or any(plan.entry_point == other.entry_point for other in members.values())
-                or self.cache.lookup(plan.key) is not None
-            ):
-                continue
-            members[index] = plan
+        members = batch_members(
+            sources,
+            self.plan,
+            self.cache,
+            alone=lambda source: (
+                self.device is not Device.CPU or _uses_cuda(source) or bool(_libraries(source))
+            ),
+        )
         if len(members) < 2:
             return built
         plans = list(members.values())
