@@ -441,18 +441,24 @@ SEAL_SCRIPT = "sc_seal.sh"
 # A member's relocatable object, sealed: its hidden symbols made local (out of their COMDAT
 # groups, which a later link would otherwise discard from all members but one), and its
 # GNU-unique ones (function-local statics of inline code) weak, so that members' copies
-# merge as a link of one module merges its units'. $1 objcopy, $2 nm, $3 the object, $4
-# (if any) the start of the names of the symbols that stay global (still hidden in the
-# library; not its clones such as `<name>._omp_fn.0`, which stay local): the program unit's
-# function that the batch's shared bindings unit calls. (objcopy cannot read an empty list.)
+# merge as a link of one module merges its units'. $1 objcopy, $2 readelf, $3 the object,
+# $4 (if any) the start of the names of the symbols that stay global (still hidden in the
+# library; not its clones such as `<name>._omp_fn.0`): the program unit's function that the
+# batch's shared bindings unit calls. One readelf and one objcopy (a process costs CPU
+# time that counts per program); objcopy cannot read an empty list.
 _SEAL = """set -e
-"$1" --localize-hidden -R .group "$3"
-if [ -n "$4" ]; then
-  "$2" --defined-only "$3" | awk -v p="$4" 'index($3, p) == 1 && index($3, ".") == 0 { print $3 }' > "$3.keep"
-  "$1" --globalize-symbols="$3.keep" "$3"
-fi
-"$2" -g --defined-only "$3" | awk '$2 == "u" { print $3 }' > "$3.unique"
-if [ -s "$3.unique" ]; then "$1" --weaken-symbols="$3.unique" "$3"; fi
+obj=$3
+rm -f "$obj.local" "$obj.unique"
+"$2" -sW "$obj" | awk -v keep="$4" -v obj="$obj" '
+  $7 != "UND" && ($5 == "GLOBAL" || $5 == "WEAK" || $5 == "UNIQUE") {
+    kept = keep != "" && index($8, keep) == 1 && index($8, ".") == 0
+    if (($6 == "HIDDEN" || $6 == "INTERNAL") && !kept) print $8 > (obj ".local")
+    else if ($5 == "UNIQUE") print $8 > (obj ".unique")
+  }'
+set -- "$1" -R .group
+if [ -s "$obj.local" ]; then set -- "$@" "--localize-symbols=$obj.local"; fi
+if [ -s "$obj.unique" ]; then set -- "$@" "--weaken-symbols=$obj.unique"; fi
+"$@" "$obj"
 """
 
 
@@ -480,7 +486,7 @@ def batch_cmake_lists(
     lines += [
         'get_filename_component(SC_BINUTILS "${CMAKE_LINKER}" DIRECTORY)',
         'find_program(SC_OBJCOPY objcopy HINTS "${SC_BINUTILS}" REQUIRED)',
-        'find_program(SC_NM nm HINTS "${SC_BINUTILS}" REQUIRED)',
+        'find_program(SC_READELF readelf HINTS "${SC_BINUTILS}" REQUIRED)',
     ]
     targets: list[tuple[str, str | None, tuple[Unit, ...], str]] = []
     for index in range(len(members)) if kept is None else kept:
@@ -504,7 +510,7 @@ def batch_cmake_lists(
             f"add_custom_command(OUTPUT {relocatable}",
             f'  COMMAND "${{CMAKE_LINKER}}" -r -o {relocatable} "$<TARGET_OBJECTS:{target}>"',
             f'  COMMAND /bin/sh "${{CMAKE_CURRENT_SOURCE_DIR}}/{SEAL_SCRIPT}" "${{SC_OBJCOPY}}"'
-            f' "${{SC_NM}}" {relocatable} {q(keep)}',
+            f' "${{SC_READELF}}" {relocatable} {q(keep)}',
             f'  DEPENDS "$<TARGET_OBJECTS:{target}>" COMMAND_EXPAND_LISTS VERBATIM)',
         ]
     info = python_build_info()

@@ -44,6 +44,7 @@ from stencilchain.steps.cpp.extension_module import is_run_declaration
 from stencilchain.steps.cpp.shared_unit import Part, shared_unit
 from stencilchain.steps.cpp.signature import ProgramSignature
 from stencilchain.steps.gtfn.cmake_project import (
+    SHARED_TARGET,
     BatchMember,
     CMakeProject,
     SharedBindings,
@@ -327,8 +328,9 @@ def _build_batch(
         shared=shared,
     )
     shutil.rmtree(folder / "build" / "CMakeFiles", ignore_errors=True)
-    for stale in (folder / "build").glob("sc_member_*"):
-        stale.unlink()
+    for pattern in ("sc_member_*", f"{SHARED_TARGET}.o*"):
+        for stale in (folder / "build").glob(pattern):
+            stale.unlink()
     share = len(kept) or 1
     return {
         "family": GTFN.name,
