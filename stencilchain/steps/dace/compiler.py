@@ -24,12 +24,14 @@ once per build context); the SDFG's library and the module link with gold where 
 compiler has it (`build.linker`); DaCe's stub library is not built (see ADR 0009).
 
 `compile_many` hands the compiler batches of CPU programs (`build_batch`): a `batch-<key>`
-support folder holds each member's generated code and extension units
-(`<entry point>/dace`, `<entry point>/src`) and ONE DaCe program folder (`dace/`) whose
-single unit includes every member's code (`batch_unit`), built into one library; each
-member then gets its own entry (its module and a link of the library). The single and
-the batch builds share the extension's commands and DaCe's settings, hence one module of
-more than a few hundred lines (ADR 0058).
+support folder holds each member's generated code and extension sources
+(`<entry point>/dace`, `<entry point>/src`), ONE DaCe program folder (`dace/`) whose
+single unit includes every member's code (`batch_unit`), built into one library, and
+one extension library of every member's module, from one unit of all their bindings and
+one of all their shims (`steps.cpp.shared_unit`); each member then gets its own entry
+(links of the two libraries). The single and the batch builds share the extension's
+commands and DaCe's settings, hence one module of more than a few hundred lines (ADR
+0058, 0063).
 """
 
 from __future__ import annotations

@@ -160,7 +160,8 @@ class CMakeCompiler(CompilerStep):
 
     def build_batch(self, sources: Sequence[ExtensionSource], /) -> list[CompiledArtifact | None]:
         """Build `sources` as one CMake project (one configure, one Ninja run, one link of
-        a library holding every module), each program then put into its own build-cache
+        a library holding every module, their bindings one unit: docs/adr/0063), each
+        program then put into its own build-cache
         entry; for each source, the artifact of its entry if this batch built it. Left to
         the caller (None): a source whose plan fails, that is complete already, that needs
         CUDA or a library, whose entry point another of the batch has, or that failed to
