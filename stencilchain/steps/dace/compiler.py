@@ -537,7 +537,7 @@ def _submit_shared(
     unit.write_text(shared_unit(parts, title=title, numbers=numbers))
     shim_flags, bindings_flags = _EXTENSION_FLAGS[plans[0].compiler.build_type]
     flags = bindings_flags if bindings else (*shim_flags, "-fopenmp")
-    command = _compile_command(plans[0], unit, flags, module_name=None)
+    command = _compile_command(plans[0], unit, flags, own_module=False)
     queue.submit(command, f"compiling the {title} of {len(chosen)} programs", unit.name)
     return unit
 
@@ -577,11 +577,11 @@ def _described(error: Exception) -> str:
 
 
 def _compile_command(
-    plan: DaCeBuildPlan, unit: Path, flags: Sequence[str], *, module_name: str | None = ""
+    plan: DaCeBuildPlan, unit: Path, flags: Sequence[str], *, own_module: bool = True
 ) -> list[str]:
     """The command compiling the extension's `unit` (written already) with `flags`, its
-    system headers precompiled (see stencilchain.steps.build.precompiled), for the module
-    `module_name` ("": `plan`'s; None: the unit defines the names of its modules)."""
+    system headers precompiled (see stencilchain.steps.build.precompiled), for `plan`'s
+    module (`own_module`; False: the unit defines the names of its modules itself)."""
     include = build_tools.python_build_info()["python_include"]
     compiler = plan.compiler
     options = [
@@ -609,11 +609,7 @@ def _compile_command(
     )
     return [
         *options,
-        *(
-            []
-            if module_name is None
-            else [f"-DSTENCILCHAIN_MODULE_NAME={module_name or plan.module_name}"]
-        ),
+        *([f"-DSTENCILCHAIN_MODULE_NAME={plan.module_name}"] if own_module else []),
         *prelude,
         "-c",
         str(unit),
