@@ -8,7 +8,7 @@ Each side compiles `n` small programs never seen before (`(k + 0.5) * f(I + 1)`,
 own, through a toolchain of a fresh container. The one-time set-up (tool detection, the
 GTFN toolchain folder, DaCe's imports, the first translation's imports) is done before
 each timed side by compiling one other program there. `compile_many` batches the builds
-(docs/adr/0036-compile-many-batches.md, 0058-dace-batch-units.md); with `--unbatched` a third side times
+(docs/adr/0036-compile-many-batches.md, 0058-dace-batch-units.md, 0063-shared-glue-units.md); with `--unbatched` a third side times
 `compile_many(batch=False)`, each program its own build. Prints JSON; nothing is asserted.
 """
 

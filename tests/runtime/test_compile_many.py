@@ -4,6 +4,7 @@ failures named while the others compile; the `build_jobs` setting."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,20 @@ import pytest
 from dependency_injector import providers
 
 import stencilchain as sc
-from stencilchain.containers import build_container, make_gtfn_translation, override_step
+from stencilchain.containers import (
+    build_container,
+    make_gtfn_bindings,
+    make_gtfn_translation,
+    override_step,
+)
 from stencilchain.containers.config import GTFNConfig
 from stencilchain.containers.environment import settings_from_environ
 from stencilchain.program import ir
 from stencilchain.runtime.compile_many import CompileReport
 from stencilchain.runtime.config import default_build_jobs
 from stencilchain.runtime.toolchain import Toolchain
+from stencilchain.steps.caches.build_cache import MARKER_NAME
+from stencilchain.steps.gtfn.compiler import SHARED_BINDINGS_FILE
 
 I = sc.Dimension("I")
 F = sc.Field[[I], sc.float64]
@@ -81,6 +89,14 @@ def test_each_program_is_built_once_then_loaded_from_the_cache(private_cache_dir
     assert all(int(c.artifact.metadata["batch_programs"]) >= 2 for c in compiled)
     assert len({c.artifact.build_dir for c in compiled}) == 4
     assert {p.name for p in private_cache_dir.rglob("batch-*") if p.is_dir()} == batches
+    for folder in (p for p in private_cache_dir.rglob("batch-*") if p.is_dir()):
+        # the bindings of a batch's programs are one unit, each in a namespace of its own
+        metadata = json.loads((folder / MARKER_NAME).read_text())["metadata"]
+        members = json.loads(metadata["members"])
+        assert json.loads(metadata["shared_bindings"]) == members
+        text = (folder / "src" / SHARED_BINDINGS_FILE).read_text()
+        assert all(f"#define STENCILCHAIN_MODULE_NAME {m}" in text for m in members)
+        assert text.count("namespace sc_member_") == 2 * len(members)  # opened and closed
     for program, result in zip(given, compiled):
         _check_against_embedded(program, result)
         # in the pool, as compile() puts it: neither compile nor a bound program rebuilds
@@ -153,6 +169,49 @@ def test_a_program_failing_in_a_batch_is_named_and_the_others_are_built(
     # the failed program left no complete entry: a later compile tries again and fails
     with pytest.raises(sc.CompilationError):
         toolchain.compile(programs[2])
+
+
+@dataclasses.dataclass(frozen=True)
+class _BrokenBindingsFor:
+    """Bindings whose module for the program `name` does not compile."""
+
+    inner: Any
+    name: str
+
+    def __call__(self, source: Any, /) -> Any:
+        extension = self.inner(source)
+        if extension.program_source.entry_point != self.name:
+            return extension
+        binding = extension.binding_source
+        broken = dataclasses.replace(binding, source_code=binding.source_code + "\n#error broken\n")
+        return dataclasses.replace(extension, binding_source=broken)
+
+
+def test_bindings_failing_in_a_batch_are_named_and_the_others_are_built(
+    private_cache_dir: Path,
+) -> None:
+    container = build_container({}, cache_dir=private_cache_dir)
+    override_step(
+        container.gtfn.bindings, lambda cfg: _BrokenBindingsFor(make_gtfn_bindings(cfg), "many_1")
+    )
+    toolchain = container.gtfn.toolchain()
+    programs = _programs((17.5, 18.5, 19.5, 20.5))
+    with pytest.raises(sc.BuildsFailedError) as caught:
+        toolchain.compile_many(programs, jobs=2)
+    error = caught.value
+    assert set(error.failures) == {"many_1"}
+    assert "broken" in str(error.failures["many_1"])
+    assert set(error.compiled) == {"many_0", "many_2", "many_3"}
+    for program in programs:
+        if program.name != "many_1":
+            compiled = error.compiled[program.name]
+            assert "batch" in compiled.artifact.metadata
+            _check_against_embedded(program, compiled)
+    # the batch of the broken bindings built each program's bindings as a unit of its own
+    logs = [p.read_text() for p in private_cache_dir.rglob("batch-*/build.log")]
+    assert any("bindings of each member as its own unit" in log for log in logs)
+    with pytest.raises(sc.CompilationError):  # no complete entry: tried again, fails again
+        toolchain.compile(programs[1])
 
 
 def test_batch_false_builds_each_program_alone(private_cache_dir: Path) -> None:

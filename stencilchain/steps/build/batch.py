@@ -9,7 +9,8 @@ then puts each program that the batch built into its own entry (`publish_member`
 atomically, with the sizes and hashes of its files. A batch that fails or is interrupted
 leaves no marker, neither its own nor a program's; a program the batch could not build is
 left to the caller, which builds it alone (and reports its error by name). See
-docs/adr/0036-compile-many-batches.md and docs/adr/0058-dace-batch-units.md.
+docs/adr/0036-compile-many-batches.md, docs/adr/0058-dace-batch-units.md and
+docs/adr/0063-shared-glue-units.md (a batch's bindings as one unit).
 """
 
 from __future__ import annotations

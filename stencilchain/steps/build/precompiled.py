@@ -42,7 +42,8 @@ def prelude_of(source: str) -> str:
     includes at top level, or if something before one of them could change what it
     declares (a macro other than the feature macros and our own `SC_`/`STENCILCHAIN_`
     ones, an `#undef`, a `#pragma`, an `#include "..."`): moving that include to the front
-    would not be exact."""
+    would not be exact. A header included again later changes nothing (its guard), so
+    what comes before it is no hazard: several units in one (`steps.cpp.shared_unit`)."""
     macros: list[str] = []
     includes: list[str] = []
     depth = 0
@@ -65,10 +66,11 @@ def prelude_of(source: str) -> str:
                 continue
             if depth != 0:  # system headers are written to be included in any order
                 continue
+            if f"#include <{header[1]}>" in includes:  # included already: empty (guarded)
+                continue
             if hazard:
                 return ""
-            if f"#include <{header[1]}>" not in includes:
-                includes.append(f"#include <{header[1]}>")
+            includes.append(f"#include <{header[1]}>")
         elif directive == "define":
             found = _MACRO_NAME.match(rest)
             name = found[0] if found is not None else ""

@@ -62,6 +62,12 @@ def extension_module_source(
     return _ModuleWriter(source, device, data_layout).source(flavor)
 
 
+def is_run_declaration(line: str) -> bool:
+    """Whether `line` of a module's source is its declaration of the program's function
+    (`int sc_run_<program>(...);`, at file scope: defined by another unit)."""
+    return line.startswith("int sc_run_") and line.endswith(");")
+
+
 def extension_module_deps(flavor: str) -> tuple[str, ...]:
     """The libraries a module of this flavor is built against."""
     return ("pybind11",) if flavor == "pybind11" else ()

@@ -24,12 +24,14 @@ once per build context); the SDFG's library and the module link with gold where 
 compiler has it (`build.linker`); DaCe's stub library is not built (see ADR 0009).
 
 `compile_many` hands the compiler batches of CPU programs (`build_batch`): a `batch-<key>`
-support folder holds each member's generated code and extension units
-(`<entry point>/dace`, `<entry point>/src`) and ONE DaCe program folder (`dace/`) whose
-single unit includes every member's code (`batch_unit`), built into one library; each
-member then gets its own entry (its module and a link of the library). The single and
-the batch builds share the extension's commands and DaCe's settings, hence one module of
-more than a few hundred lines (ADR 0058).
+support folder holds each member's generated code and extension sources
+(`<entry point>/dace`, `<entry point>/src`), ONE DaCe program folder (`dace/`) whose
+single unit includes every member's code (`batch_unit`), built into one library, and
+one extension library of every member's module, from one unit of all their bindings and
+one of all their shims (`steps.cpp.shared_unit`); each member then gets its own entry
+(links of the two libraries). The single and the batch builds share the extension's
+commands and DaCe's settings, hence one module of more than a few hundred lines (ADR
+0058, 0063).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from stencilchain.steps.build.validation import (
 )
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.checks import require_type
+from stencilchain.steps.cpp.shared_unit import Part, shared_unit
 from stencilchain.steps.dace import batch_unit, native_build
 from stencilchain.steps.dace.bindings import SHIM_LIBRARY_DEP, DaCeExtensionSource
 from stencilchain.steps.dace.build_settings import dace_settings
@@ -238,7 +241,7 @@ class DaCeCompiler(CompilerStep):
             folder = batch.folder / plan.entry_point
             module = member.pop("module")
             files = {
-                "module": (folder / module, module),
+                "module": (batch.folder / member.pop("built_module"), module),
                 "dace_library": (batch.folder / library, library),
             }
             texts = {
@@ -249,6 +252,7 @@ class DaCeCompiler(CompilerStep):
                 **member,
                 "batch": batch.folder.name,
                 "batch_programs": str(len(in_batch)),
+                "batch_shared_units": batch.metadata.get("shared_units", "no"),
                 "codegen_seconds": batch.metadata["codegen_seconds"],
                 "dace_compile_seconds": batch.metadata["dace_compile_seconds"],
             }
@@ -374,15 +378,19 @@ class _Member:
 def _build_batch(plans: Sequence[DaCeBuildPlan], folder: Path) -> dict[str, str]:
     """Build the programs of `plans` in the empty `folder`: each one's DaCe code generated
     into `<entry point>/dace`, all of it compiled as one unit into the library of
-    `dace` (batch_unit), each one's extension module built in `<entry point>`. A program
-    whose code cannot be generated or batched, or whose module fails to build, is left
-    out (its own build reports it); the batch fails if DaCe's library does. The batch
-    marker's metadata: the library, the members (entry point -> module and the details
-    of its marker, JSON) and each member's share of the batch's times."""
+    `dace` (batch_unit); the bindings of all as one unit and the shims of all as another
+    (`steps.cpp.shared_unit`, program k in `namespace sc_member_<k>`), linked into ONE
+    extension library that exports each program's `PyInit_<module>` (`<batch>.so`, the
+    module of every member's entry). If a shared unit fails to compile, each program's
+    module is built from units of its own instead (in `<entry point>`), which names the
+    one that fails. A program whose code cannot be generated or batched, or whose module
+    fails to build, is left out (its own build reports it); the batch fails if DaCe's
+    library does. The batch marker's metadata: the library, the members (entry point ->
+    module and the details of its marker, JSON) and each member's share of the batch's
+    times."""
     start = time.perf_counter()
     compiler = plans[0].compiler
     name = "sc_" + folder.name.replace("-", "_")
-    shim_flags, bindings_flags = _EXTENSION_FLAGS[compiler.build_type]
     jobs = compiler.build_jobs or os.cpu_count() or 1
     cmake, ninja = build_tools.package_programs()
     env = build_tools.build_environment(
@@ -390,7 +398,9 @@ def _build_batch(plans: Sequence[DaCeBuildPlan], folder: Path) -> dict[str, str]
     )
     members: dict[str, _Member] = {}
     with BuildRunner(folder, env) as runner:
-        queue = JobQueue(runner, jobs)  # the extension's compiles, tagged by entry point
+        queue = JobQueue(runner, jobs)  # the extension's compiles, tagged
+        # the bindings of all, compiled beside the code generation (again if one is left out)
+        bindings = _submit_shared(queue, plans, range(len(plans)), folder, "bindings")
         for plan in plans:
             entry = plan.entry_point
             with DACE_LOCK, _settings(plan):
@@ -408,9 +418,8 @@ def _build_batch(plans: Sequence[DaCeBuildPlan], folder: Path) -> dict[str, str]
             src = folder / entry / "src"
             src.mkdir()
             (src / "bindings.cpp").write_text(plan.source.binding_source.source_code)
-            command = _compile_command(plan, src / "bindings.cpp", bindings_flags)
-            queue.submit(command, f"compiling the bindings of {entry!r}", entry)
             members[entry] = _Member(plan, generated, files)
+            queue.poll()
         if not members:
             raise runner.logged_error(f"DaCe generated the code of no program of {folder}")
         batch_unit.write_program_folder(
@@ -435,31 +444,55 @@ def _build_batch(plans: Sequence[DaCeBuildPlan], folder: Path) -> dict[str, str]
                 )
             except ValueError as error:  # its own build reports it
                 runner.note(f"{entry!r} is left out of the batch: {error}")
-                queue.failed.add(entry)
+                del members[entry]
                 continue
             shim = folder / entry / "src" / "shim.cpp"
             shim.write_text(member.plan.source.program_source.source_code + adapter)
-            command = _compile_command(member.plan, shim, (*shim_flags, "-fopenmp"))
-            queue.submit(command, f"compiling the shim of {entry!r}", entry)
+        if not members:
+            raise runner.logged_error(f"DaCe's code of no program of {folder} can be called")
+        numbers = [k for k, plan in enumerate(plans) if plan.entry_point in members]
+        if len(numbers) != len(plans):  # without the programs left out
+            bindings = _submit_shared(queue, plans, numbers, folder, "bindings_of_some")
+        shims = _submit_shared(queue, plans, numbers, folder, "shims")
         native_build.build(native, runner, ninja)
         dace_done = time.perf_counter()
         queue.drain()
+        shared = not {bindings.name, shims.name} & queue.failed
+        if not shared:  # which program's unit fails is known only from units of their own
+            runner.note("building each program's module from units of its own")
+            for entry, member in members.items():
+                src = folder / entry / "src"
+                shim_flags, bindings_flags = _EXTENSION_FLAGS[compiler.build_type]
+                for unit, flags in (
+                    ("bindings", bindings_flags),
+                    ("shim", (*shim_flags, "-fopenmp")),
+                ):
+                    command = _compile_command(member.plan, src / f"{unit}.cpp", flags)
+                    queue.submit(command, f"compiling the {unit} of {entry!r}", entry)
+            queue.drain()
         linker = fast_linker_flags(plans[0].tools.cxx, compiler.environment)
+        link = [plans[0].tools.cxx, *linker, "-shared", "-pthread", "-fopenmp"]
         suffix = build_tools.python_build_info()["ext_suffix"]
+        shared_module = f"{name}{suffix}"
+        if shared:
+            objects = [str(unit.with_suffix(".o")) for unit in (bindings, shims)]
+            command = [*link, *objects, "-o", str(folder / shared_module), "-ldl"]
+            runner.run(command, f"linking the modules of {len(members)} programs")
         details: dict[str, dict[str, str]] = {}
         for entry, member in members.items():
             src = folder / entry / "src"
             module = f"{member.plan.module_name}{suffix}"
-            link = [plans[0].tools.cxx, *linker, "-shared", "-pthread", "-fopenmp"]
-            link += [str(src / "bindings.o"), str(src / "shim.o")]
-            link += ["-o", str(folder / entry / module), "-ldl"]
-            if entry in queue.failed or not runner.run(
-                link, f"linking the module of {entry!r}", check=False
-            ):
-                continue
+            if not shared:
+                command = [*link, str(src / "bindings.o"), str(src / "shim.o")]
+                command += ["-o", str(folder / entry / module), "-ldl"]
+                if entry in queue.failed or not runner.run(
+                    command, f"linking the module of {entry!r}", check=False
+                ):
+                    continue
             generated = member.generated
             details[entry] = {
                 "module": module,
+                "built_module": shared_module if shared else f"{entry}/{module}",
                 "sdfg_name": generated.sdfg_name,
                 "init": "per-symbols" if generated.init_reads_symbols else "once",
                 "workspace": generated.workspace_storage or "",
@@ -468,12 +501,45 @@ def _build_batch(plans: Sequence[DaCeBuildPlan], folder: Path) -> dict[str, str]
     return {
         "family": DACE.name,
         "dace_library": library,
+        "shared_units": "yes" if shared else "no",
         "members": json.dumps(details, sort_keys=True),
         # each program's share of the batch's times
         "codegen_seconds": f"{(codegen_done - start) / share:.3f}",
         "dace_compile_seconds": f"{(dace_done - codegen_done) / share:.3f}",
         "total_seconds": f"{(time.perf_counter() - start) / share:.3f}",
     }
+
+
+def _submit_shared(
+    queue: JobQueue,
+    plans: Sequence[DaCeBuildPlan],
+    numbers: Sequence[int],
+    folder: Path,
+    what: str,
+) -> Path:
+    """Write the shared unit `shared_<what>.cpp` of the bindings (or, for "shims", the
+    shims, from `<entry>/src/shim.cpp`) of the programs `numbers` (indices into `plans`,
+    program k in `sc_member_<k>`) and submit its compile, at the flags of that unit of a
+    program of its own, tagged by the unit's file name; that file."""
+    chosen = [plans[k] for k in numbers]
+    bindings = what != "shims"
+    parts = [
+        Part(
+            plan.source.binding_source.source_code
+            if bindings
+            else (folder / plan.entry_point / "src" / "shim.cpp").read_text(),
+            {"STENCILCHAIN_MODULE_NAME": plan.module_name} if bindings else {},
+        )
+        for plan in chosen
+    ]
+    title = "programs' bindings" if bindings else "programs' DaCe shims"
+    unit = folder / f"shared_{what}.cpp"
+    unit.write_text(shared_unit(parts, title=title, numbers=numbers))
+    shim_flags, bindings_flags = _EXTENSION_FLAGS[plans[0].compiler.build_type]
+    flags = bindings_flags if bindings else (*shim_flags, "-fopenmp")
+    command = _compile_command(plans[0], unit, flags, own_module=False)
+    queue.submit(command, f"compiling the {title} of {len(chosen)} programs", unit.name)
+    return unit
 
 
 def _settings(plan: DaCeBuildPlan) -> contextlib.AbstractContextManager[None]:
@@ -510,9 +576,12 @@ def _described(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def _compile_command(plan: DaCeBuildPlan, unit: Path, flags: Sequence[str]) -> list[str]:
+def _compile_command(
+    plan: DaCeBuildPlan, unit: Path, flags: Sequence[str], *, own_module: bool = True
+) -> list[str]:
     """The command compiling the extension's `unit` (written already) with `flags`, its
-    system headers precompiled (see stencilchain.steps.build.precompiled)."""
+    system headers precompiled (see stencilchain.steps.build.precompiled), for `plan`'s
+    module (`own_module`; False: the unit defines the names of its modules itself)."""
     include = build_tools.python_build_info()["python_include"]
     compiler = plan.compiler
     options = [
@@ -540,7 +609,7 @@ def _compile_command(plan: DaCeBuildPlan, unit: Path, flags: Sequence[str]) -> l
     )
     return [
         *options,
-        f"-DSTENCILCHAIN_MODULE_NAME={plan.module_name}",
+        *([f"-DSTENCILCHAIN_MODULE_NAME={plan.module_name}"] if own_module else []),
         *prelude,
         "-c",
         str(unit),

@@ -416,10 +416,24 @@ def _quote(text: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class BatchMember:
-    """One module of a batch build: its name and its units (in `folder`/src)."""
+    """One module of a batch build: its name and its units (in `folder`/src); `shared`:
+    the start of the (C++ mangled) name of the function by which the batch's shared
+    bindings unit calls its program unit (its own bindings unit is then left out), None
+    where the member's bindings are its own unit."""
 
     module_name: str
     units: tuple[Unit, ...]
+    shared: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SharedBindings:
+    """The one bindings unit of several members of a batch (`steps.cpp.shared_unit`)."""
+
+    unit: Unit
+
+
+SHARED_TARGET = "sc_bindings"
 
 
 BATCH_TARGET = "sc_batch"
@@ -427,11 +441,24 @@ SEAL_SCRIPT = "sc_seal.sh"
 # A member's relocatable object, sealed: its hidden symbols made local (out of their COMDAT
 # groups, which a later link would otherwise discard from all members but one), and its
 # GNU-unique ones (function-local statics of inline code) weak, so that members' copies
-# merge as a link of one module merges its units'. $1 objcopy, $2 nm, $3 the object.
+# merge as a link of one module merges its units'. $1 objcopy, $2 readelf, $3 the object,
+# $4 (if any) the start of the names of the symbols that stay global (still hidden in the
+# library; not its clones such as `<name>._omp_fn.0`): the program unit's function that the
+# batch's shared bindings unit calls. One readelf and one objcopy (a process costs CPU
+# time that counts per program); objcopy cannot read an empty list.
 _SEAL = """set -e
-"$1" --localize-hidden -R .group "$3"
-"$2" -g --defined-only "$3" | awk '$2 == "u" { print $3 }' > "$3.unique"
-"$1" --weaken-symbols="$3.unique" "$3"
+obj=$3
+rm -f "$obj.local" "$obj.unique"
+"$2" -sW "$obj" | awk -v keep="$4" -v obj="$obj" '
+  $7 != "UND" && ($5 == "GLOBAL" || $5 == "WEAK" || $5 == "UNIQUE") {
+    kept = keep != "" && index($8, keep) == 1 && index($8, ".") == 0
+    if (($6 == "HIDDEN" || $6 == "INTERNAL") && !kept) print $8 > (obj ".local")
+    else if ($5 == "UNIQUE") print $8 > (obj ".unique")
+  }'
+set -- "$1" -R .group
+if [ -s "$obj.local" ]; then set -- "$@" "--localize-symbols=$obj.local"; fi
+if [ -s "$obj.unique" ]; then set -- "$@" "--weaken-symbols=$obj.unique"; fi
+"$@" "$obj"
 """
 
 
@@ -440,28 +467,41 @@ def batch_cmake_lists(
     members: Sequence[BatchMember],
     output_name: str,
     kept: Sequence[int] | None = None,
+    shared: SharedBindings | None = None,
 ) -> str:
     """The CMakeLists.txt of several modules linked into one library `output_name`: the
-    `kept` members (their indices; None: all), member k as the targets `sc_member_k`.
+    `kept` members (their indices; None: all), member k as the targets `sc_member_k`;
+    with `shared`, the bindings of the members that have a `shared` symbol are that one
+    unit (the target `sc_bindings`) instead of theirs.
 
     Each member's units compile as they do alone (an OBJECT library with the flags of a
     module's target); the two objects are linked into one relocatable object (`ld -r`,
     which resolves the member's own symbols as its own link would), whose hidden symbols
-    `objcopy` then makes local (so no member's internals meet another's; see _SEAL); one
-    link then makes the library, which exports each member's `PyInit_<module>`. A strong
-    symbol that two members define makes the link fail: nothing of the batch is used."""
+    `objcopy` then makes local (so no member's internals meet another's; see _SEAL) but
+    the program's function that the shared bindings call; one link then makes the
+    library, which exports each member's `PyInit_<module>`. A strong symbol that two
+    members define makes the link fail: nothing of the batch is used."""
     q = _quote
     lines = _project_lines(project, "stencilchain_batch")
     lines += [
         'get_filename_component(SC_BINUTILS "${CMAKE_LINKER}" DIRECTORY)',
         'find_program(SC_OBJCOPY objcopy HINTS "${SC_BINUTILS}" REQUIRED)',
-        'find_program(SC_NM nm HINTS "${SC_BINUTILS}" REQUIRED)',
+        'find_program(SC_READELF readelf HINTS "${SC_BINUTILS}" REQUIRED)',
     ]
-    objects = []
+    targets: list[tuple[str, str | None, tuple[Unit, ...], str]] = []
     for index in range(len(members)) if kept is None else kept:
-        member, target = members[index], f"sc_member_{index}"
+        member = members[index]
+        if shared is not None and member.shared is not None:
+            units = tuple(unit for unit in member.units if not unit.bindings)
+            targets.append((f"sc_member_{index}", member.module_name, units, member.shared))
+        else:
+            targets.append((f"sc_member_{index}", member.module_name, member.units, ""))
+    if shared is not None:
+        targets.append((SHARED_TARGET, None, (shared.unit,), ""))
+    objects = []
+    for target, module_name, units, keep in targets:
         lines += _target_lines(
-            project, target, member.module_name, member.units, None, output=None, kind="OBJECT"
+            project, target, module_name, units, None, output=None, kind="OBJECT"
         )
         # a CMake variable, so not `_quote`d (which escapes `$`); the target is a C name
         relocatable = f'"${{CMAKE_CURRENT_BINARY_DIR}}/{target}.o"'
@@ -470,7 +510,7 @@ def batch_cmake_lists(
             f"add_custom_command(OUTPUT {relocatable}",
             f'  COMMAND "${{CMAKE_LINKER}}" -r -o {relocatable} "$<TARGET_OBJECTS:{target}>"',
             f'  COMMAND /bin/sh "${{CMAKE_CURRENT_SOURCE_DIR}}/{SEAL_SCRIPT}" "${{SC_OBJCOPY}}"'
-            f' "${{SC_NM}}" {relocatable}',
+            f' "${{SC_READELF}}" {relocatable} {q(keep)}',
             f'  DEPENDS "$<TARGET_OBJECTS:{target}>" COMMAND_EXPAND_LISTS VERBATIM)',
         ]
     info = python_build_info()
@@ -496,17 +536,23 @@ def build_batch_project(
     members: Sequence[BatchMember],
     output_name: str,
     what: str,
-) -> tuple[list[int], Timings]:
+    shared: SharedBindings | None = None,
+) -> tuple[list[int], bool, Timings]:
     """Configure and build `members` (their units in `folder`/src) into one library
     `folder`/build/`output_name`<ext_suffix>, with one CMake configure and one Ninja run
-    that keeps going past a failed unit; the members it holds (their indices) and the
-    times. If a member fails to compile, the library is linked again without it (the
-    objects built are kept); if that fails too, or the link fails for another reason,
-    CompilationError: nothing of the batch is used."""
+    that keeps going past a failed unit, the bindings of the members with a `shared`
+    symbol as the one unit `shared`; the members it holds (their indices), whether their
+    bindings are the shared unit, and the times. If a unit fails to compile and the
+    bindings were shared, every member gets its own bindings unit again (the objects built
+    are kept); if a member then fails to compile, the library is linked again without it;
+    if that fails too, or the link fails for another reason, CompilationError: nothing of
+    the batch is used."""
     src, build = folder / "src", folder / "build"
     kept = list(range(len(members)))
     (src / SEAL_SCRIPT).write_text(_SEAL)
-    (src / "CMakeLists.txt").write_text(batch_cmake_lists(project, members, output_name))
+    (src / "CMakeLists.txt").write_text(
+        batch_cmake_lists(project, members, output_name, None, shared)
+    )
     toolchain = toolchain_folder(project, cache)
     platform_args = _reuse_platform(toolchain, build)
     with BuildRunner(folder, build_environment(project.environment)) as runner:
@@ -514,7 +560,22 @@ def build_batch_project(
         runner.run([*configure_command(project, src, build), *platform_args], f"configuring {what}")
         configured = time.perf_counter()
         ninja = [*ninja_command(project, build), "-k", "0"]
-        if not runner.run(ninja, f"compiling {what}", check=False):
+        built = runner.run(ninja, f"compiling {what}", check=False)
+        if not built and shared is not None:
+            # which member's bindings failed is known only from units of their own
+            shared = None
+            runner.note("building the batch again with the bindings of each member as its own unit")
+            for stale in (
+                build / f"{target}.o" for target in (*_member_targets(members), SHARED_TARGET)
+            ):
+                stale.unlink(
+                    missing_ok=True
+                )  # sealed for the shared unit; failures are read from them
+            (src / "CMakeLists.txt").write_text(batch_cmake_lists(project, members, output_name))
+            built = runner.run(
+                ninja, f"compiling {what} with bindings units of their own", check=False
+            )
+        if not built:
             # a member without its relocatable object failed to compile
             failed = {i for i in kept if not (build / f"sc_member_{i}.o").is_file()}
             if not failed or len(failed) == len(kept):
@@ -530,4 +591,12 @@ def build_batch_project(
             )
             runner.run(ninja, f"compiling {what} without its failed members")
         done = time.perf_counter()
-    return kept, Timings(configure=configured - start, compile=done - configured)
+    return (
+        kept,
+        shared is not None,
+        Timings(configure=configured - start, compile=done - configured),
+    )
+
+
+def _member_targets(members: Sequence[BatchMember]) -> list[str]:
+    return [f"sc_member_{index}" for index in range(len(members))]

@@ -14,6 +14,7 @@ import functools
 import json
 import logging
 import shutil
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,9 +40,14 @@ from stencilchain.steps.build.validation import (
 )
 from stencilchain.steps.caches.build_cache import BuildCache
 from stencilchain.steps.checks import require_type
+from stencilchain.steps.cpp.extension_module import is_run_declaration
+from stencilchain.steps.cpp.shared_unit import Part, shared_unit
+from stencilchain.steps.cpp.signature import ProgramSignature
 from stencilchain.steps.gtfn.cmake_project import (
+    SHARED_TARGET,
     BatchMember,
     CMakeProject,
+    SharedBindings,
     Unit,
     build_batch_project,
     build_project,
@@ -57,6 +63,7 @@ _log = logging.getLogger(__name__)
 
 _EXTENSIONS = {"cpp": "cpp", "cuda": "cu"}
 _KNOWN_LIBRARIES = ("pybind11",)
+SHARED_BINDINGS_FILE = "sc_shared_bindings.cpp"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,7 +160,8 @@ class CMakeCompiler(CompilerStep):
 
     def build_batch(self, sources: Sequence[ExtensionSource], /) -> list[CompiledArtifact | None]:
         """Build `sources` as one CMake project (one configure, one Ninja run, one link of
-        a library holding every module), each program then put into its own build-cache
+        a library holding every module, their bindings one unit: docs/adr/0063), each
+        program then put into its own build-cache
         entry; for each source, the artifact of its entry if this batch built it. Left to
         the caller (None): a source whose plan fails, that is complete already, that needs
         CUDA or a library, whose entry point another of the batch has, or that failed to
@@ -298,27 +306,40 @@ def _build_batch(
     The objects are removed once linked."""
     src = folder / "src"
     src.mkdir()
+    functions = Counter(_run_function(plan) for plan in plans)
     members = [
-        BatchMember(plan.module_name, tuple(_write_units(plan, project, src, None)))
+        BatchMember(
+            plan.module_name,
+            tuple(_write_units(plan, project, src, None)),
+            # the symbol by which the shared bindings call the program; two members whose
+            # programs have one name (one C++ function name) keep their own bindings
+            _mangled_prefix(_run_function(plan)) if functions[_run_function(plan)] == 1 else None,
+        )
         for plan in plans
     ]
+    shared = _shared_bindings(project, plans, members, src)
     output = f"_sc_{folder.name.replace('-', '_')}"
-    kept, timings = build_batch_project(
+    kept, in_shared, timings = build_batch_project(
         project,
         plans[0].compiler.cache,
         folder,
         members=members,
         output_name=output,
         what=f"a batch of {len(plans)} programs",
+        shared=shared,
     )
     shutil.rmtree(folder / "build" / "CMakeFiles", ignore_errors=True)
-    for stale in (folder / "build").glob("sc_member_*"):
-        stale.unlink()
+    for pattern in ("sc_member_*", f"{SHARED_TARGET}.o*"):
+        for stale in (folder / "build").glob(pattern):
+            stale.unlink()
     share = len(kept) or 1
     return {
         "family": GTFN.name,
         "module": f"build/{output}{python_build_info()['ext_suffix']}",
         "members": json.dumps([members[i].module_name for i in kept]),
+        "shared_bindings": json.dumps(
+            [members[i].module_name for i in kept if in_shared and members[i].shared is not None]
+        ),
         "preludes": json.dumps(
             {members[i].module_name: _prelude_roles(members[i].units) for i in kept}
         ),
@@ -353,6 +374,45 @@ def _write_units(
             for unit, text in zip(units, texts)
         ]
     return units
+
+
+def _shared_bindings(
+    project: CMakeProject,
+    plans: Sequence[CMakeBuildPlan],
+    members: Sequence[BatchMember],
+    src: Path,
+) -> SharedBindings | None:
+    """The one bindings unit of the `members` that can share it (`shared`), written into
+    `src` (None if fewer than two can): each member's bindings in a namespace of their
+    own, its module's name defined for it, the declaration of its program's function
+    left at file scope, where the program unit defines it."""
+    parts = [
+        Part(plan.source.binding_source.source_code, {"STENCILCHAIN_MODULE_NAME": plan.module_name})
+        for plan, member in zip(plans, members)
+        if member.shared is not None
+    ]
+    if len(parts) < 2:
+        return None
+    text = shared_unit(parts, file_scope=is_run_declaration, title="programs' bindings")
+    (src / SHARED_BINDINGS_FILE).write_text(text)
+    unit = Unit(SHARED_BINDINGS_FILE, "cpp", bindings=True)
+    compiler = plans[0].compiler
+    if compiler.precompiled_headers:
+        unit = dataclasses.replace(
+            unit, prelude=precompiled_prelude(project, compiler.cache, unit, text)
+        )
+    return SharedBindings(unit)
+
+
+def _run_function(plan: CMakeBuildPlan) -> str:
+    """The name of the function of `plan`'s program unit that its bindings call."""
+    return ProgramSignature.of(plan.source.program_source.program).function
+
+
+def _mangled_prefix(function: str) -> str:
+    """The start of the C++ (Itanium ABI) name of the file-scope function `function`, its
+    parameters' types following: no other function's name starts so."""
+    return f"_Z{len(function)}{function}"
 
 
 def _prelude_roles(units: Sequence[Unit]) -> str:

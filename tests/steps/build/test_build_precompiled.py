@@ -59,6 +59,13 @@ def test_no_prelude_where_a_directive_could_change_a_later_system_include(before
     assert prelude_of(f"{before}\n#include <cstdio>\nint f();\n") == ""
 
 
+def test_a_header_included_again_after_a_hazard_keeps_the_prelude() -> None:
+    # several units in one (steps.cpp.shared_unit): the second include is empty (guarded)
+    unit = "#include <cstdio>\n#undef SC_PROGRAM\n#define X 1\n#include <cstdio>\nint f();\n"
+    assert prelude_of(unit) == "#include <cstdio>\n"
+    assert prelude_of(unit + "#include <cmath>\n") == ""  # a new one after it: none
+
+
 def test_directives_after_the_last_system_include_leave_the_prelude() -> None:
     unit = '#include <cstdio>\n#define LATER 1\n#pragma once\n#include "mine.h"\n'
     assert prelude_of(unit) == "#include <cstdio>\n"

@@ -118,6 +118,10 @@ def test_compile_many_builds_the_dace_code_of_a_batch_as_one_unit(
         assert text.count("__wrap_GOMP_parallel(") == 1
         libraries = list((folder / "dace" / "build").glob("lib*.so"))
         assert len(libraries) == 1
+        # the bindings of its programs as one unit, their shims as another, one module
+        for shared in ("shared_bindings.cpp", "shared_shims.cpp"):
+            assert (folder / shared).read_text().count("namespace sc_member_") == 2 * 2
+    assert all(m["batch_shared_units"] == "yes" for m in metadata)
     for result in compiled:  # each entry holds its module and the batch's library
         folder = result.artifact.module_path.parent
         library = folder / result.artifact.metadata["dace_library"]
@@ -172,6 +176,51 @@ def test_a_dace_program_failing_in_a_batch_is_named_and_the_others_are_built(
             _check_against_embedded(program, compiled)
     with pytest.raises(CompilationError):  # no complete entry: tried again, fails again
         toolchain.compile(programs[2])
+
+
+@dataclasses.dataclass(frozen=True)
+class _BrokenBindingsFor:
+    """DaCe bindings whose module for the program `name` does not compile."""
+
+    inner: Any
+    name: str
+
+    def __call__(self, source: Any, /) -> Any:
+        extension = self.inner(source)
+        if extension.program_source.entry_point != self.name:
+            return extension
+        binding = extension.binding_source
+        broken = dataclasses.replace(binding, source_code=binding.source_code + "\n#error broken\n")
+        return dataclasses.replace(extension, binding_source=broken)
+
+
+def test_dace_bindings_failing_in_a_batch_are_named_and_the_others_are_built(
+    private_cache_dir: Path,
+) -> None:
+    container = build_container({}, cache_dir=private_cache_dir)
+    override_step(
+        container.dace.bindings,
+        lambda cfg: _BrokenBindingsFor(make_dace_bindings(cfg), "dace_batch_1"),
+    )
+    toolchain = container.dace.toolchain()
+    programs = [_scale(index, index + 0.375) for index in range(4)]
+    with pytest.raises(sc.BuildsFailedError) as caught:
+        toolchain.compile_many(programs, jobs=2)
+    error = caught.value
+    assert set(error.failures) == {"dace_batch_1"}
+    assert "broken" in str(error.failures["dace_batch_1"])
+    assert set(error.compiled) == {"dace_batch_0", "dace_batch_2", "dace_batch_3"}
+    shared = set()
+    for program in programs:
+        if program.name != "dace_batch_1":
+            compiled = error.compiled[program.name]
+            _check_against_embedded(program, compiled)
+            shared.add(compiled.artifact.metadata["batch_shared_units"])
+    # the broken program's batch built each module from units of its own; the other batch
+    # (if the programs were split in two) shared its units
+    assert "no" in shared
+    with pytest.raises(CompilationError):  # no complete entry: tried again, fails again
+        toolchain.compile(programs[1])
 
 
 def test_a_failed_dace_batch_leaves_no_entry_and_each_program_is_built_alone(
