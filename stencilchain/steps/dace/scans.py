@@ -1,8 +1,9 @@
 """A scan call as SDFG structure: a conditional block running, where the call's domain is
 not empty, a map over its columns around a nested SDFG whose `LoopRegion` walks the levels
 (one column per GPU thread). On the CPU the map steps over blocks of columns along the
-innermost column dimension and each level is a sequential map over the block's columns,
-the state in arrays of one block on the stack: SCAN_BLOCK columns where the axis is not
+innermost column dimension and each level is one C++ tasklet looping over the block's
+columns as GTFN's code does (`#pragma omp simd`, ADR 0066), the state in arrays of one
+block on the stack: SCAN_BLOCK columns where the axis is not
 the dimension of smallest stride (unit stride across columns), SCAN_BLOCK_NARROW where it
 is (interleaved columns overlap their division chains); there, what the scans write to
 arrays is stored level-major in a buffer of the block and written column by column after
@@ -274,7 +275,7 @@ def scan_sdfg(
     call's state in transient scalars set to its `init`, then a loop region over the
     levels whose state computes the new state and stores it. With `along`, a block of
     columns from `first` along it: the state in arrays of the block (on the stack), each
-    level a sequential map over the block's columns, and the temporaries that a chain
+    level a loop over the block's columns (`_add_block_level`), and the temporaries that a chain
     passes along in transient arrays of the block's columns at every level; the arrays
     `staged` are written into such arrays too, and to the arrays after the last call."""
     import dace
@@ -425,15 +426,6 @@ def _add_scan_levels(
         block = {index_symbol(along): f"{p}first:{stop}"}
         element = f"{index_symbol(along)} - {p}first"
 
-    def at_level(name: str) -> str:
-        if name in buffered or (stage and name in stage):
-            assert along is not None
-            return f"{(stage or {}).get(name, name)}[{level} - {p}start, {element}]"
-        ftype = ctx.params[name]
-        assert isinstance(ftype, ir.FieldType)
-        indices = (level if d == scan.axis else index_symbol(d) for d in ftype.dims)
-        return f"{name}[{', '.join(indices)}]"
-
     def state(k: int) -> str:
         return f"{p}state{tag}{'_' if tag else ''}{k}"
 
@@ -483,7 +475,16 @@ def _add_scan_levels(
     inner.add_node(loop)
     inner.add_edge(init, loop, dace.InterstateEdge())
     body = loop.add_state(f"{label}_level", is_start_block=True)
+    if along is not None:
+        _add_block_level(ctx, inner, body, label, call, along, width, buffered, stage or {}, state)
+        return loop
     inputs: dict[str, str] = {}
+
+    def at_level(name: str) -> str:
+        ftype = ctx.params[name]
+        assert isinstance(ftype, ir.FieldType)
+        indices = (level if d == scan.axis else index_symbol(d) for d in ftype.dims)
+        return f"{name}[{', '.join(indices)}]"
 
     def read_argument(param: ir.Param, arg: ir.Expr) -> str:
         assert isinstance(arg, ir.Ref)
@@ -512,11 +513,111 @@ def _add_scan_levels(
         code.append(f"{p}n{k} = {value};")
         if call.outs[k] not in ctx.unread:
             code.append(f"{p}out{k}_{call.outs[k]} = {value};")
-    if along is not None:
-        # the same columns, but a range that names the level, so that DaCe's
-        # MoveLoopIntoMap (auto-optimization) does not move the level loop back inside
-        # the loop over the columns: `level - start >= 0` at every level
-        stop = f"min({p}first + {width}, {p}columns_stop, {p}columns_stop + {level} - {p}start)"
-        block = {index_symbol(along): f"{p}first:{stop}"}
-    add_tasklet(body, f"{label}_level", inputs, outputs, "\n".join(code), block)
+    add_tasklet(body, f"{label}_level", inputs, outputs, "\n".join(code), {})
     return loop
+
+
+def _add_block_level(
+    ctx: BuildContext,
+    inner: dace.SDFG,
+    body: Any,
+    label: str,
+    call: ir.ProgramCall,
+    along: Dimension,
+    width: int,
+    buffered: set[str],
+    stage: Mapping[str, str],
+    state: Any,
+) -> None:
+    """One level of a block of columns in the state `body`: one C++ tasklet whose loop over
+    the block's columns is GTFN's (`#pragma omp simd`, steps/cpp/scans.scan_block). Each
+    array is read and written through a pointer to the block's first column at the level,
+    stepping by its stride along `along`; the state arrays (`state(k)`) through pointers to
+    the block's state. Without the pragma GCC vectorizes the loop's strided (C order)
+    version with half-width vectors."""
+    import dace
+
+    p = ctx.prefix
+    scan = ctx.scans[call.callee]
+    level = f"{p}level"
+    stop = f"min({p}first + {width}, {p}columns_stop)"
+    column = f"{p}b"
+    inputs: dict[str, str] = {}
+    outputs: dict[str, str] = {}
+    loads: list[str] = []
+
+    def at_level(name: str) -> tuple[str, str | None]:
+        """The memlet of `name` at the level over the block's columns, and the C++ of its
+        stride between neighbouring columns (None: one element for the whole block)."""
+        if name in buffered or name in stage:
+            return f"{stage.get(name, name)}[{level} - {p}start, 0:{stop} - {p}first]", "1"
+        ftype = ctx.params[name]
+        assert isinstance(ftype, ir.FieldType)
+        strides = inner.arrays[name].strides
+        indices = []
+        stride = None
+        for j, d in enumerate(ftype.dims):
+            if d == scan.axis:
+                indices.append(level)
+            elif d == along:
+                indices.append(f"{p}first:{stop}")
+                stride = dace.symbolic.symstr(strides[j], cpp_mode=True)
+            else:
+                indices.append(index_symbol(d))
+        return f"{name}[{', '.join(indices)}]", stride
+
+    def read_argument(param: ir.Param, arg: ir.Expr) -> str:
+        assert isinstance(arg, ir.Ref)
+        connector = f"{p}in_{arg.name}"
+        if arg.name not in ctx.fields:
+            inputs[connector] = f"{arg.name}[0]"
+            return connector
+        memlet, stride = at_level(arg.name)
+        if stride is None:
+            inputs[connector] = memlet
+            return connector
+        value = f"{p}v_{arg.name}"
+        if connector not in inputs:
+            inputs[connector] = memlet
+            loads.append(f"const auto {value} = {connector}[{column} * ({stride})];")
+        return value
+
+    def read_state(k: int) -> str:
+        return f"{p}s{k}"
+
+    statements, values = scan_level(
+        scan,
+        call,
+        read_argument=read_argument,
+        read_state=read_state,
+        decimal_literals=True,
+        prefix=f"{p}t",
+    )
+    loop = list(loads)
+    for k, lit in enumerate(scan.init):
+        inputs[f"{p}si{k}"] = f"{state(k)}[0:{width}]"
+        outputs[f"{p}so{k}"] = f"{state(k)}[0:{width}]"
+        loop.append(f"const {lit.type.cpp} {p}s{k} = {p}si{k}[{column}];")
+    loop += statements
+    for k, (lit, value) in enumerate(zip(scan.init, values)):
+        loop.append(f"const {lit.type.cpp} {p}new{k} = {value};")
+    for k in range(len(values)):
+        loop.append(f"{p}so{k}[{column}] = {p}new{k};")
+        name = call.outs[k]
+        if name not in ctx.unread:
+            memlet, stride = at_level(name)
+            assert stride is not None  # every output has the block's dimension
+            connector = f"{p}out{k}_{name}"
+            outputs[connector] = memlet
+            loop.append(f"{connector}[{column} * ({stride})] = {p}new{k};")
+    # the block's columns, by a bound that names the level: one that does not lets GCC
+    # unroll-and-jam the level loop (-O3), two levels' gathers at once, slower
+    code = [
+        f"const std::int64_t {p}columns = std::min<std::int64_t>({{{p}first + {width}, "
+        f"{p}columns_stop, {p}columns_stop + {level} - {p}start}}) - {p}first;",
+        "#pragma omp simd",
+        f"for (std::int64_t {column} = 0; {column} < {p}columns; ++{column}) {{",
+        *(f"    {line}" for line in loop),
+        "}",
+    ]
+    add_tasklet(body, f"{label}_level", inputs, outputs, "\n".join(code), {})

@@ -210,3 +210,26 @@ def test_with_a_workspace_no_block_stages_its_columns() -> None:
     sdfg = translator.build_sdfg(tridiagonal.PROGRAM.ir)
     assert not any(n.startswith("sc_staged_") for _, n, _ in sdfg.arrays_recursive())
     assert "sc_store_columns" not in "".join(b.as_string for b in sdfg.global_code.values())
+
+
+def test_each_level_of_a_block_is_one_simd_loop_over_its_columns() -> None:
+    """A block's level is one tasklet looping over the block's columns under `#pragma omp
+    simd` (GTFN's loop, ADR 0066), its bound naming the level (GCC would unroll-and-jam
+    the level loop otherwise); no map is left inside a level loop."""
+    from dace.sdfg import nodes
+    from dace.sdfg.state import LoopRegion
+
+    sdfg = DaCeTranslator(device=Device.CPU).build_sdfg(tridiagonal.PROGRAM.ir)
+    columns = [s for s in sdfg.all_sdfgs_recursive() if s is not sdfg]
+    assert len(columns) == 4  # I or J innermost, blocks of 64 or 256
+    for column in columns:
+        loops = [b for b in column.all_control_flow_blocks() if isinstance(b, LoopRegion)]
+        assert len(loops) == 2  # the forward sweep's levels, then the backward's
+        for loop in loops:
+            (state,) = loop.nodes()
+            kinds = {type(n) for n in state.nodes()}
+            assert nodes.MapEntry not in kinds
+            (tasklet,) = [n for n in state.nodes() if isinstance(n, nodes.Tasklet)]
+            code = tasklet.code.as_string
+            assert "#pragma omp simd\nfor (std::int64_t sc_b = 0; sc_b < sc_columns;" in code
+            assert "sc_columns_stop + sc_level - sc_start})" in code
