@@ -160,11 +160,47 @@ def stencilchain_program(case: Case) -> Any:
     return tridiagonal.PROGRAM if len(case.shape) == 3 else cell_tridiagonal_solve
 
 
+PAGE = 4096
+DEVITO_HALO = 2  # benchmarks/peers/devito_kernels.py's HALO: Devito pads every dimension by it
+
+
+def devito_layout(array: np.ndarray, halo: int = DEVITO_HALO) -> np.ndarray:
+    """A copy of `array` in memory laid out as Devito lays out a Function's data: every
+    dimension padded by `halo` on both sides (a 768-point row becomes 772), the padded
+    block starting on a page, and without NumPy's advice for transparent huge pages
+    (Devito's allocator is `posix_memalign` and advises nothing, so where the kernel's
+    setting is `madvise` its arrays are on 4 KiB pages); the view of the unpadded points.
+    Beyond the last-level cache the padding and the pages change a kernel's time by up
+    to 1.5x (docs/guide/backends.md, "hdiff beyond the last-level cache"): a fair
+    comparison with Devito passes arrays allocated alike."""
+    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+    padded = tuple(n + 2 * halo for n in array.shape)
+    nbytes = int(np.prod(padded)) * array.itemsize
+    advise = getattr(np._core.multiarray, "_set_madvise_hugepage", None)
+    before = advise(False) if advise is not None else None
+    try:
+        flat = np.empty(nbytes + PAGE, np.uint8)
+    finally:
+        if advise is not None:
+            advise(before)
+    start = -flat.ctypes.data % PAGE
+    block = np.ndarray(padded, array.dtype, buffer=flat, offset=start, order=order)  # type: ignore[call-overload]
+    block.fill(0.0)
+    view = block[tuple(slice(halo, n - halo) for n in padded)]
+    view[...] = array
+    return view  # type: ignore[no-any-return]
+
+
 def _local_contenders(
-    case: Case, toolchains: Mapping[str, Any], arrays: dict[str, np.ndarray]
+    case: Case,
+    toolchains: Mapping[str, Any],
+    arrays: dict[str, np.ndarray],
+    devito_arrays: bool = False,
 ) -> dict[str, Callable[[], Any]]:
     """stencilchain's toolchains (checked against NumPy here) and a compiled copy of an
-    array of the grid's shape and layout (through the first toolchain)."""
+    array of the grid's shape and layout (through the first toolchain); with
+    `devito_arrays`, also the first toolchain on copies of `arrays` laid out as Devito's
+    own (`devito_layout`)."""
     from benchmarks.throughput import COPIES
 
     calls: dict[str, Callable[[], Any]] = {}
@@ -175,6 +211,14 @@ def _local_contenders(
         bound(*args)
         reference.check_result(f"stencilchain {family} {case.key}", case.kernel, arrays)
         calls[f"stencilchain {family}"] = partial(bound, *args)
+    if toolchains and devito_arrays:
+        family, toolchain = next(iter(toolchains.items()))
+        padded = {name: devito_layout(array) for name, array in arrays.items()}
+        bound = program.with_backend(toolchain)
+        bound(*padded.values())
+        name = f"stencilchain {family}, Devito's arrays"
+        reference.check_result(f"{name} {case.key}", case.kernel, padded)
+        calls[name] = partial(bound, *padded.values())
     if toolchains:
         family, toolchain = next(iter(toolchains.items()))
         src = np.ones(case.shape, order=case.order)  # type: ignore[call-overload]
@@ -194,7 +238,9 @@ def case_figures(
     """The contenders of one case, interleaved over `rounds`, with the roofline."""
     load_start = os.getloadavg()
     arrays = reference.make_inputs(case.kernel, case.shape, case.order)
-    local = _local_contenders(case, toolchains, arrays)
+    local = _local_contenders(
+        case, toolchains, arrays, "devito" in peers and case.kernel == "hdiff"
+    )
     remote: dict[str, tuple[PeerProcess, str]] = {}
     results: dict[str, Any] = {}
     for peer, process in peers.items():
