@@ -23,7 +23,6 @@ from stencilchain.program.field_operator import FieldOperator, check_argument, m
 from stencilchain.program.ir_walk import (
     condition_scalars,
 )
-from stencilchain.program.lowered_calls import record_lowered_call
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar, computed_scalar
 from stencilchain.program.scan_operator import ScanOperator
@@ -136,6 +135,10 @@ class ProgramTrace:
                 )
             )
         if lowered:
+            # loaded by the first program that lowers a call (with its scan lowering): a
+            # program of plain calls is defined without them
+            from stencilchain.program.lowered_calls import record_lowered_call
+
             assert isinstance(fop, FieldOperator)
             made = record_lowered_call(self, fop, tuple(exprs), out, domain, where)
             return None if made is None else _nested(fop, made)
