@@ -359,7 +359,7 @@ def _layout(cls: type, quote: Callable[[str], str]) -> _Layout | None:
         names = _field_names(cls)
         layout = None
         if names is not None:
-            keys = tuple(sorted((quote(name), k) for k, name in enumerate(names)))
+            keys = tuple((quote(name), k) for name, k in sorted(zip(names, range(len(names)))))
             layout = (quote(cls.__name__), keys, _getter(names))
         return _LAYOUTS.setdefault(cls, layout)
 
