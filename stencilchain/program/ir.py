@@ -420,9 +420,11 @@ class _Encoder:
         raise TypeError(f"cannot serialize {kind.__name__} in the IR")
 
     def node(self, value: Any, layout: _Layout) -> str:
-        """`["Type",{"field":value,...}]`, the fields encoded in their declared order."""
+        """`["Type",{"field":value,...}]`, the fields encoded in their declared order (by
+        `map`, which adds no Python frame: a deep expression recurses through `encode` and
+        `expression` only, two frames a level)."""
         name, keys, fields = layout
-        texts = [self.encode(v) for v in fields(value)]
+        texts = tuple(map(self.encode, fields(value)))
         return "[" + name + ",{" + ",".join([key + ":" + texts[k] for key, k in keys]) + "}]"
 
     def expression(self, expr: Expr) -> int:
@@ -431,8 +433,13 @@ class _Encoder:
         if known is not None:
             return known[1]
         kind = type(expr)
-        layout = _layout(kind, self.quote) or (self.quote(kind.__name__), (), _getter(()))
-        text = self.node(expr, layout)
+        name, keys, fields = _layout(kind, self.quote) or (
+            self.quote(kind.__name__),
+            (),
+            _getter(()),
+        )
+        texts = tuple(map(self.encode, fields(expr)))  # as `node` does, one frame less
+        text = "[" + name + ",{" + ",".join([key + ":" + texts[k] for key, k in keys]) + "}]"
         position = self.positions.get(text)
         if position is None:
             position = self.positions[text] = len(self.table)

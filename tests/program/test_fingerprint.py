@@ -208,3 +208,19 @@ def test_the_canonical_text_is_the_json_of_the_nodes_values():
     assert canonical_json(Pair(leaf, 7)) == '{"exprs":[],"node":' + node + "}"
     with pytest.raises(TypeError, match="cannot serialize dict"):
         canonical_json(Pair(dataclasses.replace(leaf, items=({},)), 1))
+
+
+def test_a_deep_expression_has_a_canonical_text():
+    """A sum of 300 fields is an expression 300 levels deep: the encoder recurses no deeper
+    per level than tracing does (two frames), so whatever traces is fingerprinted."""
+    from stencilchain.program.ir import canonical_json
+
+    n = 300
+    source = (
+        "def deep(" + ", ".join(f"f{k}: F" for k in range(n)) + ") -> F:\n"
+        "    return " + " + ".join(f"f{k}" for k in range(n)) + "\n"
+    )
+    namespace = {"F": sc.Field[[sc.Dimension("I")], sc.float64]}
+    exec(source, namespace)
+    text = canonical_json(sc.field_operator(namespace["deep"]).definition)
+    assert text.count('["Ref",') == n and text.count('["Binary",') == n - 1
