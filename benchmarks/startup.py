@@ -20,9 +20,13 @@ round runs every case once, so that a change of the machine's load touches them 
   answered "hit" (no build ran).
 
     OMP_NUM_THREADS=1 python -m benchmarks.startup [--rounds 9] [--families gtfn,dace]
+        [--trees /path/to/old/checkout,/path/to/new/checkout]
 
 prints the medians (`python -m benchmarks --only startup` runs them with the table).
-Uses a private temporary cache, never the user's.
+`--trees` measures two (or more) checkouts side by side: each round runs every case of
+every tree once, so that the machine's load weighs on them alike; each tree compiles the
+program into the cache in a process of its own first. Uses a private temporary cache,
+never the user's.
 """
 
 from __future__ import annotations
@@ -90,9 +94,9 @@ FIRST_CALL = textwrap.dedent(
     recording = tracing.start(tracing.Trace())
     f = np.ones((64, 64)); out = np.zeros_like(f)
     bound = p.laplacian.with_backend(tc)
-    t4 = time.perf_counter()
+    t4, c4 = time.perf_counter(), time.process_time()
     bound(f, out)
-    t5 = time.perf_counter()
+    t5, c5 = time.perf_counter(), time.process_time()
     bound(f, out)
     t6 = time.perf_counter()
     tracing.stop()
@@ -108,6 +112,7 @@ FIRST_CALL = textwrap.dedent(
         "import_containers_s": t2 - t1,
         "toolchain_s": t3 - t2,
         "first_call_s": t5 - t4,
+        "first_call_cpu_s": c5 - c4,
         "second_call_s": t6 - t5,
         "stages_s": stages,
         "caches": caches,
@@ -163,17 +168,64 @@ def startup_figures(
     (Path(programs.__file__).parent / "startup_define.py").write_text(DEFINE)
     for tc in toolchains.values():
         tc.compile(programs.laplacian)  # in the cache before any fresh process runs
-    for code in IMPORTS.values():  # writes the bytecode (PYTHONPYCACHEPREFIX)
-        _wall(code, env)
-    for family in toolchains:
-        _first_call(family, env)
-    imports: dict[str, list[tuple[float, float]]] = {name: [] for name in IMPORTS}
-    calls: dict[str, list[dict[str, Any]]] = {family: [] for family in toolchains}
+    return _measure({"": env}, list(toolchains), rounds)[""]
+
+
+def tree_figures(
+    trees: list[str], families: list[str], cache: Path, rounds: int
+) -> dict[str, dict[str, Any]]:
+    """`startup_figures` of each checkout in `trees` (folders holding `stencilchain/`),
+    their fresh processes interleaved in the same rounds; each tree compiles the program of
+    each family in `families` into the private `cache` in a process of its own first."""
+    from benchmarks.figures import PROGRAMS, fresh_process_env
+
+    (cache / "bench_programs.py").write_text(PROGRAMS)
+    (cache / "startup_define.py").write_text(DEFINE)
+    base = fresh_process_env(cache)
+    envs = {}
+    for tree in trees:
+        env = base | {"PYTHONPATH": os.pathsep.join([str(cache), str(Path(tree).resolve())])}
+        compile_code = (
+            "import bench_programs as p, stencilchain.containers as c; k = c.build_container()\n"
+            f"for family in {families!r}: getattr(k, family).toolchain().compile(p.laplacian)"
+        )
+        subprocess.run(
+            [sys.executable, "-c", compile_code], env=env, check=True, cwd=_outside_checkouts(env)
+        )
+        envs[tree] = env
+    return _measure(envs, families, rounds)
+
+
+def _measure(
+    envs: dict[str, dict[str, str]], families: list[str], rounds: int
+) -> dict[str, dict[str, Any]]:
+    """The figures of `startup_figures` for each environment of `envs` (a tree each), over
+    `rounds` rounds that run every case of every environment once."""
+    for env in envs.values():
+        for code in IMPORTS.values():  # writes the bytecode (PYTHONPYCACHEPREFIX)
+            _wall(code, env)
+        for family in families:
+            _first_call(family, env)
+    imports: dict[str, dict[str, list[tuple[float, float]]]] = {
+        tree: {name: [] for name in IMPORTS} for tree in envs
+    }
+    calls: dict[str, dict[str, list[dict[str, Any]]]] = {
+        tree: {family: [] for family in families} for tree in envs
+    }
     for _ in range(max(1, rounds)):
-        for name, code in IMPORTS.items():
-            imports[name].append(_wall(code, env))
-        for family in toolchains:
-            calls[family].append(_first_call(family, env))
+        for tree, env in envs.items():
+            for name, code in IMPORTS.items():
+                imports[tree][name].append(_wall(code, env))
+            for family in families:
+                calls[tree][family].append(_first_call(family, env))
+    return {tree: _medians(imports[tree], calls[tree], rounds) for tree in envs}
+
+
+def _medians(
+    imports: dict[str, list[tuple[float, float]]],
+    calls: dict[str, list[dict[str, Any]]],
+    rounds: int,
+) -> dict[str, Any]:
     results: dict[str, Any] = {
         "rounds": max(1, rounds),
         "imports_s": {name: statistics.median(w for w, _ in v) for name, v in imports.items()},
@@ -218,7 +270,7 @@ def format_figures(results: dict[str, Any]) -> str:
             continue
         lines.append(f"  {family}: first call of a cached program, fresh process")
         for key in ("process_s", "import_numpy_and_programs_s", "import_containers_s",
-                    "toolchain_s", "first_call_s", "second_call_s"):  # fmt: skip
+                    "toolchain_s", "first_call_s", "first_call_cpu_s", "second_call_s"):  # fmt: skip
             lines.append(f"    {key:40s} {1e3 * row[key]:8.2f} ms")
         for stage, seconds in row["stages_s"].items():
             lines.append(f"      {stage:38s} {1e3 * seconds:8.2f} ms")
@@ -231,12 +283,29 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--families", default="gtfn,dace")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--trees", default="", help="checkouts to interleave, comma-separated")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from benchmarks._common import make_toolchains
     from benchmarks.figures import fresh_process_env, load_programs
 
     cache = Path(tempfile.mkdtemp(prefix="stencilchain-bench-"))
+    if args.trees:
+        try:
+            load = os.getloadavg()
+            trees = [tree for tree in args.trees.split(",") if tree]
+            by_tree = tree_figures(trees, args.families.split(","), cache, args.rounds)
+            end = os.getloadavg()
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        if args.json:
+            print(json.dumps({"trees": by_tree, "loadavg": [load, end]}, indent=2))
+            return
+        for tree, figures in by_tree.items():
+            print(f"{tree}:")
+            print(format_figures(figures))
+        print(f"load average (1 min) start {load[0]:.2f}, end {end[0]:.2f}")
+        return
     try:
         env = fresh_process_env(cache)
         os.environ["STENCILCHAIN_CACHE_DIR"] = str(cache)

@@ -61,15 +61,29 @@ def installed_identity(root: str) -> str | None:
 
 
 def _add_identities(folder: str, relative: str, identities: list[str]) -> None:
-    """`relative-path:size:mtime_ns` of the keyed files under `folder` (os.scandir: the
-    entries' types come with the listing; one stat per keyed file)."""
-    with os.scandir(folder) as entries:
+    """`relative-path:size:mtime_ns` of the keyed files under `folder`: one `stat` per keyed
+    file, by its name relative to its folder's descriptor (the kernel resolves one name, not
+    the whole path), and the folders' listings (os.scandir gives the entries' types)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        _add_folder(fd, relative, identities)
+    finally:
+        os.close(fd)
+
+
+def _add_folder(fd: int, relative: str, identities: list[str]) -> None:
+    with os.scandir(fd) as entries:
         for entry in entries:
-            name = relative + entry.name
+            name = entry.name
             if entry.is_dir(follow_symlinks=False):
-                layer = not relative and entry.name in _UNKEYED_LAYERS  # top level only
-                if not layer and entry.name not in _UNKEYED_FOLDERS:
-                    _add_identities(entry.path, name + os.sep, identities)
-            elif entry.name.endswith(_KEYED_SUFFIXES):
-                stat = entry.stat()
-                identities.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
+                layer = not relative and name in _UNKEYED_LAYERS  # top level only
+                if layer or name in _UNKEYED_FOLDERS:
+                    continue
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                try:
+                    _add_folder(sub, relative + name + os.sep, identities)
+                finally:
+                    os.close(sub)
+            elif name.endswith(_KEYED_SUFFIXES):
+                stat = os.stat(name, dir_fd=fd)
+                identities.append(f"{relative}{name}:{stat.st_size}:{stat.st_mtime_ns}")

@@ -7,7 +7,7 @@ Nothing is converted: a wrong dtype, ndim, shape or a read-only output is an
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -20,26 +20,69 @@ from stencilchain.program.dtypes import ScalarType, is_finite_as
 from stencilchain.program.field_values import FieldValue, unwrap_field
 from stencilchain.program.ir_walk import written_fields
 from stencilchain.program.own_ranges import RangeKey, RangeKeys
-from stencilchain.program.records import frozen
 from stencilchain.program.tables import check_table_entries
 from stencilchain.program.untabled_slots import untabled_slots
 
 
-@frozen
-class FieldParam:
+class _Param:
+    """A parameter as the checker sees it: a frozen value (equality, hash and repr by its
+    fields). Plain slotted classes, not `@frozen` ones: the first call of every program
+    makes them, and `@frozen` compiles a class's `__init__` at its first instance (ADR 0065)."""
+
+    __slots__ = ()
+    _FIELDS: ClassVar[tuple[str, ...]] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{type(self).__name__}({fields})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), self._values())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of a {type(self).__name__}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r} of a {type(self).__name__}")
+
+
+class FieldParam(_Param):
     """A field parameter as the checker sees it: its type and whether the program writes it."""
+
+    __slots__ = ("name", "type", "written")
+    _FIELDS = ("name", "type", "written")
 
     name: str
     type: ir.FieldType
     written: bool
 
+    def __init__(self, name: str, type: ir.FieldType, written: bool) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "written", written)
 
-@frozen
-class ScalarParam:
+
+class ScalarParam(_Param):
     """A scalar parameter as the checker sees it."""
+
+    __slots__ = ("dtype", "name")
+    _FIELDS = ("name", "dtype")
 
     name: str
     dtype: ScalarType
+
+    def __init__(self, name: str, dtype: ScalarType) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "dtype", dtype)
 
 
 def overlap_message(other: str) -> str:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+import operator
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from stencilchain.program.dimensions import Dimension
@@ -344,41 +345,101 @@ def _field_names(cls: type) -> tuple[str, ...] | None:
         return _FIELD_NAMES.setdefault(cls, names)
 
 
+# How a node of a dataclass type is written: the JSON text of its type's name, the JSON
+# text of its field names in sorted order with, for each, its position among the fields
+# (the order they are visited in), and what reads all its fields. Made once per type.
+_Layout = tuple[str, tuple[tuple[str, int], ...], Callable[[Any], tuple[Any, ...]]]
+_LAYOUTS: dict[type, _Layout | None] = {}
+
+
+def _layout(cls: type, quote: Callable[[str], str]) -> _Layout | None:
+    try:
+        return _LAYOUTS[cls]
+    except KeyError:
+        names = _field_names(cls)
+        layout = None
+        if names is not None:
+            keys = tuple((quote(name), k) for name, k in sorted(zip(names, range(len(names)))))
+            layout = (quote(cls.__name__), keys, _getter(names))
+        return _LAYOUTS.setdefault(cls, layout)
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """What reads the fields `names` of a node, as a tuple in their order."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        name = names[0]
+        return lambda node: (getattr(node, name),)
+    return lambda node: ()
+
+
 class _Encoder:
-    """The canonical JSON value of a node. Expressions are written once each, in a table
-    (`"exprs"`) that lists them children first in the order they are first met, and
+    """The canonical JSON text of a node: a dataclass is `["Type",{fields}]` (keys sorted,
+    no spaces), a float `{"float":"<hex>"}`, a tuple a list, a string as JSON writes it
+    (ASCII). Expressions are written once each, in a table (`"exprs"`) that lists them
+    children first in the order they are first met (fields in their declared order), and
     referred to by their position there (`{"e": n}`): equal expressions have one entry
     however many objects hold them, so the text is the same for a tree and for a DAG
-    that shares its sub-expressions, and as long as the DAG (docs/adr/0056)."""
+    that shares its sub-expressions, and as long as the DAG (docs/adr/0056). The text is
+    written directly, not built as values for `json.dumps` (ADR 0065)."""
 
     def __init__(self) -> None:
+        from json.encoder import encode_basestring_ascii  # `import stencilchain` needs no JSON
+
+        self.quote: Callable[[str], str] = encode_basestring_ascii
         self.table: list[str] = []
         self.positions: dict[str, int] = {}
         self.by_id: dict[int, tuple[Any, int]] = {}
 
-    def encode(self, value: Any) -> Any:
+    def encode(self, value: Any) -> str:
+        kind = type(value)
+        if kind is str:
+            return self.quote(value)
+        if kind is int:
+            return int.__repr__(value)
+        if kind is tuple:
+            return "[" + ",".join([self.encode(v) for v in value]) + "]"
         if isinstance(value, EXPR_NODES):
-            return {"e": self.expression(value)}
-        names = _field_names(type(value))
-        if names is not None:
-            return [type(value).__name__, {n: self.encode(getattr(value, n)) for n in names}]
-        if isinstance(value, bool) or value is None or isinstance(value, str):
-            return value
+            return '{"e":' + str(self.expression(value)) + "}"
+        layout = _layout(kind, self.quote)
+        if layout is not None:
+            return self.node(value, layout)
+        if value is None:
+            return "null"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str):
+            return self.quote(value)
         if isinstance(value, int):
-            return value
+            return int.__repr__(value)
         if isinstance(value, float):
-            return {"float": value.hex()}
+            return '{"float":' + self.quote(value.hex()) + "}"
         if isinstance(value, tuple):
-            return [self.encode(v) for v in value]
-        raise TypeError(f"cannot serialize {type(value).__name__} in the IR")
+            return "[" + ",".join([self.encode(v) for v in value]) + "]"
+        raise TypeError(f"cannot serialize {kind.__name__} in the IR")
+
+    def node(self, value: Any, layout: _Layout) -> str:
+        """`["Type",{"field":value,...}]`, the fields encoded in their declared order (by
+        `map`, which adds no Python frame: a deep expression recurses through `encode` and
+        `expression` only, two frames a level)."""
+        name, keys, fields = layout
+        texts = tuple(map(self.encode, fields(value)))
+        return "[" + name + ",{" + ",".join([key + ":" + texts[k] for key, k in keys]) + "}]"
 
     def expression(self, expr: Expr) -> int:
         """The position of `expr` in the table (each object looked at once)."""
         known = self.by_id.get(id(expr))
         if known is not None:
             return known[1]
-        names = _field_names(type(expr)) or ()
-        text = _dumps([type(expr).__name__, {n: self.encode(getattr(expr, n)) for n in names}])
+        kind = type(expr)
+        name, keys, fields = _layout(kind, self.quote) or (
+            self.quote(kind.__name__),
+            (),
+            _getter(()),
+        )
+        texts = tuple(map(self.encode, fields(expr)))  # as `node` does, one frame less
+        text = "[" + name + ",{" + ",".join([key + ":" + texts[k] for key, k in keys]) + "}]"
         position = self.positions.get(text)
         if position is None:
             position = self.positions[text] = len(self.table)
@@ -387,15 +448,9 @@ class _Encoder:
         return position
 
 
-def _dumps(value: Any) -> str:
-    import json  # on first use: `import stencilchain` needs no JSON
-
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
 def canonical_json(node: Any) -> str:
     encoder = _Encoder()
-    top = _dumps(encoder.encode(node))
+    top = encoder.encode(node)
     return "{" + f'"exprs":[{",".join(encoder.table)}],"node":{top}' + "}"
 
 

@@ -14,8 +14,6 @@ from stencilchain.program.names import check_program_names
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_trace import ProgramTrace
 from stencilchain.program.scan_annotations import scalar_overrides
-from stencilchain.program.table_specialisation import TableDispatch, open_tables, table_key
-from stencilchain.program.table_specialisation import specialise_tables as _specialise
 from stencilchain.program.tuple_params import Tree, nest_arguments, tuple_arguments
 from stencilchain.program.types import parameter_types
 
@@ -68,7 +66,7 @@ class Program:
         # a program with tuple parameters is called through TupleArguments (None: not)
         self._tuples = tuple_arguments(fn, tuples, static) if tuples else None
         # tables whose width or skip values each call gives (program/table_specialisation.py)
-        self._open = bool(open_tables(self.ir))
+        self._open = _has_open_tables(self.ir)
 
     @classmethod
     def from_ir(cls, program: ir.Program, fn: Callable[..., Any]) -> Program:
@@ -81,7 +79,7 @@ class Program:
         made.ir = program
         made._embedded = None
         made._tuples = None
-        made._open = bool(open_tables(program))
+        made._open = _has_open_tables(program)
         return made
 
     def __repr__(self) -> str:
@@ -92,6 +90,8 @@ class Program:
 
     def _executor(self, backend: Backend, jit: bool = True) -> Callable[..., None]:
         if self._open:  # one specialisation per call's table widths and skip values
+            from stencilchain.program.table_specialisation import TableDispatch
+
             fn = self.fn
             make = lambda spec: backend.executor(Program.from_ir(spec, fn))  # noqa: E731
             return TableDispatch(self.ir, make, jit=jit)
@@ -101,6 +101,12 @@ class Program:
         """This program for the tables given by parameter name (an array, or a
         `(max_neighbors, skip_values)` pair) of connectivities declared with
         `max_neighbors=None` or `skip_values=None`: what a call with such tables runs."""
+        from stencilchain.program.table_specialisation import (
+            open_tables,
+            specialise_tables,
+            table_key,
+        )
+
         keys = {}
         for table in open_tables(self.ir):
             if table.name not in tables:
@@ -108,7 +114,7 @@ class Program:
             given = tables[table.name]
             pair = given if isinstance(given, tuple) else table_key(self.name, table, given)
             keys[table.name] = pair
-        return Program.from_ir(_specialise(self.ir, keys), self.fn)
+        return Program.from_ir(specialise_tables(self.ir, keys), self.fn)
 
     def with_backend(self, backend: Backend, *, jit: bool = True) -> Callable[..., None]:
         """This program run by `backend` (compiled on first call for compiling backends).
@@ -162,3 +168,13 @@ def program(
         return StaticProgram(f, static_params or (), lambda fn, values: Program(fn, static=values))
 
     return make if fn is None else Program(fn)
+
+
+def _has_open_tables(program: ir.Program) -> bool:
+    """Whether a call's tables complete some connectivity of `program`
+    (program/table_specialisation.py, loaded only for a program with tables)."""
+    if not any(isinstance(p.type, ir.TableType) for p in program.params):
+        return False
+    from stencilchain.program.table_specialisation import open_tables
+
+    return bool(open_tables(program))

@@ -8,7 +8,7 @@ finished program's tables are checked against its reads (program/table_params.py
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stencilchain.errors import DefinitionError, user_location
 from stencilchain.program import ir
@@ -23,11 +23,8 @@ from stencilchain.program.field_operator import FieldOperator, check_argument, m
 from stencilchain.program.ir_walk import (
     condition_scalars,
 )
-from stencilchain.program.lowered_calls import record_lowered_call
 from stencilchain.program.program_args import ProgramArg
 from stencilchain.program.program_scalars import ProgramScalar, computed_scalar
-from stencilchain.program.scan_operator import ScanOperator
-from stencilchain.program.scan_scalars import through_field_operator
 from stencilchain.program.snapshots import read_outputs_from_snapshots, snapshot_operator
 from stencilchain.program.staggered import unstagger
 from stencilchain.program.table_params import check_local_slots, check_tables
@@ -35,6 +32,9 @@ from stencilchain.program.tracing import Symbol
 from stencilchain.program.tuple_params import flatten, is_collection, rebuild
 from stencilchain.program.tuple_parts import flat_domains, result_parts
 from stencilchain.program.untabled_slots import untabled_slots
+
+if TYPE_CHECKING:  # loaded with the first scan operator
+    from stencilchain.program.scan_operator import ScanOperator
 
 
 class ProgramTrace:
@@ -67,14 +67,17 @@ class ProgramTrace:
         out = kwargs.pop("out", None)
         domain = kwargs.pop("domain", None)
         where = f"call of {fop.name} in program {self.name}"
-        through = (
-            through_field_operator(fop, args, kwargs) if isinstance(fop, ScanOperator) else None
-        )
+        if isinstance(fop, FieldOperator):
+            through = None
+        else:  # a scan operator: its module, and this one, load with the first scan
+            from stencilchain.program.scan_scalars import through_field_operator
+
+            through = through_field_operator(fop, args, kwargs)
         if through is not None:  # a scalar for a value read per level
             # its parameters are the scan's values flattened (a collection's leaves)
             flat = tuple(fop.bind(args, kwargs))
             return self.record_call(through, flat, {"out": out, "domain": domain})
-        scans = {fop.name: fop.definition} if isinstance(fop, ScanOperator) else fop.scans()
+        scans = fop.scans() if isinstance(fop, FieldOperator) else {fop.name: fop.definition}
         exprs = []
         for param, arg in zip(fop.definition.params, fop.bind(args, kwargs)):
             if isinstance(arg, (ProgramArg, ProgramScalar)):
@@ -99,7 +102,7 @@ class ProgramTrace:
                 for each in flat_domains(domain, getattr(fop, "result_tree", None), where)
             )
         computed = computed_scalar(fop.definition.params, exprs)
-        if computed is not None and isinstance(fop, ScanOperator):
+        if computed is not None and not isinstance(fop, FieldOperator):
             raise DefinitionError(
                 f"{where}: argument '{computed}' is an expression of the program's scalar "
                 "parameters; a scan's scalar arguments are scalar parameters or literals "
@@ -136,6 +139,10 @@ class ProgramTrace:
                 )
             )
         if lowered:
+            # loaded by the first program that lowers a call (with its scan lowering): a
+            # program of plain calls is defined without them
+            from stencilchain.program.lowered_calls import record_lowered_call
+
             assert isinstance(fop, FieldOperator)
             made = record_lowered_call(self, fop, tuple(exprs), out, domain, where)
             return None if made is None else _nested(fop, made)

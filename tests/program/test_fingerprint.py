@@ -155,3 +155,72 @@ def test_the_source_location_does_not_enter_the_fingerprint():
     prog = namespace["prog"]
     assert isinstance(prog, sc.Program)
     assert prog.fingerprint() == build().fingerprint()
+
+
+def test_the_canonical_text_is_the_json_of_the_nodes_values():
+    """The canonical text is written directly (ADR 0065); it is what `json.dumps` with
+    sorted keys and no spaces writes of each node as `[type name, {fields}]`, floats as
+    their hex, leaf values of subclasses (an IntEnum, numpy's float64) as their base type's."""
+    import dataclasses
+    import enum
+    import json
+
+    import numpy as np
+
+    from stencilchain.program.ir import canonical_json
+
+    class Level(enum.IntEnum):
+        TOP = 3
+
+    @dataclasses.dataclass(frozen=True)
+    class Leaf:
+        zeta: float
+        alpha: str
+        flag: bool
+        none: None
+        level: Level
+        items: tuple[object, ...]
+
+    @dataclasses.dataclass(frozen=True)
+    class Pair:
+        second: Leaf
+        first: int
+
+    leaf = Leaf(-0.1, 'ä"x', True, None, Level.TOP, (1, np.float64(2.5), ("a", False)))
+    expected = [
+        "Pair",
+        {
+            "second": [
+                "Leaf",
+                {
+                    "zeta": {"float": (-0.1).hex()},
+                    "alpha": 'ä"x',
+                    "flag": True,
+                    "none": None,
+                    "level": 3,
+                    "items": [1, {"float": (2.5).hex()}, ["a", False]],
+                },
+            ],
+            "first": 7,
+        },
+    ]
+    node = json.dumps(expected, sort_keys=True, separators=(",", ":"))
+    assert canonical_json(Pair(leaf, 7)) == '{"exprs":[],"node":' + node + "}"
+    with pytest.raises(TypeError, match="cannot serialize dict"):
+        canonical_json(Pair(dataclasses.replace(leaf, items=({},)), 1))
+
+
+def test_a_deep_expression_has_a_canonical_text():
+    """A sum of 300 fields is an expression 300 levels deep: the encoder recurses no deeper
+    per level than tracing does (two frames), so whatever traces is fingerprinted."""
+    from stencilchain.program.ir import canonical_json
+
+    n = 300
+    source = (
+        "def deep(" + ", ".join(f"f{k}: F" for k in range(n)) + ") -> F:\n"
+        "    return " + " + ".join(f"f{k}" for k in range(n)) + "\n"
+    )
+    namespace = {"F": sc.Field[[sc.Dimension("I")], sc.float64]}
+    exec(source, namespace)
+    text = canonical_json(sc.field_operator(namespace["deep"]).definition)
+    assert text.count('["Ref",') == n and text.count('["Binary",') == n - 1

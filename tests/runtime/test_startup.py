@@ -78,8 +78,9 @@ def test_the_import_loads_no_dsl_and_a_definition_only_what_tracing_needs(
 ) -> None:
     """`import stencilchain` loads none of the DSL (nor NumPy); defining a stencil loads the
     DSL's tracing, not what a call needs (the embedded executor, the argument binder, the
-    table checks, static programs), nor hashlib (OpenSSL); the first embedded call loads
-    those and computes the Laplacian."""
+    table checks, static programs), nor hashlib (OpenSSL), nor what the program does not
+    use (table specialisation, lowered calls, scans); the first embedded call loads what a call
+    needs and computes the Laplacian."""
     (tmp_path / "startup_programs.py").write_text(PROGRAMS)
     loaded = run_python(
         """
@@ -112,6 +113,13 @@ def test_the_import_loads_no_dsl_and_a_definition_only_what_tracing_needs(
     assert "stencilchain.program.program_trace" in defined
     later = [*call_only, "stencilchain.program.static_program", "hashlib"]
     assert [m for m in later if m in defined] == []
+    # what only some programs need: tables of open connectivities, lowered calls, scans
+    unused = [
+        "stencilchain.program.table_specialisation",
+        "stencilchain.program.lowered_calls",
+        "stencilchain.program.scan_operator",
+    ]
+    assert [m for m in unused if m in defined] == []
     assert [m for m in call_only if m not in called] == []
     f = [[(5.0 * i + j) ** 2 for j in range(5)] for i in range(5)]
     for i in range(1, 4):
