@@ -525,7 +525,8 @@ def test_a_corrupt_cache_entry_is_logged_once_and_built_again(
 
 def test_verify_finds_a_library_damaged_at_the_same_size(built_cache: BuiltCache) -> None:
     """What a first call does not see before it loads the file (DaCe's SDFG library is
-    loaded only then): `verify_build`, behind `stencilchain cache verify`, reads the hashes."""
+    opened by its module as that loads): `verify_build`, behind `stencilchain cache
+    verify`, reads the hashes."""
     from stencilchain.steps.build.cached_build import verify_build
 
     metadata = built_cache.marker()["metadata"]

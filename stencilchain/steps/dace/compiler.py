@@ -16,7 +16,7 @@ does not depend on DaCe), DaCe's CMake build of the SDFG (`native_build`), and t
 whose adapter is written from the exported functions DaCe generated (their exact C
 parameters). Only DaCe's code generation and the reading of its configuration hold the
 DaCe lock (DaCe is not thread-safe); the processes of two builds may run at once. The
-module `dlopen`s the DaCe library beside it on its first call (see
+module `dlopen`s the DaCe library beside it as it is loaded (see
 `stencilchain.steps.dace.shim`). A complete folder is loaded without importing DaCe.
 
 The bindings and the shim read their system headers precompiled (`build.precompiled`,

@@ -149,24 +149,52 @@ void sc_finalize() {
     if (state != nullptr) sc_exit(state);
 }
 
-// dlopen the DaCe library beside this module; false with a message in `err` if it fails
-bool sc_load(char* err, std::size_t err_len) {
-    if (sc_program != nullptr) return true;
+// The DaCe library, opened when this module was loaded (sc_open_on_load), else by sc_load
+void* sc_handle = nullptr;
+
+// The path of the DaCe library beside the file this module was loaded from (of a batch's
+// members, the one this process loaded first: their modules are links of one file, which
+// the loader maps once); false if the module cannot be located
+bool sc_library_path(char* path, std::size_t size) {
     Dl_info info;
     if (dladdr(reinterpret_cast<void*>(&sc_finalize), &info) == 0 || info.dli_fname == nullptr) {
-        std::snprintf(err, err_len, "%s: cannot locate its extension module", sc_where);
         return false;
     }
-    char path[PATH_MAX + 256];
     const char* slash = std::strrchr(info.dli_fname, '/');
     const int folder = slash == nullptr ? 1 : static_cast<int>(slash - info.dli_fname);
-    std::snprintf(path, sizeof(path), "%.*s/%s", folder, slash == nullptr ? "." : info.dli_fname, sc_library);
-    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-        const char* why = dlerror();
-        std::snprintf(err, err_len, "%s: cannot load %s: %s (the build folder is damaged: remove it and the program is rebuilt)", sc_where, path, why ? why : "");
-        return false;
+    std::snprintf(path, size, "%.*s/%s", folder, slash == nullptr ? "." : info.dli_fname, sc_library);
+    return true;
+}
+
+// Opens the DaCe library as the module is loaded, while the entry it is loaded from exists:
+// a member of its batch imported later shares this mapping, and that first entry may be
+// pruned before the member's first call. A failure is left to the first call (sc_load).
+__attribute__((constructor)) void sc_open_on_load() {
+    char path[PATH_MAX + 256];
+    if (!sc_library_path(path, sizeof(path))) return;
+    sc_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (sc_handle == nullptr) dlerror();  // cleared: not the message of another dlopen
+}
+
+// The functions of the SDFG from the DaCe library (opened beside this module if it is not
+// yet); false with a message in `err` if it fails
+bool sc_load(char* err, std::size_t err_len) {
+    if (sc_program != nullptr) return true;
+    char path[PATH_MAX + 256] = "its DaCe library";
+    const bool located = sc_library_path(path, sizeof(path));
+    if (sc_handle == nullptr) {
+        if (!located) {
+            std::snprintf(err, err_len, "%s: cannot locate its extension module", sc_where);
+            return false;
+        }
+        sc_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (sc_handle == nullptr) {
+            const char* why = dlerror();
+            std::snprintf(err, err_len, "%s: cannot load %s: %s (the build folder is damaged: remove it and the program is rebuilt)", sc_where, path, why ? why : "");
+            return false;
+        }
     }
+    void* handle = sc_handle;
     sc_init = reinterpret_cast<init_t>(dlsym(handle, "__dace_init_${sdfg}"));
     sc_exit = reinterpret_cast<exit_t>(dlsym(handle, "__dace_exit_${sdfg}"));
     sc_last_error = reinterpret_cast<last_error_t>(dlsym(handle, "__dace_gpu_last_error"));

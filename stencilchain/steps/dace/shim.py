@@ -14,11 +14,14 @@ arguments (`f`, `f_s0`, `n_I`, `alpha`, ...), and passes it to `sc_dace::call`.
 
 The *adapter* (`adapter_source`, written by `DaCeCompiler` after DaCe generated the code,
 because only DaCe's code generator knows which arguments the compiled SDFG takes and in
-which order) defines `sc_dace::call`: on the first call it finds the DaCe library next to
-the extension module (`dladdr` + a relative path), `dlopen`s it, looks up
-`__dace_init_<sdfg>`, `__program_<sdfg>` and `__dace_exit_<sdfg>`, and creates DaCe's
-state handle; every call then passes the struct's members to `__program_<sdfg>` in DaCe's
-order. Each parameter type is checked against the member at compile time
+which order) defines `sc_dace::call`. The module `dlopen`s the DaCe library next to it
+(`dladdr` + a relative path) as it is loaded (a constructor function: so that a member of
+a `compile_many` batch imported later, whose module is the same file loaded once, finds
+the library even if the entry the batch's file was loaded from is gone by then; ADR
+0063); on the first call the adapter looks up `__dace_init_<sdfg>`, `__program_<sdfg>`
+and `__dace_exit_<sdfg>` (opening the library then if the load could not) and creates
+DaCe's state handle; every call then passes the struct's members to `__program_<sdfg>`
+in DaCe's order. Each parameter type is checked against the member at compile time
 (`static_assert`), so a mismatch is a build error, never a silent conversion.
 
 DaCe's `__dace_init_<sdfg>` takes the SDFG's free symbols. It uses them only to allocate

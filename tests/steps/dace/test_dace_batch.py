@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,7 @@ K = sc.Dimension("K")
 F1 = sc.Field[[I], sc.float64]
 F2 = sc.Field[[I, J], sc.float64]
 F3 = sc.Field[[I, J, K], sc.float64]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _scale(index: int, factor: float) -> sc.Program:
@@ -134,6 +139,56 @@ def test_compile_many_builds_the_dace_code_of_a_batch_as_one_unit(
     assert {r.outcome for r in reports} == {"cache"}
     for program, result in zip(programs, again):
         _check_against_embedded(program, result)
+
+
+def test_a_batch_member_runs_after_the_entry_of_the_sibling_loaded_first_is_removed(
+    private_cache_dir: Path, tmp_path: Path
+) -> None:
+    """The loader maps the links of one file once: member B, imported after member A of
+    its batch, is A's mapping, which looked for the DaCe library beside A's module. A's
+    entry removed in between (pruned after another process's build), B still runs (in a
+    fresh process: the mapping is per process)."""
+    programs = [_scale(index, index + 0.625) for index in range(4)]
+    compiled = _dace(private_cache_dir).compile_many(programs, jobs=2)
+    by_batch: dict[str, list[int]] = {}
+    for index, result in enumerate(compiled):
+        by_batch.setdefault(result.artifact.metadata["batch"], []).append(index)
+    first, second = next(indices for indices in by_batch.values() if len(indices) == 2)
+    a, b = compiled[first].artifact, compiled[second].artifact
+    assert a.build_dir != b.build_dir
+    assert a.module_path.stat().st_ino == b.module_path.stat().st_ino  # links of one file
+    args = _arguments(programs[second], 1)
+    np.savez(tmp_path / "args.npz", *args)
+    code = textwrap.dedent(
+        f"""
+        import shutil
+        import numpy as np
+        from pathlib import Path
+        from stencilchain.steps.stages import CompiledArtifact
+        def artifact(path, name, entry):
+            return CompiledArtifact(Path(path), name, entry, Path(path).parent)
+        a = artifact(*{(str(a.module_path), a.module_name, a.entry_point)!r})
+        b = artifact(*{(str(b.module_path), b.module_name, b.entry_point)!r})
+        a.load()
+        shutil.rmtree(a.build_dir)  # as pruning removes an entry
+        run = b.load()
+        maps = Path("/proc/self/maps").read_text()
+        assert str(b.module_path) not in maps, "B's module was mapped on its own"
+        args = list(np.load({str(tmp_path / "args.npz")!r}).values())
+        run(*args)
+        np.savez({str(tmp_path / "out.npz")!r}, *args)
+        """
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="2")
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert not a.build_dir.exists()
+    got = list(np.load(tmp_path / "out.npz").values())
+    programs[second](*args)  # the embedded executor
+    for computed, expected in zip(got, args, strict=True):
+        np.testing.assert_array_equal(computed, expected)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -473,6 +473,41 @@ def test_folder_without_marker_or_files_is_rebuilt(tmp_path: Path) -> None:
     assert _build_log(third) == log
 
 
+def test_a_module_without_its_dace_library_fails_its_first_call_naming_it(tmp_path: Path) -> None:
+    """The module opens the DaCe library as it is loaded; where it cannot, the import
+    succeeds and the first call says which file is missing (the load of a cached entry
+    checks its files before: this is what a folder damaged afterwards does)."""
+    artifact = DaCeCompiler(Device.CPU, BuildType.RELEASE, BuildCache(tmp_path))(
+        extension_of(affine_program)
+    )
+    library = artifact.build_dir / artifact.metadata["dace_library"]
+    library.unlink()
+    where = (str(artifact.module_path), artifact.module_name, artifact.entry_point)
+    code = textwrap.dedent(
+        f"""
+        import numpy as np
+        from pathlib import Path
+        from stencilchain.steps.stages import CompiledArtifact
+        path, name, entry = {where!r}
+        run = CompiledArtifact(Path(path), name, entry, Path(path).parent).load()
+        f = np.arange(12.0).reshape(3, 4); out = np.zeros_like(f)
+        try:
+            run(f, out)
+        except RuntimeError as error:
+            print(error)
+        else:
+            raise SystemExit("the call ran without its DaCe library")
+        """
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"cannot load {library}" in done.stdout
+    assert "the build folder is damaged" in done.stdout
+
+
 def test_build_leaves_dace_config_alone_and_honours_the_build_type(
     tmp_path: Path, toolchain: Toolchain
 ) -> None:
