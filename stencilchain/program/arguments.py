@@ -27,7 +27,7 @@ from stencilchain.program.untabled_slots import untabled_slots
 class _Param:
     """A parameter as the checker sees it: a frozen value (equality, hash and repr by its
     fields). Plain slotted classes, not `@frozen` ones: the first call of every program
-    makes them, and `@frozen` compiles a class's `__init__` at its first instance (ADR 0065)."""
+    makes them, and `@frozen` compiles a class's `__init__` at its first instance (ADR 0064)."""
 
     __slots__ = ()
     _FIELDS: ClassVar[tuple[str, ...]] = ()

@@ -382,7 +382,7 @@ class _Encoder:
     referred to by their position there (`{"e": n}`): equal expressions have one entry
     however many objects hold them, so the text is the same for a tree and for a DAG
     that shares its sub-expressions, and as long as the DAG (docs/adr/0056). The text is
-    written directly, not built as values for `json.dumps` (ADR 0065)."""
+    written directly, not built as values for `json.dumps` (ADR 0064)."""
 
     def __init__(self) -> None:
         from json.encoder import encode_basestring_ascii  # `import stencilchain` needs no JSON

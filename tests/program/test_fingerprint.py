@@ -158,7 +158,7 @@ def test_the_source_location_does_not_enter_the_fingerprint():
 
 
 def test_the_canonical_text_is_the_json_of_the_nodes_values():
-    """The canonical text is written directly (ADR 0065); it is what `json.dumps` with
+    """The canonical text is written directly (ADR 0064); it is what `json.dumps` with
     sorted keys and no spaces writes of each node as `[type name, {fields}]`, floats as
     their hex, leaf values of subclasses (an IntEnum, numpy's float64) as their base type's."""
     import dataclasses

@@ -2,7 +2,7 @@
 not empty, a map over its columns around a nested SDFG whose `LoopRegion` walks the levels
 (one column per GPU thread). On the CPU the map steps over blocks of columns along the
 innermost column dimension and each level is one C++ tasklet looping over the block's
-columns as GTFN's code does (`#pragma omp simd`, ADR 0066), the state in arrays of one
+columns as GTFN's code does (`#pragma omp simd`, ADR 0065), the state in arrays of one
 block on the stack: SCAN_BLOCK columns where the axis is not
 the dimension of smallest stride (unit stride across columns), SCAN_BLOCK_NARROW where it
 is (interleaved columns overlap their division chains); there, what the scans write to

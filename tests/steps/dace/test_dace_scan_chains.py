@@ -214,7 +214,7 @@ def test_with_a_workspace_no_block_stages_its_columns() -> None:
 
 def test_each_level_of_a_block_is_one_simd_loop_over_its_columns() -> None:
     """A block's level is one tasklet looping over the block's columns under `#pragma omp
-    simd` (GTFN's loop, ADR 0066), its bound naming the level (GCC would unroll-and-jam
+    simd` (GTFN's loop, ADR 0065), its bound naming the level (GCC would unroll-and-jam
     the level loop otherwise); no map is left inside a level loop."""
     from dace.sdfg import nodes
     from dace.sdfg.state import LoopRegion
