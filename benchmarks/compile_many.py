@@ -1,10 +1,12 @@
 """50 new programs: a serial loop of `Toolchain.compile` against `Toolchain.compile_many`.
 
     PYTHONPATH=. .venv/bin/python benchmarks/compile_many.py [--family gtfn|dace] [-n 50] [--jobs 2]
-        [--unbatched] [--processes] [--rounds R]
+        [--unbatched] [--processes] [--rounds R] [--kind scale|icon]
 
 Each side compiles `n` small programs never seen before (`(k + 0.5) * f(I + 1)`, another
-`k` per side, so no cache and no pool can answer either) in a fresh cache folder of its
+`k` per side, so no cache and no pool can answer either; with `--kind icon`, ICON-like mesh
+programs instead: `benchmarks/icon_calls.py`'s 5-call diffusion step over a C2E2CO table
+with scalar bounds, its Smagorinsky coefficient another for each `k`) in a fresh cache folder of its
 own, through a toolchain of a fresh container. The one-time set-up (tool detection, the
 GTFN toolchain folder, DaCe's imports, the first translation's imports) is done before
 each timed side by compiling one other program there. `compile_many` batches the builds
@@ -33,6 +35,18 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import stencilchain as sc
+from benchmarks.icon_calls import (
+    C2E2CO,
+    Cell,
+    CellF,
+    CellK,
+    Geofac,
+    K,
+    half_levels,
+    make_arguments,
+    nabla2_c,
+    update,
+)
 from stencilchain.containers import build_container
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.stages import CompiledArtifact
@@ -62,6 +76,70 @@ def scale_programs(first: int, n: int) -> list[sc.Program]:
     return [scale_program(k) for k in range(first, first + n)]
 
 
+def icon_program(k: int) -> sc.Program:
+    """The ICON-like program `icon_program_<k>`: icon_calls' `diffusion` with the Smagorinsky
+    coefficient `(k + 0.5) / 100`."""
+    coeff = (k + 0.5) / 100
+
+    def smagorinsky(z4: CellK, area: CellF) -> CellK:
+        return sc.math.maximum(coeff * area * sc.math.abs(z4), 0.0)
+
+    smagorinsky.__name__ = smagorinsky.__qualname__ = f"smagorinsky_{k}"
+    smag = sc.field_operator(smagorinsky)
+
+    def run(
+        theta: CellK,
+        geofac: Geofac,
+        area: CellF,
+        c2e2co: sc.Table[C2E2CO],
+        z2: CellK,
+        z4: CellK,
+        kh: CellK,
+        theta_out: CellK,
+        theta_half: CellK,
+        dt: sc.float64,
+        horizontal_start: sc.int32,
+        horizontal_end: sc.int32,
+        vertical_start: sc.int32,
+        vertical_end: sc.int32,
+    ) -> None:
+        domain = {Cell: (horizontal_start, horizontal_end), K: (vertical_start, vertical_end)}
+        nabla2_c(theta, geofac, out=z2, domain=domain)
+        nabla2_c(z2, geofac, out=z4, domain=domain)
+        smag(z4, area, out=kh, domain=domain)
+        update(theta, kh, z4, dt, out=theta_out, domain=domain)
+        half_levels(
+            theta_out,
+            out=theta_half,
+            domain={
+                Cell: (horizontal_start, horizontal_end),
+                K: (vertical_start + 1, vertical_end),
+            },
+        )
+
+    run.__name__ = run.__qualname__ = f"icon_program_{k}"
+    return sc.program(run)
+
+
+PROGRAMS = {"scale": scale_program, "icon": icon_program}
+
+
+def _spot_check(kind: str, program: sc.Program, compiled: Any, k: int) -> None:
+    """That a timed program runs: against NumPy (scale) or the embedded executor (icon)."""
+    if kind == "scale":
+        f = np.arange(8.0)
+        out = np.zeros(8)
+        compiled(f, out)
+        assert np.allclose(out[:-1], (k + 0.5) * f[1:])
+        return
+    args = make_arguments(5, 6, 3, np.random.default_rng(k))
+    expected = {name: np.array(v) if isinstance(v, np.ndarray) else v for name, v in args.items()}
+    program(**expected)
+    compiled(*args.values())  # make_arguments names them in the order of the parameters
+    for name in ("z2", "z4", "kh", "theta_out", "theta_half"):
+        np.testing.assert_array_equal(args[name], expected[name], err_msg=f"{name} of {k}")
+
+
 def _toolchain(family: str, cache_dir: Path) -> Toolchain:
     container = build_container({}, cache_dir=cache_dir, cache_lifetime="persistent")
     return container.gtfn.toolchain() if family == "gtfn" else container.dace.toolchain()
@@ -77,15 +155,23 @@ def _cpu_seconds() -> float:
 
 
 def _timed_side(
-    family: str, root: Path, first: int, n: int, jobs: int | None, *, batch: bool = True
+    family: str,
+    root: Path,
+    first: int,
+    n: int,
+    jobs: int | None,
+    *,
+    batch: bool = True,
+    kind: str = "scale",
 ) -> tuple[float, float, int]:
     """Seconds (wall, CPU) to compile `n` new programs in a fresh cache: serially (jobs
     None) or with compile_many (batched or not), and how many of them a batch built; the
     one-time set-up done first, untimed."""
     side = "serial" if jobs is None else f"many{jobs}" if batch else f"unbatched{jobs}"
     toolchain = _toolchain(family, root / side)
-    toolchain.compile(scale_program(first + 10_000))  # the one-time set-up
-    programs = scale_programs(first, n)
+    make = PROGRAMS[kind]
+    toolchain.compile(make(first + 10_000))  # the one-time set-up
+    programs = [make(k) for k in range(first, first + n)]
     cpu = _cpu_seconds()
     start = time.perf_counter()
     if jobs is None:
@@ -94,11 +180,8 @@ def _timed_side(
         compiled = toolchain.compile_many(programs, jobs=jobs, batch=batch)
     seconds = time.perf_counter() - start
     cpu = _cpu_seconds() - cpu
-    f = np.arange(8.0)
-    out = np.zeros(8)
     for k in (0, n - 1):  # a spot check that what was timed runs
-        compiled[k](f, out)
-        assert np.allclose(out[:-1], (first + k + 0.5) * f[1:])
+        _spot_check(kind, programs[k], compiled[k], first + k)
     return seconds, cpu, sum("batch" in c.artifact.metadata for c in compiled)
 
 
@@ -140,13 +223,16 @@ def compile_many_figures(
     unbatched: bool = False,
     processes: bool = False,
     rounds: int = 1,
+    kind: str = "scale",
 ) -> dict[str, Any]:
     """The serial and `compile_many` times of `n` new programs of `family` ("gtfn" or
     "dace"), with the load average before and after each round; with `unbatched`, also
     the time of `compile_many(batch=False)`; with `processes`, also the time of a pool of
     forked processes instead of compile_many's threads. With `rounds` > 1 the sides
     alternate in rounds of n / rounds programs, each round starting with the next side
-    (a shared machine's load then weighs on each alike); times are the sums."""
+    (a shared machine's load then weighs on each alike); times are the sums. `kind` is
+    which programs: "scale" (one-line) or "icon" (ICON-like mesh programs, not with
+    `processes`)."""
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     load_before = os.getloadavg()
     root = Path(tempfile.mkdtemp(prefix="stencilchain-compile-many-"))
@@ -176,6 +262,7 @@ def compile_many_figures(
                         batch,
                         None if side == "serial" else jobs,
                         batch=side != "unbatched",
+                        kind=kind,
                     )
                     in_batches[side] += batched
                 times[side] = round(seconds, 3)
@@ -195,6 +282,7 @@ def compile_many_figures(
     return {
         "figure": f"{n} new programs, compile_many vs serial ({family})",
         "family": family,
+        "kind": kind,
         "programs": n,
         "jobs": jobs,
         "rounds": rounds,
@@ -248,7 +336,12 @@ def main() -> None:
         "--processes", action="store_true", help="also time a pool of processes instead"
     )
     parser.add_argument("--rounds", type=int, default=1, help="alternate the sides in rounds")
+    parser.add_argument(
+        "--kind", choices=tuple(PROGRAMS), default="scale", help="one-line or ICON-like programs"
+    )
     args = parser.parse_args()
+    if args.processes and args.kind != "scale":
+        parser.error("--processes times the one-line programs only")
     figures = compile_many_figures(
         args.family,
         args.n,
@@ -256,6 +349,7 @@ def main() -> None:
         unbatched=args.unbatched,
         processes=args.processes,
         rounds=args.rounds,
+        kind=args.kind,
     )
     print(json.dumps(figures, indent=2))
 

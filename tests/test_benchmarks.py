@@ -309,3 +309,34 @@ def test_gtfn_runs_on_arrays_laid_out_as_devitos(gtfn_cpu) -> None:  # type: ign
         gtfn_cpu_call = harness.stencilchain_program(case).with_backend(gtfn_cpu)
         gtfn_cpu_call(*again.values())
         assert np.array_equal(again["out"], plain)
+
+
+def test_compile_many_of_icon_like_programs_checks_what_it_timed(tmp_path: Path) -> None:
+    """`benchmarks/compile_many.py --kind icon` compiles ICON-like mesh programs serially
+    and with compile_many, and checks two of each side against the embedded executor (the
+    script fails if they differ)."""
+    python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = dict(
+        os.environ,
+        HOME=str(tmp_path),
+        TMPDIR=str(tmp_path),
+        STENCILCHAIN_CACHE_DIR=str(tmp_path / "cache"),
+        OMP_NUM_THREADS="2",
+        PYTHONPATH=python_path,
+    )
+    command = [sys.executable, str(ROOT / "benchmarks" / "compile_many.py"), "--kind", "icon"]
+    done = subprocess.run(
+        [*command, "-n", "2", "--family", "gtfn"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(done.stdout)
+    assert figures["kind"] == "icon" and figures["programs"] == 2
+    assert figures["built_in_batches"]["serial"] == 0 and figures["speedup"] > 0
+    refused = subprocess.run(
+        [*command, "--processes"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert refused.returncode != 0 and "--processes times the one-line programs" in refused.stderr
