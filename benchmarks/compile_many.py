@@ -35,18 +35,7 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import stencilchain as sc
-from benchmarks.icon_calls import (
-    C2E2CO,
-    Cell,
-    CellF,
-    CellK,
-    Geofac,
-    K,
-    half_levels,
-    make_arguments,
-    nabla2_c,
-    update,
-)
+from benchmarks.icon_calls import diffusion_program, make_arguments
 from stencilchain.containers import build_container
 from stencilchain.runtime.toolchain import Toolchain
 from stencilchain.steps.stages import CompiledArtifact
@@ -79,46 +68,7 @@ def scale_programs(first: int, n: int) -> list[sc.Program]:
 def icon_program(k: int) -> sc.Program:
     """The ICON-like program `icon_program_<k>`: icon_calls' `diffusion` with the Smagorinsky
     coefficient `(k + 0.5) / 100`."""
-    coeff = (k + 0.5) / 100
-
-    def smagorinsky(z4: CellK, area: CellF) -> CellK:
-        return sc.math.maximum(coeff * area * sc.math.abs(z4), 0.0)
-
-    smagorinsky.__name__ = smagorinsky.__qualname__ = f"smagorinsky_{k}"
-    smag = sc.field_operator(smagorinsky)
-
-    def run(
-        theta: CellK,
-        geofac: Geofac,
-        area: CellF,
-        c2e2co: sc.Table[C2E2CO],
-        z2: CellK,
-        z4: CellK,
-        kh: CellK,
-        theta_out: CellK,
-        theta_half: CellK,
-        dt: sc.float64,
-        horizontal_start: sc.int32,
-        horizontal_end: sc.int32,
-        vertical_start: sc.int32,
-        vertical_end: sc.int32,
-    ) -> None:
-        domain = {Cell: (horizontal_start, horizontal_end), K: (vertical_start, vertical_end)}
-        nabla2_c(theta, geofac, out=z2, domain=domain)
-        nabla2_c(z2, geofac, out=z4, domain=domain)
-        smag(z4, area, out=kh, domain=domain)
-        update(theta, kh, z4, dt, out=theta_out, domain=domain)
-        half_levels(
-            theta_out,
-            out=theta_half,
-            domain={
-                Cell: (horizontal_start, horizontal_end),
-                K: (vertical_start + 1, vertical_end),
-            },
-        )
-
-    run.__name__ = run.__qualname__ = f"icon_program_{k}"
-    return sc.program(run)
+    return diffusion_program((k + 0.5) / 100, f"icon_program_{k}")
 
 
 PROGRAMS = {"scale": scale_program, "icon": icon_program}

@@ -97,30 +97,39 @@ def half_levels(theta: CellK) -> CellK:
     return 0.5 * (theta + theta(K - 1))
 
 
-@sc.program
-def diffusion(
-    theta: CellK,
-    geofac: Geofac,
-    area: CellF,
-    c2e2co: sc.Table[C2E2CO],
-    z2: CellK,
-    z4: CellK,
-    kh: CellK,
-    theta_out: CellK,
-    theta_half: CellK,
-    dt: sc.float64,
-    horizontal_start: sc.int32,
-    horizontal_end: sc.int32,
-    vertical_start: sc.int32,
-    vertical_end: sc.int32,
-) -> None:
-    domain = {Cell: (horizontal_start, horizontal_end), K: (vertical_start, vertical_end)}
-    nabla2_c(theta, geofac, out=z2, domain=domain)
-    nabla2_c(z2, geofac, out=z4, domain=domain)
-    smagorinsky(z4, area, 0.25, out=kh, domain=domain)
-    update(theta, kh, z4, dt, out=theta_out, domain=domain)
-    half_levels(theta_out, out=theta_half, domain={Cell: (horizontal_start, horizontal_end),
-                                                   K: (vertical_start + 1, vertical_end)})  # fmt: skip
+def diffusion_program(coeff: float = 0.25, name: str = "diffusion") -> sc.Program:
+    """The 5-call diffusion-like program named `name`, its Smagorinsky coefficient `coeff`
+    (benchmarks/compile_many.py makes many, each with another)."""
+
+    def run(
+        theta: CellK,
+        geofac: Geofac,
+        area: CellF,
+        c2e2co: sc.Table[C2E2CO],
+        z2: CellK,
+        z4: CellK,
+        kh: CellK,
+        theta_out: CellK,
+        theta_half: CellK,
+        dt: sc.float64,
+        horizontal_start: sc.int32,
+        horizontal_end: sc.int32,
+        vertical_start: sc.int32,
+        vertical_end: sc.int32,
+    ) -> None:
+        domain = {Cell: (horizontal_start, horizontal_end), K: (vertical_start, vertical_end)}
+        nabla2_c(theta, geofac, out=z2, domain=domain)
+        nabla2_c(z2, geofac, out=z4, domain=domain)
+        smagorinsky(z4, area, coeff, out=kh, domain=domain)
+        update(theta, kh, z4, dt, out=theta_out, domain=domain)
+        half_levels(theta_out, out=theta_half, domain={Cell: (horizontal_start, horizontal_end),
+                                                       K: (vertical_start + 1, vertical_end)})  # fmt: skip
+
+    run.__name__ = run.__qualname__ = name
+    return sc.program(run)
+
+
+diffusion = diffusion_program()
 
 
 @sc.field_operator

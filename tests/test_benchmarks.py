@@ -26,12 +26,11 @@ FIGURES = (
 )
 
 
-def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> None:
-    report = tmp_path / "out" / "bench.json"
-    missing = tmp_path / "no-halide" / "python"
-    no_devito = tmp_path / "no-devito" / "python"
+def _private_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a benchmark's subprocess: its HOME, temporary folder and cache
+    this test's, the repository on the path, two OpenMP threads."""
     python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = dict(
+    return dict(
         os.environ,
         HOME=str(tmp_path),
         TMPDIR=str(tmp_path),
@@ -39,6 +38,13 @@ def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> N
         OMP_NUM_THREADS="2",
         PYTHONPATH=python_path,
     )
+
+
+def test_quick_run_writes_every_figure_and_prints_the_table(tmp_path: Path) -> None:
+    report = tmp_path / "out" / "bench.json"
+    missing = tmp_path / "no-halide" / "python"
+    no_devito = tmp_path / "no-devito" / "python"
+    env = _private_env(tmp_path)
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--families", "gtfn", "--json", str(report),
          "--numba-python", str(tmp_path / "none" / "python"), "--halide-python", str(missing),
@@ -315,15 +321,7 @@ def test_compile_many_of_icon_like_programs_checks_what_it_timed(tmp_path: Path)
     """`benchmarks/compile_many.py --kind icon` compiles ICON-like mesh programs serially
     and with compile_many, and checks two of each side against the embedded executor (the
     script fails if they differ)."""
-    python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = dict(
-        os.environ,
-        HOME=str(tmp_path),
-        TMPDIR=str(tmp_path),
-        STENCILCHAIN_CACHE_DIR=str(tmp_path / "cache"),
-        OMP_NUM_THREADS="2",
-        PYTHONPATH=python_path,
-    )
+    env = _private_env(tmp_path)
     command = [sys.executable, str(ROOT / "benchmarks" / "compile_many.py"), "--kind", "icon"]
     done = subprocess.run(
         [*command, "-n", "2", "--family", "gtfn"],
