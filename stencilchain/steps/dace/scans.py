@@ -11,7 +11,11 @@ it (`sc_store_columns`, steps/cpp/columns.h, ADR 0060). A chain of scans
 (`steps/cpp/scan_chains`, on the CPU with auto-optimization) runs all its calls in one
 nested SDFG per block, one loop over the levels after the other, and the temporaries that
 its calls pass along live in a buffer of the block's columns at every level (in cache)
-instead of arrays of the whole domain (through memory twice)."""
+instead of arrays of the whole domain (through memory twice).
+
+Longer than most modules: the CPU's blocks (the level tasklets, the column stores, the
+chains) and the GPU's columns share one lowering of a scan's state and levels, which a
+split would have to pass between modules."""
 
 from __future__ import annotations
 

@@ -13,6 +13,9 @@ Speed (a new program should build in about half a second on two cores):
   context; GCC uses it only where it is exact (it checks flags and macros itself);
 - the two units compile in parallel, and CMake/Ninja run directly (no find_package of
   Python or pybind11 per build: their include folders are passed in).
+
+Longer than most modules: it writes a single program's project and a batch's (ADR 0036,
+0063), which share the toolchain folder, the units' flags and the precompiled headers.
 """
 
 from __future__ import annotations
