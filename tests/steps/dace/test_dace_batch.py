@@ -192,19 +192,21 @@ def test_a_batch_member_runs_after_the_entry_of_the_sibling_loaded_first_is_remo
 
 
 @dataclasses.dataclass(frozen=True)
-class _BrokenShimFor:
-    """DaCe bindings whose shim for the program `name` does not compile."""
+class _BrokenUnitFor:
+    """DaCe bindings whose `unit` ("program_source": the shim; "binding_source": the
+    module's bindings) for the program `name` does not compile."""
 
     inner: Any
     name: str
+    unit: str = "program_source"
 
     def __call__(self, source: Any, /) -> Any:
         extension = self.inner(source)
         if extension.program_source.entry_point != self.name:
             return extension
-        shim = extension.program_source
-        broken = dataclasses.replace(shim, source_code=shim.source_code + "\n#error broken\n")
-        return dataclasses.replace(extension, program_source=broken)
+        unit = getattr(extension, self.unit)
+        broken = dataclasses.replace(unit, source_code=unit.source_code + "\n#error broken\n")
+        return dataclasses.replace(extension, **{self.unit: broken})
 
 
 def test_a_dace_program_failing_in_a_batch_is_named_and_the_others_are_built(
@@ -213,7 +215,7 @@ def test_a_dace_program_failing_in_a_batch_is_named_and_the_others_are_built(
     container = build_container({}, cache_dir=private_cache_dir)
     override_step(
         container.dace.bindings,
-        lambda cfg: _BrokenShimFor(make_dace_bindings(cfg), "dace_batch_2"),
+        lambda cfg: _BrokenUnitFor(make_dace_bindings(cfg), "dace_batch_2"),
     )
     toolchain = container.dace.toolchain()
     programs = [_scale(index, index + 0.75) for index in range(4)]
@@ -233,29 +235,13 @@ def test_a_dace_program_failing_in_a_batch_is_named_and_the_others_are_built(
         toolchain.compile(programs[2])
 
 
-@dataclasses.dataclass(frozen=True)
-class _BrokenBindingsFor:
-    """DaCe bindings whose module for the program `name` does not compile."""
-
-    inner: Any
-    name: str
-
-    def __call__(self, source: Any, /) -> Any:
-        extension = self.inner(source)
-        if extension.program_source.entry_point != self.name:
-            return extension
-        binding = extension.binding_source
-        broken = dataclasses.replace(binding, source_code=binding.source_code + "\n#error broken\n")
-        return dataclasses.replace(extension, binding_source=broken)
-
-
 def test_dace_bindings_failing_in_a_batch_are_named_and_the_others_are_built(
     private_cache_dir: Path,
 ) -> None:
     container = build_container({}, cache_dir=private_cache_dir)
     override_step(
         container.dace.bindings,
-        lambda cfg: _BrokenBindingsFor(make_dace_bindings(cfg), "dace_batch_1"),
+        lambda cfg: _BrokenUnitFor(make_dace_bindings(cfg), "dace_batch_1", "binding_source"),
     )
     toolchain = container.dace.toolchain()
     programs = [_scale(index, index + 0.375) for index in range(4)]
